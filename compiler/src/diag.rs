@@ -1,0 +1,146 @@
+//! Diagnostics as data, and the source map that turns byte spans into lines and
+//! columns. Only the CLI renders diagnostics; every stage of the compiler just pushes
+//! `Diagnostic` values.
+
+/// Which source file a span belongs to (an index into [`SourceMap::files`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FileId(pub u32);
+
+/// A byte range `lo..hi` in one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub file: FileId,
+    pub lo: u32,
+    pub hi: u32,
+}
+
+impl Span {
+    pub fn new(file: FileId, lo: usize, hi: usize) -> Span {
+        Span {
+            file,
+            lo: u32::try_from(lo).unwrap_or(u32::MAX),
+            hi: u32::try_from(hi).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            file: self.file,
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One compiler message: a stable code, a lowercase message, the primary span, extra
+/// labelled spans and free-standing notes.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// A stable short code such as `syntax`, `type`, `name`; listed in `docs/errors.md`.
+    pub code: &'static str,
+    pub message: String,
+    pub span: Span,
+    pub labels: Vec<(Span, String)>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            span,
+            labels: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn with_label(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.labels.push((span, text.into()));
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// One source file: its display name, its text and where each line starts.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub name: String,
+    pub src: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, src: impl Into<String>) -> SourceFile {
+        let src = src.into();
+        let mut line_starts = vec![0];
+        line_starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        SourceFile {
+            name: name.into(),
+            src,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and column (the column counts characters) of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (u32, u32) {
+        let offset = (offset as usize).min(self.src.len());
+        let line_idx = match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.line_starts[line_idx];
+        let col = self
+            .src
+            .get(start..offset)
+            .map(|s| s.chars().count())
+            .unwrap_or(offset - start);
+        (line_idx as u32 + 1, col as u32 + 1)
+    }
+
+    /// The text of 1-based line `line`, without its newline.
+    pub fn line_text(&self, line: u32) -> &str {
+        let idx = (line as usize).saturating_sub(1);
+        let start = self.line_starts.get(idx).copied().unwrap_or(self.src.len());
+        let end = self
+            .line_starts
+            .get(idx + 1)
+            .map(|e| e - 1)
+            .unwrap_or(self.src.len());
+        self.src.get(start..end).unwrap_or("").trim_end_matches('\r')
+    }
+}
+
+/// All files of one program.
+#[derive(Debug, Clone, Default)]
+pub struct SourceMap {
+    pub files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn add(&mut self, name: impl Into<String>, src: impl Into<String>) -> FileId {
+        self.files.push(SourceFile::new(name, src));
+        FileId(self.files.len() as u32 - 1)
+    }
+
+    pub fn file(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0 as usize]
+    }
+
+    pub fn line_col(&self, span: Span) -> (u32, u32) {
+        self.file(span.file).line_col(span.lo)
+    }
+}

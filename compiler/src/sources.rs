@@ -1,0 +1,70 @@
+//! Finding a program's source files: one `.wo` file, or every `.wo` file under a
+//! directory (recursively, sorted by path, skipping dot-directories).
+
+use std::path::{Path, PathBuf};
+
+use crate::diag::SourceMap;
+
+/// Why the program's sources could not be read (the CLI exits 66).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{path}` is not valid UTF-8")]
+    NotUtf8 { path: PathBuf },
+    #[error("no .wo files under `{path}`")]
+    Empty { path: PathBuf },
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| LoadError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| LoadError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if path.is_dir() {
+            if !hidden {
+                collect(&path, out)?;
+            }
+        } else if path.extension().is_some_and(|e| e == "wo") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Reads a `.wo` file, or all `.wo` files below a directory, into a source map.
+pub fn load_sources(path: &Path) -> Result<SourceMap, LoadError> {
+    let mut paths = Vec::new();
+    if path.is_dir() {
+        collect(path, &mut paths)?;
+        paths.sort();
+        if paths.is_empty() {
+            return Err(LoadError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+    } else {
+        paths.push(path.to_path_buf());
+    }
+    let mut map = SourceMap::default();
+    for p in paths {
+        let bytes = std::fs::read(&p).map_err(|source| LoadError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        let src = String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8 { path: p.clone() })?;
+        map.add(p.display().to_string(), src);
+    }
+    Ok(map)
+}

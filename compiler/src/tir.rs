@@ -1,0 +1,2 @@
+//! Typed IR. (Being written.)
+pub struct Program;

@@ -1,0 +1,142 @@
+//! Script values as the interpreter holds them in registers, traps, and the host state
+//! that native functions (the standard library) see. Objects, lists and maps have
+//! reference semantics (`Rc` + `RefCell`); Text is immutable and shared. Reference
+//! cycles between objects, lists and maps are not collected (documented in
+//! `docs/language.md`): they leak until the process ends.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
+use indexmap::IndexMap;
+
+/// A map key: the key types the checker allows (`Int`, `Text`, `Bool`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Key {
+    Int(i64),
+    Bool(bool),
+    Text(Rc<str>),
+}
+
+pub type MapData = IndexMap<Key, Value, ahash::RandomState>;
+
+/// An object of a (non-table) class: its class index and fields in declaration order.
+#[derive(Debug)]
+pub struct Object {
+    pub class: u32,
+    pub fields: RefCell<Vec<Value>>,
+}
+
+/// A caught trap, as the `Error` type exposes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorValue {
+    pub kind: TrapKind,
+    pub message: Rc<str>,
+    pub line: i64,
+}
+
+/// One register's worth of value. 16 bytes.
+#[derive(Debug, Clone, Default)]
+pub enum Value {
+    #[default]
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(Rc<str>),
+    List(Rc<RefCell<Vec<Value>>>),
+    Map(Rc<RefCell<MapData>>),
+    Obj(Rc<Object>),
+    Error(Rc<ErrorValue>),
+}
+
+/// The trap kinds of LANGUAGE.md §10, with their stable codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TrapKind {
+    Div0 = 1,
+    Overflow = 2,
+    Bounds = 3,
+    Key = 4,
+    Nil = 5,
+    Stack = 6,
+    Limit = 7,
+    Fail = 8,
+    Assert = 9,
+    Db = 10,
+    Unique = 11,
+    Fk = 12,
+    Io = 13,
+}
+
+impl TrapKind {
+    /// The upper-case name scripts see in `e.kind`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrapKind::Div0 => "DIV0",
+            TrapKind::Overflow => "OVERFLOW",
+            TrapKind::Bounds => "BOUNDS",
+            TrapKind::Key => "KEY",
+            TrapKind::Nil => "NIL",
+            TrapKind::Stack => "STACK",
+            TrapKind::Limit => "LIMIT",
+            TrapKind::Fail => "FAIL",
+            TrapKind::Assert => "ASSERT",
+            TrapKind::Db => "DB",
+            TrapKind::Unique => "UNIQUE",
+            TrapKind::Fk => "FK",
+            TrapKind::Io => "IO",
+        }
+    }
+
+    pub fn code(self) -> i64 {
+        self as i64
+    }
+}
+
+/// A runtime error before it is caught or reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trap {
+    pub kind: TrapKind,
+    pub message: String,
+}
+
+impl Trap {
+    pub fn new(kind: TrapKind, message: impl Into<String>) -> Trap {
+        Trap {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a native function did not return a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    /// A trap: unwinds to the nearest `try`.
+    Trap(Trap),
+    /// `exit(code)`: ends the program at once; not catchable.
+    Exit(i32),
+}
+
+impl From<Trap> for Stop {
+    fn from(t: Trap) -> Stop {
+        Stop::Trap(t)
+    }
+}
+
+/// What natives see of the VM: output streams, class names for printing, the random
+/// generator and the monotonic clock origin. Kept apart from the register file so a
+/// native can borrow its arguments and the host at once.
+pub struct Host {
+    pub out: Box<dyn Write>,
+    pub err: Box<dyn Write>,
+    /// Class names and field names, indexed by class index (for printing objects).
+    pub classes: Rc<[wo_bytecode::Class]>,
+    /// xorshift-style state for `random.*`; seeded from the clock unless `random.seed`.
+    pub rng: u64,
+    pub started: std::time::Instant,
+}
+
+/// A native function: arguments in, a value or a stop out.
+pub type NativeFn = fn(&mut Host, &[Value]) -> Result<Value, Stop>;
