@@ -1,1 +1,113 @@
-fn main() {}
+//! The `wo` command: a thin CLI over the compiler, the image format and the VM
+//! (LANGUAGE.md §12). This file parses the command line (clap), installs the panic
+//! hook and turns the outcome of a subcommand into the process exit status through
+//! [`exit::Failure::status`], the only place statuses are decided.
+
+mod commands;
+mod exit;
+mod program;
+mod render;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// wo: a small statically typed language with an integrated database.
+#[derive(Debug, Parser)]
+#[command(name = "wo", version, about, long_about = None)]
+#[command(propagate_version = true, arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compile a program (or load a .wob image) and run it.
+    Run {
+        /// A .wo file, a directory of .wo files (one program), or a .wob image.
+        path: PathBuf,
+        /// Directory of the durable database (also WO_DATA; not used yet: tables live
+        /// in memory until durable tables land).
+        #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+        data: Option<String>,
+        /// Arguments passed to `main(args: multi Text)`, after `--`.
+        #[arg(last = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
+    /// Compile a program to a bytecode image.
+    Build {
+        /// A .wo file or a directory of .wo files.
+        path: PathBuf,
+        /// Where to write the image.
+        #[arg(short, long, value_name = "OUT.wob")]
+        output: PathBuf,
+    },
+    /// Report every diagnostic of the given programs without running them.
+    Check {
+        /// .wo files, directories (one program each) or .wob images (verified).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Print the bytecode of a program or an image.
+    Disasm {
+        /// A .wo file, a directory of .wo files, or a .wob image.
+        path: PathBuf,
+    },
+}
+
+/// Makes every panic an internal error: a message on stderr and exit status 70, never
+/// Rust's 101.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = if let Some(s) = info.payload().downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = info.payload().downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "panic".to_string()
+        };
+        let place = info
+            .location()
+            .map(|l| format!(" ({}:{})", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("wo: internal error: {what}{place}");
+        std::process::exit(i32::from(exit::SOFTWARE));
+    }));
+}
+
+fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
+    match cmd {
+        Command::Run { path, data, args } => commands::run(&path, data.map(PathBuf::from), args),
+        Command::Build { path, output } => commands::build(&path, &output),
+        Command::Check { paths } => commands::check(&paths),
+        Command::Disasm { path } => commands::disasm(&path),
+    }
+}
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help` and `--version` print on stdout and succeed; every other parse
+            // error is a usage error.
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(exit::Failure::Usage.status())
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match dispatch(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            if !failure.reported() {
+                eprintln!("wo: {failure}");
+            }
+            ExitCode::from(failure.status())
+        }
+    }
+}

@@ -1,3 +1,815 @@
-//! Code generation. (Being written.)
-use crate::{diag::SourceMap, tir};
-pub fn generate(_p: &tir::Program, _s: &SourceMap) -> wo_bytecode::Image { wo_bytecode::Image::default() }
+//! Code generation: typed IR to register bytecode. Locals live in registers allocated
+//! in declaration order (Lua style); temporaries sit above them and are released at the
+//! end of each statement. Calls place their arguments in consecutive registers at the
+//! top, which become the callee's frame. Conditions compile to fused compare-and-branch
+//! instructions where the types allow, loops test at the bottom, and every instruction
+//! records the source position it came from.
+
+use std::collections::HashMap;
+
+use crate::diag::{Diagnostic, SourceMap, Span};
+use crate::tir::{self, BinOp, Expr, ExprKind as E, Program, Stmt, StmtKind as T, UnOp};
+use wo_bytecode::{
+    BuiltinIdx, BuiltinRef, Class, ClassIdx, Cmp, Const, ConstIdx, FieldIdx, FuncIdx, Function,
+    GlobalIdx, Image, Op, Pc, Reg, SrcPos,
+};
+
+#[derive(Hash, PartialEq, Eq)]
+enum ConstKey {
+    Int(i64),
+    Float(u64),
+    Text(String),
+}
+
+struct Gen<'a> {
+    sources: &'a SourceMap,
+    consts: Vec<Const>,
+    const_map: HashMap<ConstKey, u32>,
+    builtins: Vec<BuiltinRef>,
+    builtin_map: HashMap<&'static str, u16>,
+    /// The first limit a function ran into, reported as a diagnostic.
+    overflow: Option<Diagnostic>,
+}
+
+struct Loop {
+    breaks: Vec<usize>,
+    continues: Vec<usize>,
+    try_depth: usize,
+}
+
+struct FnGen {
+    code: Vec<Op>,
+    pos: Vec<SrcPos>,
+    cur: SrcPos,
+    local_reg: Vec<Reg>,
+    next: u32,
+    max: u32,
+    loops: Vec<Loop>,
+    try_depth: usize,
+    span: Span,
+}
+
+/// Generates the image for a checked program. Fails only when a limit of the image
+/// format is exceeded (65,535 registers in a function, 2^32 constants …).
+pub fn generate(p: &Program, sources: &SourceMap) -> Result<Image, Diagnostic> {
+    let mut g = Gen {
+        sources,
+        consts: Vec::new(),
+        const_map: HashMap::new(),
+        builtins: Vec::new(),
+        builtin_map: HashMap::new(),
+        overflow: None,
+    };
+    let mut functions = Vec::with_capacity(p.funcs.len() + 1);
+    for f in &p.funcs {
+        functions.push(g.function(f));
+    }
+    let init = if p.init_order.is_empty() {
+        None
+    } else {
+        functions.push(g.init(p));
+        Some(FuncIdx(u32::try_from(functions.len() - 1).unwrap_or(u32::MAX)))
+    };
+    if let Some(d) = g.overflow {
+        return Err(d);
+    }
+    Ok(Image {
+        files: sources.files.iter().map(|f| f.name.clone()).collect(),
+        consts: g.consts,
+        functions,
+        classes: p
+            .classes
+            .iter()
+            .map(|c| Class {
+                name: c.name.clone(),
+                fields: c.fields.iter().map(|f| f.name.clone()).collect(),
+            })
+            .collect(),
+        builtins: g.builtins,
+        n_globals: u32::try_from(p.globals.len()).unwrap_or(u32::MAX),
+        init,
+        entry: FuncIdx(u32::try_from(p.main).unwrap_or(0)),
+    })
+}
+
+fn idx32(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+fn negate(c: Cmp) -> Cmp {
+    match c {
+        Cmp::Eq => Cmp::Ne,
+        Cmp::Ne => Cmp::Eq,
+        Cmp::Lt => Cmp::Ge,
+        Cmp::Ge => Cmp::Lt,
+        Cmp::Le => Cmp::Gt,
+        Cmp::Gt => Cmp::Le,
+    }
+}
+
+/// Whether evaluating `e` into a destination register writes it before reading all of
+/// its operands (so the destination must not be a local the expression reads).
+fn writes_dst_early(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        E::Binary(BinOp::And | BinOp::Or | BinOp::Coalesce, ..) | E::Try { .. }
+    )
+}
+
+impl FnGen {
+    fn new(n_locals: usize, span: Span) -> FnGen {
+        FnGen {
+            code: Vec::new(),
+            pos: Vec::new(),
+            cur: SrcPos::default(),
+            local_reg: vec![Reg(0); n_locals],
+            next: 0,
+            max: 0,
+            loops: Vec::new(),
+            try_depth: 0,
+            span,
+        }
+    }
+
+    fn alloc_n(&mut self, n: usize) -> Reg {
+        let r = self.next;
+        self.next = self.next.saturating_add(idx32(n));
+        self.max = self.max.max(self.next);
+        Reg(u16::try_from(r).unwrap_or(u16::MAX))
+    }
+
+    fn alloc(&mut self) -> Reg {
+        self.alloc_n(1)
+    }
+
+    fn target(&mut self, dst: Option<Reg>) -> Reg {
+        dst.unwrap_or_else(|| self.alloc())
+    }
+
+    fn emit(&mut self, op: Op) -> usize {
+        self.code.push(op);
+        self.pos.push(self.cur);
+        self.code.len() - 1
+    }
+
+    fn here(&self) -> Pc {
+        Pc(idx32(self.code.len()))
+    }
+
+    /// Points the jump at `at` to the current end of the code.
+    fn patch(&mut self, at: usize) {
+        let t = self.here();
+        self.patch_to(at, t);
+    }
+
+    fn patch_to(&mut self, at: usize, t: Pc) {
+        match &mut self.code[at] {
+            Op::Jump { t: x }
+            | Op::JumpIf { t: x, .. }
+            | Op::JumpIfNot { t: x, .. }
+            | Op::JumpIfNil { t: x, .. }
+            | Op::JumpIfNotNil { t: x, .. }
+            | Op::JumpUnlessCmpInt { t: x, .. }
+            | Op::TryEnter { t: x, .. } => *x = t,
+            _ => {}
+        }
+    }
+}
+
+impl<'a> Gen<'a> {
+    fn pos_of(&self, span: Span) -> SrcPos {
+        if (span.file.0 as usize) >= self.sources.files.len() {
+            return SrcPos::default();
+        }
+        let (line, col) = self.sources.line_col(span);
+        SrcPos {
+            file: span.file.0,
+            line,
+            col,
+        }
+    }
+
+    fn constant(&mut self, c: Const) -> ConstIdx {
+        let key = match &c {
+            Const::Int(v) => ConstKey::Int(*v),
+            Const::Float(v) => ConstKey::Float(v.to_bits()),
+            Const::Text(s) => ConstKey::Text(s.clone()),
+        };
+        if let Some(&i) = self.const_map.get(&key) {
+            return ConstIdx(i);
+        }
+        let i = idx32(self.consts.len());
+        self.consts.push(c);
+        self.const_map.insert(key, i);
+        ConstIdx(i)
+    }
+
+    fn builtin(&mut self, name: &'static str, arity: usize) -> BuiltinIdx {
+        if let Some(&i) = self.builtin_map.get(name) {
+            return BuiltinIdx(i);
+        }
+        let i = u16::try_from(self.builtins.len()).unwrap_or(u16::MAX);
+        self.builtins.push(BuiltinRef {
+            name: name.to_string(),
+            arity: u16::try_from(arity).unwrap_or(u16::MAX),
+        });
+        self.builtin_map.insert(name, i);
+        BuiltinIdx(i)
+    }
+
+    fn finish(&mut self, name: &str, arity: usize, mut f: FnGen) -> Function {
+        // A jump may target the end of the code, so there is always a final return.
+        f.emit(Op::RetNil {});
+        if f.max > u32::from(u16::MAX) && self.overflow.is_none() {
+            self.overflow = Some(Diagnostic::error(
+                "limit",
+                f.span,
+                format!("function `{name}` needs more than 65535 registers; split it into smaller functions"),
+            ));
+        }
+        Function {
+            name: name.to_string(),
+            arity: u16::try_from(arity).unwrap_or(u16::MAX),
+            n_regs: u16::try_from(f.max.max(idx32(arity))).unwrap_or(u16::MAX),
+            code: f.code,
+            pos: f.pos,
+        }
+    }
+
+    fn function(&mut self, func: &tir::Func) -> Function {
+        let mut f = FnGen::new(func.n_locals, func.span);
+        f.cur = self.pos_of(func.span);
+        for &p in &func.params {
+            let r = f.alloc();
+            f.local_reg[p] = r;
+        }
+        self.block(&mut f, &func.body);
+        self.finish(&func.name, func.params.len(), f)
+    }
+
+    fn init(&mut self, p: &Program) -> Function {
+        let mut f = FnGen::new(0, Span::default());
+        for &g in &p.init_order {
+            let global = &p.globals[g];
+            f.local_reg = vec![Reg(0); global.n_locals];
+            let mark = f.next;
+            let r = self.expr(&mut f, &global.value, None);
+            f.emit(Op::SetGlobal {
+                g: GlobalIdx(idx32(g)),
+                a: r,
+            });
+            f.next = mark;
+        }
+        self.finish("<init>", 0, f)
+    }
+
+    fn block(&mut self, f: &mut FnGen, stmts: &[Stmt]) {
+        let mark = f.next;
+        for s in stmts {
+            self.stmt(f, s);
+        }
+        f.next = mark;
+    }
+
+    fn stmt(&mut self, f: &mut FnGen, s: &Stmt) {
+        f.cur = self.pos_of(s.span);
+        let mark = f.next;
+        match &s.kind {
+            T::Let(id, e) => {
+                let r = f.alloc();
+                f.local_reg[*id] = r;
+                self.expr(f, e, Some(r));
+                f.next = mark + 1;
+                return;
+            }
+            T::SetLocal(id, e) => {
+                let r = f.local_reg[*id];
+                if writes_dst_early(e) {
+                    let t = self.expr(f, e, None);
+                    f.emit(Op::Move { a: r, b: t });
+                } else {
+                    self.expr(f, e, Some(r));
+                }
+            }
+            T::SetField { obj, field, value } => {
+                let o = self.expr(f, obj, None);
+                let v = self.expr(f, value, None);
+                f.cur = self.pos_of(s.span);
+                f.emit(Op::SetField {
+                    a: o,
+                    f: FieldIdx(*field),
+                    b: v,
+                });
+            }
+            T::SetList { list, index, value } => {
+                let l = self.expr(f, list, None);
+                let i = self.expr(f, index, None);
+                let v = self.expr(f, value, None);
+                f.cur = self.pos_of(s.span);
+                f.emit(Op::ListSet { a: l, b: i, c: v });
+            }
+            T::SetMap { map, key, value } => {
+                let m = self.expr(f, map, None);
+                let k = self.expr(f, key, None);
+                let v = self.expr(f, value, None);
+                f.cur = self.pos_of(s.span);
+                f.emit(Op::MapSet { a: m, b: k, c: v });
+            }
+            T::Expr(e) => {
+                self.expr(f, e, None);
+            }
+            T::Return(e) => match e {
+                Some(e) => {
+                    let r = self.expr(f, e, None);
+                    f.emit(Op::Ret { a: r });
+                }
+                None => {
+                    f.emit(Op::RetNil {});
+                }
+            },
+            T::Break | T::Continue => {
+                let depth = f.loops.last().map(|l| l.try_depth).unwrap_or(0);
+                for _ in depth..f.try_depth {
+                    f.emit(Op::TryExit {});
+                }
+                let j = f.emit(Op::Jump { t: Pc(0) });
+                if let Some(l) = f.loops.last_mut() {
+                    if matches!(s.kind, T::Break) {
+                        l.breaks.push(j);
+                    } else {
+                        l.continues.push(j);
+                    }
+                }
+            }
+            T::If { cond, then, els } => {
+                let jf = self.cond_jump(f, cond, false);
+                self.block(f, then);
+                if els.is_empty() {
+                    for j in jf {
+                        f.patch(j);
+                    }
+                } else {
+                    let je = f.emit(Op::Jump { t: Pc(0) });
+                    for j in jf {
+                        f.patch(j);
+                    }
+                    self.block(f, els);
+                    f.patch(je);
+                }
+            }
+            T::While { cond, body } => {
+                let to_cond = f.emit(Op::Jump { t: Pc(0) });
+                let body_start = f.here();
+                self.loop_body(f, body, |this, f| {
+                    f.patch(to_cond);
+                    let back = this.cond_jump(f, cond, true);
+                    for j in back {
+                        f.patch_to(j, body_start);
+                    }
+                });
+            }
+            T::ForList { var, list, body } => {
+                let l = f.alloc();
+                let n = f.alloc();
+                let i = f.alloc();
+                let v = f.alloc();
+                f.local_reg[*var] = v;
+                self.expr(f, list, Some(l));
+                f.emit(Op::ListLen { a: n, b: l });
+                self.counted_loop(f, i, n, body, |f| {
+                    f.emit(Op::ListGet { a: v, b: l, c: i });
+                });
+            }
+            T::ForMap {
+                key,
+                value,
+                map,
+                body,
+            } => {
+                let m = f.alloc();
+                let n = f.alloc();
+                let i = f.alloc();
+                let k = f.alloc();
+                let v = f.alloc();
+                f.local_reg[*key] = k;
+                f.local_reg[*value] = v;
+                self.expr(f, map, Some(m));
+                f.emit(Op::MapLen { a: n, b: m });
+                self.counted_loop(f, i, n, body, |f| {
+                    f.emit(Op::MapEntry { k, v, m, i });
+                });
+            }
+            T::Try { body, err, handler } => {
+                let e = f.alloc();
+                f.local_reg[*err] = e;
+                let enter = f.emit(Op::TryEnter { t: Pc(0), err: e });
+                f.try_depth += 1;
+                self.block(f, body);
+                f.try_depth -= 1;
+                f.emit(Op::TryExit {});
+                let skip = f.emit(Op::Jump { t: Pc(0) });
+                f.patch(enter);
+                self.block(f, handler);
+                f.patch(skip);
+            }
+            T::Block(stmts) => self.block(f, stmts),
+        }
+        f.next = mark;
+    }
+
+    /// `i = 0; while i < n { fetch; body; i += 1 }` with the test at the bottom.
+    fn counted_loop(&mut self, f: &mut FnGen, i: Reg, n: Reg, body: &[Stmt], fetch: impl FnOnce(&mut FnGen)) {
+        f.emit(Op::LoadInt { a: i, v: 0 });
+        let to_cond = f.emit(Op::Jump { t: Pc(0) });
+        let body_start = f.here();
+        fetch(f);
+        self.loop_body(f, body, |_, f| {
+            f.emit(Op::AddIntImm { a: i, b: i, v: 1 });
+            f.patch(to_cond);
+            f.emit(Op::JumpUnlessCmpInt {
+                b: i,
+                c: n,
+                op: Cmp::Ge,
+                t: body_start,
+            });
+        });
+    }
+
+    /// Compiles a loop body, then the continue section `tail` (the step and the test),
+    /// and points `continue` and `break` jumps at the right places.
+    fn loop_body(&mut self, f: &mut FnGen, body: &[Stmt], tail: impl FnOnce(&mut Self, &mut FnGen)) {
+        f.loops.push(Loop {
+            breaks: Vec::new(),
+            continues: Vec::new(),
+            try_depth: f.try_depth,
+        });
+        self.block(f, body);
+        let l = f.loops.pop().unwrap_or(Loop {
+            breaks: Vec::new(),
+            continues: Vec::new(),
+            try_depth: 0,
+        });
+        for j in l.continues {
+            f.patch(j);
+        }
+        tail(self, f);
+        for j in l.breaks {
+            f.patch(j);
+        }
+    }
+
+    /// Emits jumps taken when `e` evaluates to `when`; returns them for patching.
+    fn cond_jump(&mut self, f: &mut FnGen, e: &Expr, when: bool) -> Vec<usize> {
+        let saved = f.cur;
+        f.cur = self.pos_of(e.span);
+        let res = match &e.kind {
+            E::Bool(b) => {
+                if *b == when {
+                    vec![f.emit(Op::Jump { t: Pc(0) })]
+                } else {
+                    Vec::new()
+                }
+            }
+            E::Unary(UnOp::Not, x) => self.cond_jump(f, x, !when),
+            E::Binary(BinOp::And, l, r) => {
+                if when {
+                    let skip = self.cond_jump(f, l, false);
+                    let js = self.cond_jump(f, r, true);
+                    for j in skip {
+                        f.patch(j);
+                    }
+                    js
+                } else {
+                    let mut js = self.cond_jump(f, l, false);
+                    js.extend(self.cond_jump(f, r, false));
+                    js
+                }
+            }
+            E::Binary(BinOp::Or, l, r) => {
+                if when {
+                    let mut js = self.cond_jump(f, l, true);
+                    js.extend(self.cond_jump(f, r, true));
+                    js
+                } else {
+                    let skip = self.cond_jump(f, l, true);
+                    let js = self.cond_jump(f, r, false);
+                    for j in skip {
+                        f.patch(j);
+                    }
+                    js
+                }
+            }
+            E::Binary(BinOp::CmpInt(op), l, r) => {
+                let mark = f.next;
+                let b = self.expr(f, l, None);
+                let c = self.expr(f, r, None);
+                f.next = mark;
+                let op = if when { negate(*op) } else { *op };
+                vec![f.emit(Op::JumpUnlessCmpInt { b, c, op, t: Pc(0) })]
+            }
+            E::Binary(op @ (BinOp::Eq | BinOp::Ne), l, r)
+                if matches!(r.kind, E::Nil) || matches!(l.kind, E::Nil) =>
+            {
+                let x = if matches!(r.kind, E::Nil) { l } else { r };
+                let mark = f.next;
+                let a = self.expr(f, x, None);
+                f.next = mark;
+                // Jump when (x == nil) == (when == (op is Eq)).
+                let jump_if_nil = when == (*op == BinOp::Eq);
+                let t = Pc(0);
+                vec![f.emit(if jump_if_nil {
+                    Op::JumpIfNil { a, t }
+                } else {
+                    Op::JumpIfNotNil { a, t }
+                })]
+            }
+            _ => {
+                let mark = f.next;
+                let a = self.expr(f, e, None);
+                f.next = mark;
+                let t = Pc(0);
+                vec![f.emit(if when {
+                    Op::JumpIf { a, t }
+                } else {
+                    Op::JumpIfNot { a, t }
+                })]
+            }
+        };
+        f.cur = saved;
+        res
+    }
+
+    fn load_int(&mut self, f: &mut FnGen, a: Reg, v: i64) {
+        match i32::try_from(v) {
+            Ok(v) => f.emit(Op::LoadInt { a, v }),
+            Err(_) => {
+                let k = self.constant(Const::Int(v));
+                f.emit(Op::LoadConst { a, k })
+            }
+        };
+    }
+
+    /// Evaluates `e`; the result is in `dst` when given, else in the returned register
+    /// (a local's own register, or a fresh temporary).
+    fn expr(&mut self, f: &mut FnGen, e: &Expr, dst: Option<Reg>) -> Reg {
+        let saved = f.cur;
+        f.cur = self.pos_of(e.span);
+        let r = self.expr_inner(f, e, dst);
+        f.cur = saved;
+        r
+    }
+
+    fn call_args(&mut self, f: &mut FnGen, args: &[Expr]) -> Reg {
+        let base = f.alloc_n(args.len().max(1));
+        for (i, a) in args.iter().enumerate() {
+            let r = Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
+            self.expr(f, a, Some(r));
+        }
+        base
+    }
+
+    fn to_dst(f: &mut FnGen, r: Reg, dst: Option<Reg>) -> Reg {
+        match dst {
+            Some(d) if d != r => {
+                f.emit(Op::Move { a: d, b: r });
+                d
+            }
+            _ => r,
+        }
+    }
+
+    fn expr_inner(&mut self, f: &mut FnGen, e: &Expr, dst: Option<Reg>) -> Reg {
+        match &e.kind {
+            E::Int(v) => {
+                let a = f.target(dst);
+                self.load_int(f, a, *v);
+                a
+            }
+            E::Float(v) => {
+                let a = f.target(dst);
+                let k = self.constant(Const::Float(*v));
+                f.emit(Op::LoadConst { a, k });
+                a
+            }
+            E::Text(s) => {
+                let a = f.target(dst);
+                let k = self.constant(Const::Text(s.clone()));
+                f.emit(Op::LoadConst { a, k });
+                a
+            }
+            E::Bool(v) => {
+                let a = f.target(dst);
+                f.emit(Op::LoadBool { a, v: *v });
+                a
+            }
+            E::Nil => {
+                let a = f.target(dst);
+                f.emit(Op::LoadNil { a });
+                a
+            }
+            E::Local(id) => {
+                let r = f.local_reg[*id];
+                Self::to_dst(f, r, dst)
+            }
+            E::Global(g) => {
+                let a = f.target(dst);
+                f.emit(Op::GetGlobal {
+                    a,
+                    g: GlobalIdx(idx32(*g)),
+                });
+                a
+            }
+            E::Call { func, args } => {
+                let base = self.call_args(f, args);
+                f.cur = self.pos_of(e.span);
+                f.emit(Op::Call {
+                    f: FuncIdx(idx32(*func)),
+                    base,
+                });
+                Self::to_dst(f, base, dst)
+            }
+            E::Builtin { name, args } => {
+                let base = self.call_args(f, args);
+                let b = self.builtin(name, args.len());
+                f.cur = self.pos_of(e.span);
+                f.emit(Op::CallBuiltin {
+                    f: b,
+                    base,
+                    n: u16::try_from(args.len()).unwrap_or(u16::MAX),
+                });
+                Self::to_dst(f, base, dst)
+            }
+            E::Unary(op, x) => {
+                let b = self.expr(f, x, None);
+                let a = f.target(dst);
+                f.emit(match op {
+                    UnOp::NegInt => Op::NegInt { a, b },
+                    UnOp::NegFloat => Op::NegFloat { a, b },
+                    UnOp::Not => Op::Not { a, b },
+                    UnOp::IntToFloat => Op::IntToFloat { a, b },
+                    UnOp::FloatToInt => Op::FloatToInt { a, b },
+                    UnOp::Unwrap => Op::Unwrap { a, b },
+                    UnOp::ToText => Op::ToText { a, b },
+                });
+                a
+            }
+            E::Binary(op, l, r) => self.binary(f, *op, l, r, dst),
+            E::Concat(parts) => {
+                let base = f.alloc_n(parts.len());
+                for (i, p) in parts.iter().enumerate() {
+                    let r = Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
+                    self.expr(f, p, Some(r));
+                }
+                let a = f.target(dst);
+                f.emit(Op::ConcatN {
+                    a,
+                    b: base,
+                    n: u16::try_from(parts.len()).unwrap_or(u16::MAX),
+                });
+                a
+            }
+            E::List(items) => {
+                let base = f.alloc_n(items.len());
+                for (i, it) in items.iter().enumerate() {
+                    let r = Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
+                    self.expr(f, it, Some(r));
+                }
+                let a = f.target(dst);
+                f.emit(Op::NewList {
+                    a,
+                    b: base,
+                    n: u16::try_from(items.len()).unwrap_or(u16::MAX),
+                });
+                a
+            }
+            E::Map(entries) => {
+                let base = f.alloc_n(entries.len() * 2);
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    let rk = Reg(base.0.saturating_add(u16::try_from(2 * i).unwrap_or(u16::MAX)));
+                    self.expr(f, k, Some(rk));
+                    self.expr(f, v, Some(Reg(rk.0.saturating_add(1))));
+                }
+                let a = f.target(dst);
+                f.emit(Op::NewMap {
+                    a,
+                    b: base,
+                    n: u16::try_from(entries.len()).unwrap_or(u16::MAX),
+                });
+                a
+            }
+            E::New {
+                class,
+                fields,
+                order,
+            } => {
+                let base = f.alloc_n(fields.len());
+                let at = |i: usize| Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
+                for &i in order {
+                    self.expr(f, &fields[i], Some(at(i)));
+                }
+                for (i, fe) in fields.iter().enumerate() {
+                    if !order.contains(&i) {
+                        self.expr(f, fe, Some(at(i)));
+                    }
+                }
+                let a = f.target(dst);
+                f.emit(Op::NewObj {
+                    a,
+                    c: ClassIdx(idx32(*class)),
+                    b: base,
+                });
+                a
+            }
+            E::Field(obj, idx) => {
+                let b = self.expr(f, obj, None);
+                let a = f.target(dst);
+                f.emit(Op::GetField {
+                    a,
+                    b,
+                    f: FieldIdx(*idx),
+                });
+                a
+            }
+            E::ListIndex(l, i) => {
+                let b = self.expr(f, l, None);
+                let c = self.expr(f, i, None);
+                let a = f.target(dst);
+                f.emit(Op::ListGet { a, b, c });
+                a
+            }
+            E::MapIndex(m, k) => {
+                let b = self.expr(f, m, None);
+                let c = self.expr(f, k, None);
+                let a = f.target(dst);
+                f.emit(Op::MapGet { a, b, c });
+                a
+            }
+            E::Try { body, err, handler } => {
+                let a = f.target(dst);
+                let er = f.alloc();
+                f.local_reg[*err] = er;
+                let enter = f.emit(Op::TryEnter { t: Pc(0), err: er });
+                self.expr(f, body, Some(a));
+                f.emit(Op::TryExit {});
+                let skip = f.emit(Op::Jump { t: Pc(0) });
+                f.patch(enter);
+                self.expr(f, handler, Some(a));
+                f.patch(skip);
+                a
+            }
+        }
+    }
+
+    fn binary(&mut self, f: &mut FnGen, op: BinOp, l: &Expr, r: &Expr, dst: Option<Reg>) -> Reg {
+        match op {
+            BinOp::And | BinOp::Or | BinOp::Coalesce => {
+                let a = f.target(dst);
+                self.expr(f, l, Some(a));
+                let t = Pc(0);
+                let j = f.emit(match op {
+                    BinOp::And => Op::JumpIfNot { a, t },
+                    BinOp::Or => Op::JumpIf { a, t },
+                    _ => Op::JumpIfNotNil { a, t },
+                });
+                self.expr(f, r, Some(a));
+                f.patch(j);
+                return a;
+            }
+            BinOp::AddInt | BinOp::SubInt => {
+                if let E::Int(v) = r.kind {
+                    let v = if op == BinOp::SubInt { v.checked_neg() } else { Some(v) };
+                    if let Some(v) = v.and_then(|v| i32::try_from(v).ok()) {
+                        let b = self.expr(f, l, None);
+                        let a = f.target(dst);
+                        f.emit(Op::AddIntImm { a, b, v });
+                        return a;
+                    }
+                }
+            }
+            _ => {}
+        }
+        let b = self.expr(f, l, None);
+        let c = self.expr(f, r, None);
+        let a = f.target(dst);
+        f.emit(match op {
+            BinOp::AddInt => Op::AddInt { a, b, c },
+            BinOp::SubInt => Op::SubInt { a, b, c },
+            BinOp::MulInt => Op::MulInt { a, b, c },
+            BinOp::DivInt => Op::DivInt { a, b, c },
+            BinOp::RemInt => Op::RemInt { a, b, c },
+            BinOp::AddFloat => Op::AddFloat { a, b, c },
+            BinOp::SubFloat => Op::SubFloat { a, b, c },
+            BinOp::MulFloat => Op::MulFloat { a, b, c },
+            BinOp::DivFloat => Op::DivFloat { a, b, c },
+            BinOp::RemFloat => Op::RemFloat { a, b, c },
+            BinOp::CmpInt(op) => Op::CmpInt { a, b, c, op },
+            BinOp::CmpFloat(op) => Op::CmpFloat { a, b, c, op },
+            BinOp::CmpText(op) => Op::CmpText { a, b, c, op },
+            BinOp::Eq => Op::Eq { a, b, c },
+            BinOp::Ne => Op::Ne { a, b, c },
+            BinOp::Concat => Op::Concat { a, b, c },
+            BinOp::And | BinOp::Or | BinOp::Coalesce => Op::Nop {},
+        });
+        a
+    }
+}

@@ -1,1 +1,834 @@
-//! The lexer. (Being written.)
+//! The lexer: source text to the token stream the LALRPOP grammar reads. It has two
+//! layers. `logos` recognises the raw tokens of LANGUAGE.md §2 (keywords, lower- and
+//! upper-case identifiers as distinct tokens, numbers, text literals with their
+//! escapes and `${…}` interpolations, operators). The token filter in [`tokenize`]
+//! then inserts the automatic semicolons, turns `try {` into the statement token
+//! [`Tok::TryBlock`], checks Int literal ranges (a `-` directly before a literal joins
+//! it) and guards against input nested so deeply that later stages would overflow the
+//! stack. Interpolations are parsed here, through the parser, as real expressions
+//! whose spans point into the file.
+
+use logos::Logos;
+
+use crate::ast::{Expr, TextPart};
+use crate::diag::{Diagnostic, FileId, Span};
+
+/// A token located in the file: `(lo, token, hi)` in absolute byte offsets.
+pub type Spanned = (usize, Tok, usize);
+
+/// The deepest `( [ {` nesting the filter lets through.
+const MAX_DEPTH: usize = 128;
+/// The most operators one statement may contain (a guard against expression trees
+/// too deep for the recursive stages after the parser).
+const MAX_OPS_PER_STMT: usize = 1000;
+/// The deepest nesting of text literals inside interpolations.
+const MAX_INTERP_DEPTH: usize = 8;
+
+/// State the logos callbacks need: where the slice being lexed sits in its file,
+/// how deep in interpolations it is, and the diagnostics found so far.
+#[derive(Debug, Default)]
+pub struct LexCtx {
+    pub file: FileId,
+    /// The absolute offset of the slice being lexed (non-zero inside `${…}`).
+    pub base: usize,
+    /// How many interpolations enclose the slice being lexed.
+    pub depth: usize,
+    pub diags: Vec<Diagnostic>,
+}
+
+impl LexCtx {
+    fn span(&self, lo: usize, hi: usize) -> Span {
+        Span::new(self.file, self.base + lo, self.base + hi)
+    }
+}
+
+/// The tokens of wo. `TryBlock`, `Interp` and automatic semicolons are produced by
+/// the filter, never by logos.
+#[derive(Logos, Debug, Clone)]
+#[logos(extras = LexCtx)]
+#[logos(skip r"[ \t\r\n\f]+")]
+#[logos(skip r"--[^\n]*")]
+pub enum Tok {
+    #[token("fn")]
+    Fn,
+    #[token("let")]
+    Let,
+    #[token("return")]
+    Return,
+    #[token("if")]
+    If,
+    #[token("else")]
+    Else,
+    #[token("while")]
+    While,
+    #[token("for")]
+    For,
+    #[token("in")]
+    In,
+    #[token("break")]
+    Break,
+    #[token("continue")]
+    Continue,
+    #[token("class")]
+    Class,
+    #[token("const")]
+    Const,
+    #[token("use")]
+    Use,
+    #[token("true")]
+    True,
+    #[token("false")]
+    False,
+    #[token("nil")]
+    Nil,
+    #[token("and")]
+    And,
+    #[token("or")]
+    Or,
+    #[token("not")]
+    Not,
+    #[token("insert")]
+    Insert,
+    #[token("delete")]
+    Delete,
+    #[token("from")]
+    From,
+    #[token("where")]
+    Where,
+    #[token("order")]
+    Order,
+    #[token("by")]
+    By,
+    #[token("asc")]
+    Asc,
+    #[token("desc")]
+    Desc,
+    #[token("take")]
+    Take,
+    #[token("skip")]
+    Skip,
+    #[token("select")]
+    Select,
+    #[token("transaction")]
+    Transaction,
+    #[token("try")]
+    Try,
+    #[token("catch")]
+    Catch,
+    #[token("spawn")]
+    Spawn,
+    #[token("ref")]
+    Ref,
+    #[token("multi")]
+    Multi,
+    #[token("map")]
+    Map,
+    #[token("task")]
+    Task,
+    #[token("self")]
+    SelfKw,
+
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token(",")]
+    Comma,
+    #[token(":")]
+    Colon,
+    /// An explicit `;`, or an automatic one (then its span is empty).
+    #[token(";")]
+    Semi,
+    #[token(".")]
+    Dot,
+    #[token("..")]
+    DotDot,
+    #[token("=")]
+    Assign,
+    #[token("+=")]
+    PlusEq,
+    #[token("-=")]
+    MinusEq,
+    #[token("*=")]
+    StarEq,
+    #[token("/=")]
+    SlashEq,
+    #[token("%=")]
+    PercentEq,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    NotEq,
+    #[token("<")]
+    Lt,
+    #[token("<=")]
+    Le,
+    #[token(">")]
+    Gt,
+    #[token(">=")]
+    Ge,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("%")]
+    Percent,
+    #[token("??")]
+    QQ,
+    #[token("?")]
+    Question,
+    #[token("->")]
+    Arrow,
+    #[token("@")]
+    At,
+
+    /// A lower-case identifier (or one starting with `_`).
+    #[regex("[a-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string())]
+    LId(String),
+    /// An upper-case identifier: a class, a type or a constant.
+    #[regex("[A-Z][A-Za-z0-9_]*", |lex| lex.slice().to_string())]
+    UId(String),
+    /// The magnitude of an Int literal; the filter checks its range.
+    #[regex("[0-9][0-9_]*", |lex| int_value(lex, 10, 0))]
+    #[regex("0[xX][0-9a-fA-F_]+", |lex| int_value(lex, 16, 2))]
+    #[regex("0[bB][01_]+", |lex| int_value(lex, 2, 2))]
+    Int(u128),
+    #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9]+)?", float_value)]
+    #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9]+", float_value)]
+    Float(f64),
+    /// A text literal with its escapes decoded and its interpolations parsed.
+    #[token("\"", text_value)]
+    Text(Vec<TextPart>),
+
+    /// `try` directly followed by `{`: the statement form.
+    TryBlock,
+    /// A marker put before the tokens of an interpolation so the one grammar can
+    /// parse a lone expression.
+    Interp,
+}
+
+impl Tok {
+    /// The source spelling of a keyword, or `None` for any other token.
+    pub fn keyword(&self) -> Option<&'static str> {
+        Some(match self {
+            Tok::Fn => "fn",
+            Tok::Let => "let",
+            Tok::Return => "return",
+            Tok::If => "if",
+            Tok::Else => "else",
+            Tok::While => "while",
+            Tok::For => "for",
+            Tok::In => "in",
+            Tok::Break => "break",
+            Tok::Continue => "continue",
+            Tok::Class => "class",
+            Tok::Const => "const",
+            Tok::Use => "use",
+            Tok::True => "true",
+            Tok::False => "false",
+            Tok::Nil => "nil",
+            Tok::And => "and",
+            Tok::Or => "or",
+            Tok::Not => "not",
+            Tok::Insert => "insert",
+            Tok::Delete => "delete",
+            Tok::From => "from",
+            Tok::Where => "where",
+            Tok::Order => "order",
+            Tok::By => "by",
+            Tok::Asc => "asc",
+            Tok::Desc => "desc",
+            Tok::Take => "take",
+            Tok::Skip => "skip",
+            Tok::Select => "select",
+            Tok::Transaction => "transaction",
+            Tok::Try | Tok::TryBlock => "try",
+            Tok::Catch => "catch",
+            Tok::Spawn => "spawn",
+            Tok::Ref => "ref",
+            Tok::Multi => "multi",
+            Tok::Map => "map",
+            Tok::Task => "task",
+            Tok::SelfKw => "self",
+            _ => return None,
+        })
+    }
+
+    /// Whether a statement may end with this token (LANGUAGE.md §2).
+    fn can_end_stmt(&self) -> bool {
+        matches!(
+            self,
+            Tok::LId(_)
+                | Tok::UId(_)
+                | Tok::Int(_)
+                | Tok::Float(_)
+                | Tok::Text(_)
+                | Tok::RParen
+                | Tok::RBracket
+                | Tok::RBrace
+                | Tok::Return
+                | Tok::Break
+                | Tok::Continue
+                | Tok::Nil
+                | Tok::True
+                | Tok::False
+                | Tok::SelfKw
+        )
+    }
+
+    /// Whether a line starting with this token continues the previous one.
+    fn continues_line(&self) -> bool {
+        matches!(
+            self,
+            Tok::Where
+                | Tok::Order
+                | Tok::Skip
+                | Tok::Take
+                | Tok::Select
+                | Tok::Asc
+                | Tok::Desc
+                | Tok::Else
+                | Tok::Catch
+        )
+    }
+
+    /// Whether this token is an operator that adds a level to an expression tree.
+    fn is_operator(&self) -> bool {
+        matches!(
+            self,
+            Tok::Plus
+                | Tok::Minus
+                | Tok::Star
+                | Tok::Slash
+                | Tok::Percent
+                | Tok::DotDot
+                | Tok::EqEq
+                | Tok::NotEq
+                | Tok::Lt
+                | Tok::Le
+                | Tok::Gt
+                | Tok::Ge
+                | Tok::And
+                | Tok::Or
+                | Tok::Not
+                | Tok::QQ
+                | Tok::Dot
+                | Tok::LBracket
+                | Tok::LParen
+                | Tok::LBrace
+                | Tok::Try
+                | Tok::From
+                | Tok::If
+                | Tok::While
+                | Tok::For
+        )
+    }
+}
+
+/// Which grammar entry the tokens are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A whole file: a final automatic `;` is added at the end.
+    File,
+    /// The inside of `${…}`: the tokens start with [`Tok::Interp`].
+    Interp,
+}
+
+/// The output of [`tokenize`].
+#[derive(Debug, Default)]
+pub struct Lexed {
+    pub toks: Vec<Spanned>,
+    /// Lexical errors (and the nesting guard's), sorted by position.
+    pub diags: Vec<Diagnostic>,
+    /// Where the input was cut off by the nesting guard, if it was.
+    pub cut: Option<usize>,
+}
+
+/// Lexes `src` (which starts at absolute offset `base` of `file`, inside `depth`
+/// interpolations) and applies the token filter.
+pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) -> Lexed {
+    let ctx = LexCtx {
+        file,
+        base,
+        depth,
+        diags: Vec::new(),
+    };
+    let mut lex = Tok::lexer_with_extras(src, ctx);
+    let mut out: Vec<Spanned> = Vec::new();
+    let mut errs: Vec<Diagnostic> = Vec::new();
+    if mode == Mode::Interp {
+        out.push((base, Tok::Interp, base));
+    }
+    // The end of the previous token or error, relative to `src`.
+    let mut prev_end = 0usize;
+    // The span of the bad characters seen since the last good token.
+    let mut bad: Option<(usize, usize)> = None;
+    let mut n_depth = 0usize;
+    let mut n_ops = 0usize;
+    while let Some(res) = lex.next() {
+        let r = lex.span();
+        let tok = match res {
+            Ok(tok) => tok,
+            Err(()) => {
+                bad = match bad {
+                    Some((lo, hi)) if hi == r.start => Some((lo, r.end)),
+                    Some((lo, hi)) => {
+                        errs.push(bad_chars(src, file, base, lo, hi));
+                        Some((r.start, r.end))
+                    }
+                    None => Some((r.start, r.end)),
+                };
+                continue;
+            }
+        };
+        if let Some((lo, hi)) = bad.take() {
+            errs.push(bad_chars(src, file, base, lo, hi));
+        }
+        let gap = src.get(prev_end..r.start).unwrap_or("");
+        prev_end = r.end;
+        if let Some((_, last, last_hi)) = out.last() {
+            if gap.contains('\n') && last.can_end_stmt() && !tok.continues_line() {
+                let at = *last_hi;
+                out.push((at, Tok::Semi, at));
+                n_ops = 0;
+            }
+        }
+        let (lo, hi) = (base + r.start, base + r.end);
+        match &tok {
+            Tok::Int(v) => check_int(&mut errs, src, file, base, r.clone(), *v, out.last()),
+            Tok::Semi => n_ops = 0,
+            Tok::RParen | Tok::RBracket | Tok::RBrace => n_depth = n_depth.saturating_sub(1),
+            _ => {}
+        }
+        if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
+            n_depth += 1;
+        }
+        if tok.is_operator() {
+            n_ops += 1;
+        }
+        if n_depth > MAX_DEPTH || n_ops > MAX_OPS_PER_STMT {
+            let what = if n_depth > MAX_DEPTH {
+                "brackets are nested too deeply"
+            } else {
+                "statement is too complex (too many operators)"
+            };
+            errs.push(Diagnostic::error("syntax", Span::new(file, lo, hi), what));
+            // The rest of the input is dropped; the parser reports nothing past here.
+            let mut diags = std::mem::take(&mut lex.extras.diags);
+            diags.extend(errs);
+            diags.sort_by_key(|d| d.span.lo);
+            return Lexed {
+                toks: out,
+                diags,
+                cut: Some(lo),
+            };
+        }
+        if matches!(tok, Tok::LBrace) {
+            if let Some((_, last @ Tok::Try, _)) = out.last_mut() {
+                *last = Tok::TryBlock;
+            }
+        }
+        out.push((lo, tok, hi));
+    }
+    if let Some((lo, hi)) = bad.take() {
+        errs.push(bad_chars(src, file, base, lo, hi));
+    }
+    if mode == Mode::File {
+        if let Some((_, last, last_hi)) = out.last() {
+            if last.can_end_stmt() {
+                let at = *last_hi;
+                out.push((at, Tok::Semi, at));
+            }
+        }
+    }
+    let mut diags = std::mem::take(&mut lex.extras.diags);
+    diags.extend(errs);
+    diags.sort_by_key(|d| d.span.lo);
+    Lexed {
+        toks: out,
+        diags,
+        cut: None,
+    }
+}
+
+/// The diagnostic for characters that start no token.
+fn bad_chars(src: &str, file: FileId, base: usize, lo: usize, hi: usize) -> Diagnostic {
+    let text = src.get(lo..hi).unwrap_or("?");
+    let msg = if text.chars().count() == 1 {
+        format!("unexpected character `{}`", text.escape_debug())
+    } else {
+        format!("unexpected characters `{}`", text.escape_debug())
+    };
+    Diagnostic::error("lex", Span::new(file, base + lo, base + hi), msg)
+}
+
+/// Checks that an Int literal fits in 64 bits; a `-` directly before it joins it.
+fn check_int(
+    errs: &mut Vec<Diagnostic>,
+    src: &str,
+    file: FileId,
+    base: usize,
+    r: std::ops::Range<usize>,
+    v: u128,
+    prev: Option<&Spanned>,
+) {
+    let max = i64::MAX as u128;
+    if v <= max {
+        return;
+    }
+    let joined = matches!(prev, Some((_, Tok::Minus, hi)) if *hi == base + r.start);
+    if joined && v == max + 1 {
+        return;
+    }
+    let text = src.get(r.clone()).unwrap_or("?");
+    let shown = if joined {
+        format!("-{text}")
+    } else {
+        text.to_string()
+    };
+    errs.push(Diagnostic::error(
+        "lex",
+        Span::new(file, base + r.start, base + r.end),
+        format!("integer literal `{shown}` is out of range for `Int`"),
+    ));
+}
+
+/// The value of an Int literal in `radix` after a `prefix`-byte prefix; saturates at
+/// `u128::MAX` (the filter then reports the range error).
+fn int_value(lex: &mut logos::Lexer<Tok>, radix: u32, prefix: usize) -> u128 {
+    let slice = lex.slice();
+    let digits = slice.get(prefix..).unwrap_or("");
+    let mut v: u128 = 0;
+    let mut n_digits = 0;
+    for c in digits.chars() {
+        let Some(d) = c.to_digit(radix) else {
+            continue;
+        };
+        n_digits += 1;
+        v = v
+            .checked_mul(u128::from(radix))
+            .and_then(|v| v.checked_add(u128::from(d)))
+            .unwrap_or(u128::MAX);
+    }
+    if n_digits == 0 {
+        let span = lex.extras.span(lex.span().start, lex.span().end);
+        let msg = format!("integer literal `{slice}` has no digits");
+        lex.extras.diags.push(Diagnostic::error("lex", span, msg));
+    }
+    v
+}
+
+/// The value of a Float literal; an overflowing one is an error.
+fn float_value(lex: &mut logos::Lexer<Tok>) -> f64 {
+    let slice = lex.slice();
+    let clean: String = slice.chars().filter(|&c| c != '_').collect();
+    let v = clean.parse::<f64>().unwrap_or(f64::INFINITY);
+    if v.is_finite() {
+        return v;
+    }
+    let span = lex.extras.span(lex.span().start, lex.span().end);
+    let msg = format!("float literal `{slice}` is out of range for `Float`");
+    lex.extras.diags.push(Diagnostic::error("lex", span, msg));
+    0.0
+}
+
+/// Scans the body of a text literal (`s` starts after the opening quote). Returns
+/// the length consumed (including the closing quote) and whether the literal was
+/// closed. Stops before a raw newline.
+fn scan_text(s: &[u8], depth: usize) -> (usize, bool) {
+    let mut i = 0;
+    while i < s.len() {
+        match s[i] {
+            b'"' => return (i + 1, true),
+            b'\n' => return (i, false),
+            b'\\' => {
+                i += 1;
+                if i < s.len() && s[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'$' if s.get(i + 1) == Some(&b'{') => {
+                if depth >= MAX_INTERP_DEPTH {
+                    return (i, false);
+                }
+                let (n, closed) = scan_interp(&s[i + 2..], depth + 1);
+                i += 2 + n;
+                if !closed {
+                    return (i, false);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    (i, false)
+}
+
+/// Scans the inside of `${…}` (`s` starts after `${`), counting braces and skipping
+/// nested text literals. Returns the length consumed (including the closing `}`)
+/// and whether the closing `}` was found.
+fn scan_interp(s: &[u8], depth: usize) -> (usize, bool) {
+    let mut i = 0;
+    let mut n_open = 1usize;
+    while i < s.len() {
+        match s[i] {
+            b'{' => n_open += 1,
+            b'}' => {
+                n_open -= 1;
+                if n_open == 0 {
+                    return (i + 1, true);
+                }
+            }
+            b'"' => {
+                let (n, closed) = scan_text(&s[i + 1..], depth);
+                i += 1 + n;
+                if !closed {
+                    return (i, false);
+                }
+                continue;
+            }
+            b'\n' => return (i, false),
+            _ => {}
+        }
+        i += 1;
+    }
+    (i, false)
+}
+
+/// The logos callback for `"`: scans the literal, decodes it and parses its
+/// interpolations.
+fn text_value(lex: &mut logos::Lexer<Tok>) -> Vec<TextPart> {
+    let start = lex.span().start;
+    let (n, closed) = scan_text(lex.remainder().as_bytes(), lex.extras.depth);
+    lex.bump(n);
+    let body_end = if closed { start + 1 + n - 1 } else { start + 1 + n };
+    let src = lex.source();
+    let body = src.get(start + 1..body_end).unwrap_or("");
+    if !closed {
+        let span = lex.extras.span(start, start + 1 + n);
+        let at_newline = src.as_bytes().get(start + 1 + n) == Some(&b'\n');
+        let msg = if at_newline {
+            "unterminated text literal: a raw newline cannot appear inside `\"…\"` (write `\\n`)"
+        } else {
+            "unterminated text literal"
+        };
+        lex.extras.diags.push(Diagnostic::error("lex", span, msg));
+    }
+    decode_text(body, start + 1, &mut lex.extras)
+}
+
+/// Decodes escapes and parses interpolations of a literal body that starts at
+/// relative offset `off`.
+fn decode_text(body: &str, off: usize, ctx: &mut LexCtx) -> Vec<TextPart> {
+    let mut parts = Vec::new();
+    let mut lit = String::new();
+    let bytes = body.as_bytes();
+    let mut i = 0;
+    while i < body.len() {
+        let Some(c) = body.get(i..).and_then(|s| s.chars().next()) else {
+            break;
+        };
+        if c == '\\' {
+            let (len, decoded) = decode_escape(body, i);
+            match decoded {
+                Ok(ch) => lit.push(ch),
+                Err(msg) => {
+                    let span = ctx.span(off + i, off + i + len);
+                    ctx.diags.push(Diagnostic::error("lex", span, msg));
+                }
+            }
+            i += len;
+        } else if c == '$' && bytes.get(i + 1) == Some(&b'{') {
+            let (n, closed) = scan_interp(&bytes[i + 2..], ctx.depth + 1);
+            let inner_lo = i + 2;
+            let inner_hi = if closed { i + 2 + n - 1 } else { i + 2 + n };
+            let inner = body.get(inner_lo..inner_hi).unwrap_or("");
+            if !lit.is_empty() {
+                parts.push(TextPart::Lit(std::mem::take(&mut lit)));
+            }
+            if closed {
+                let abs = ctx.base + off + inner_lo;
+                if inner.trim().is_empty() {
+                    let span = ctx.span(off + i, off + inner_hi + 1);
+                    let msg = "empty interpolation `${}`: write an expression inside";
+                    ctx.diags.push(Diagnostic::error("syntax", span, msg));
+                } else if ctx.depth + 1 > MAX_INTERP_DEPTH {
+                    let span = ctx.span(off + i, off + inner_hi + 1);
+                    let msg = "interpolations are nested too deeply";
+                    ctx.diags.push(Diagnostic::error("syntax", span, msg));
+                } else {
+                    let (e, d) = crate::parser::parse_interp(inner, ctx.file, abs, ctx.depth + 1);
+                    ctx.diags.extend(d);
+                    parts.push(TextPart::Expr(e));
+                }
+            } else {
+                let span = ctx.span(off + i, off + i + 2);
+                let msg = "unterminated interpolation: `${` has no matching `}`";
+                ctx.diags.push(Diagnostic::error("lex", span, msg));
+                let abs = Span::new(ctx.file, ctx.base + off + i, ctx.base + off + inner_hi);
+                parts.push(TextPart::Expr(Expr {
+                    kind: crate::ast::ExprKind::Error,
+                    span: abs,
+                }));
+            }
+            i = if closed { inner_hi + 1 } else { inner_hi };
+        } else {
+            lit.push(c);
+            i += c.len_utf8();
+        }
+    }
+    if !lit.is_empty() || parts.is_empty() {
+        parts.push(TextPart::Lit(lit));
+    }
+    parts
+}
+
+/// Decodes the escape starting at byte `i` of `body` (which holds a `\`). Returns
+/// its length in bytes and the character, or an error message.
+fn decode_escape(body: &str, i: usize) -> (usize, Result<char, String>) {
+    let rest = body.get(i + 1..).unwrap_or("");
+    let Some(c) = rest.chars().next() else {
+        return (1, Err("text literal ends in a lone `\\`".to_string()));
+    };
+    let simple = match c {
+        'n' => Some('\n'),
+        't' => Some('\t'),
+        'r' => Some('\r'),
+        '\\' => Some('\\'),
+        '"' => Some('"'),
+        '$' => Some('$'),
+        _ => None,
+    };
+    if let Some(ch) = simple {
+        return (2, Ok(ch));
+    }
+    if c != 'u' {
+        let len = 1 + c.len_utf8();
+        let msg = format!(
+            "unknown escape `\\{}` (escapes are \\n \\t \\r \\\\ \\\" \\$ \\u{{…}})",
+            c.escape_debug()
+        );
+        return (len, Err(msg));
+    }
+    // `\u{…}` with 1 to 6 hex digits naming a Unicode scalar value.
+    let after_u = rest.get(1..).unwrap_or("");
+    if !after_u.starts_with('{') {
+        return (2, Err("`\\u` must be followed by `{hex digits}`".to_string()));
+    }
+    let Some(close) = after_u.find('}') else {
+        return (3, Err("unterminated `\\u{…}` escape".to_string()));
+    };
+    let len = 2 + close + 1;
+    let hex = after_u.get(1..close).unwrap_or("");
+    let ok = !hex.is_empty() && hex.len() <= 6 && hex.chars().all(|c| c.is_ascii_hexdigit());
+    let ch = if ok {
+        u32::from_str_radix(hex, 16).ok().and_then(char::from_u32)
+    } else {
+        None
+    };
+    match ch {
+        Some(ch) => (len, Ok(ch)),
+        None => (
+            len,
+            Err(format!("`\\u{{{hex}}}` is not a valid Unicode scalar value")),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<String> {
+        let lexed = tokenize(src, FileId(0), 0, 0, Mode::File);
+        assert!(lexed.diags.is_empty(), "{:?}", lexed.diags);
+        lexed
+            .toks
+            .iter()
+            .map(|(lo, t, hi)| match t {
+                Tok::Semi if lo == hi => "AUTO;".to_string(),
+                Tok::LId(s) | Tok::UId(s) => s.clone(),
+                Tok::Int(v) => v.to_string(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn automatic_semicolons_follow_the_rule() {
+        assert_eq!(kinds("a\nb"), ["a", "AUTO;", "b", "AUTO;"]);
+        assert_eq!(kinds("a +\nb"), ["a", "Plus", "b", "AUTO;"]);
+        assert_eq!(kinds("}\nelse"), ["RBrace", "Else"]);
+        assert_eq!(kinds("x\n  where y"), ["x", "Where", "y", "AUTO;"]);
+        assert_eq!(kinds("return\nx"), ["Return", "AUTO;", "x", "AUTO;"]);
+        assert_eq!(kinds("f( -- c\n1)"), ["f", "LParen", "1", "RParen", "AUTO;"]);
+    }
+
+    #[test]
+    fn try_before_brace_is_the_statement_token() {
+        assert_eq!(kinds("try {"), ["TryBlock", "LBrace"]);
+        assert_eq!(kinds("try f()"), ["Try", "f", "LParen", "RParen", "AUTO;"]);
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(kinds("1_000_000 0xFF 0b1010"), ["1000000", "255", "10", "AUTO;"]);
+        let toks = tokenize("1.0e-3 2e9 1..2", FileId(0), 0, 0, Mode::File).toks;
+        assert!(matches!(toks[0].1, Tok::Float(v) if v == 1.0e-3));
+        assert!(matches!(toks[1].1, Tok::Float(v) if v == 2e9));
+        assert!(matches!(toks[2].1, Tok::Int(1)));
+        assert!(matches!(toks[3].1, Tok::DotDot));
+    }
+
+    #[test]
+    fn int_range_joins_a_minus() {
+        let ok = tokenize("-9223372036854775808", FileId(0), 0, 0, Mode::File);
+        assert!(ok.diags.is_empty());
+        let bad = tokenize("9223372036854775808", FileId(0), 0, 0, Mode::File);
+        assert_eq!(bad.diags.len(), 1);
+        assert!(bad.diags[0].message.contains("out of range"));
+        let spaced = tokenize("- 9223372036854775808", FileId(0), 0, 0, Mode::File);
+        assert_eq!(spaced.diags.len(), 1);
+        let float = tokenize("1e999", FileId(0), 0, 0, Mode::File);
+        assert_eq!(float.diags.len(), 1);
+    }
+
+    #[test]
+    fn text_escapes() {
+        let lexed = tokenize(r#""a\n\t\"\$\u{1F600}$x""#, FileId(0), 0, 0, Mode::File);
+        assert!(lexed.diags.is_empty(), "{:?}", lexed.diags);
+        match &lexed.toks[0].1 {
+            Tok::Text(parts) => {
+                assert!(matches!(&parts[..], [TextPart::Lit(s)] if s == "a\n\t\"$\u{1F600}$x"))
+            }
+            other => panic!("not text: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn raw_newline_in_text_is_an_error() {
+        let diags = tokenize("\"abc\nx", FileId(0), 0, 0, Mode::File).diags;
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].message.contains("raw newline"));
+    }
+
+    #[test]
+    fn unknown_characters_are_errors() {
+        let diags = tokenize("a # b ~~ c", FileId(0), 0, 0, Mode::File).diags;
+        assert_eq!(diags.len(), 2);
+        assert_eq!(diags[0].message, "unexpected character `#`");
+        assert_eq!(diags[1].message, "unexpected characters `~~`");
+        assert_eq!(diags[1].code, "lex");
+    }
+}

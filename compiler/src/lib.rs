@@ -32,5 +32,5 @@ pub fn compile(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
     if diags.iter().any(|d| d.severity == Severity::Error) {
         return Err(diags);
     }
-    Ok(codegen::generate(&program, sources))
+    codegen::generate(&program, sources).map_err(|d| vec![d])
 }

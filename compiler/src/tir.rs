@@ -1,2 +1,292 @@
-//! Typed IR. (Being written.)
-pub struct Program;
+//! Typed IR: what the checker produces and codegen consumes. Names are resolved (locals
+//! to `LocalId`s, calls to function ids or builtin names), every expression carries its
+//! static type, operators are already specialised by type (`AddInt` vs `AddFloat`), and
+//! sugar is gone (compound assignment, `else if`, interpolation). Codegen needs no
+//! type information beyond what is written here.
+
+use std::fmt;
+
+use crate::diag::Span;
+use wo_bytecode::Cmp;
+
+pub type FuncId = usize;
+pub type ClassId = usize;
+pub type LocalId = usize;
+pub type GlobalId = usize;
+
+/// A static type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Int,
+    Float,
+    Bool,
+    Text,
+    /// The type of the literal `nil` before it meets a context.
+    Nil,
+    /// `?T`; never nests and never wraps `Nil`.
+    Nullable(Box<Ty>),
+    List(Box<Ty>),
+    Map(Box<Ty>, Box<Ty>),
+    Class(ClassId),
+    Error,
+    Task(Box<Ty>),
+    /// No value: what `print(…)` returns.
+    Void,
+    /// The type of an expression that already produced a diagnostic; it is compatible
+    /// with everything so one mistake reports once.
+    Unknown,
+}
+
+impl Ty {
+    pub fn nullable(t: Ty) -> Ty {
+        match t {
+            Ty::Nullable(_) | Ty::Nil | Ty::Unknown => t,
+            t => Ty::Nullable(Box::new(t)),
+        }
+    }
+
+    /// `T` for `?T`, otherwise the type itself.
+    pub fn strip(&self) -> &Ty {
+        match self {
+            Ty::Nullable(t) => t,
+            t => t,
+        }
+    }
+
+    pub fn is_nullable(&self) -> bool {
+        matches!(self, Ty::Nullable(_) | Ty::Nil)
+    }
+
+    /// Renders the type as the user writes it, with class names from `classes`.
+    pub fn display<'a>(&'a self, classes: &'a [String]) -> TyDisplay<'a> {
+        TyDisplay { ty: self, classes }
+    }
+}
+
+pub struct TyDisplay<'a> {
+    ty: &'a Ty,
+    classes: &'a [String],
+}
+
+impl<'a> fmt::Display for TyDisplay<'a> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sub = |t: &'a Ty| TyDisplay {
+            ty: t,
+            classes: self.classes,
+        };
+        match self.ty {
+            Ty::Int => write!(f, "Int"),
+            Ty::Float => write!(f, "Float"),
+            Ty::Bool => write!(f, "Bool"),
+            Ty::Text => write!(f, "Text"),
+            Ty::Nil => write!(f, "nil"),
+            Ty::Nullable(t) => write!(f, "?{}", sub(t)),
+            Ty::List(t) => write!(f, "multi {}", sub(t)),
+            Ty::Map(k, v) => write!(f, "map<{}, {}>", sub(k), sub(v)),
+            Ty::Class(c) => write!(
+                f,
+                "{}",
+                self.classes.get(*c).map(String::as_str).unwrap_or("?")
+            ),
+            Ty::Error => write!(f, "Error"),
+            Ty::Task(t) => write!(f, "task<{}>", sub(t)),
+            Ty::Void => write!(f, "no value"),
+            Ty::Unknown => write!(f, "unknown"),
+        }
+    }
+}
+
+/// A whole checked program.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    pub funcs: Vec<Func>,
+    pub classes: Vec<ClassInfo>,
+    /// Constants in evaluation order (dependencies first).
+    pub globals: Vec<Global>,
+    pub init_order: Vec<GlobalId>,
+    pub main: FuncId,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClassInfo {
+    pub name: String,
+    pub fields: Vec<FieldInfo>,
+    pub methods: Vec<(String, FuncId)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FieldInfo {
+    pub name: String,
+    pub ty: Ty,
+    /// Evaluated at construction when the literal omits the field.
+    pub default: Option<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub name: String,
+    pub ty: Ty,
+    pub value: Expr,
+    /// Locals the initialiser uses (the error variables of `try … catch`).
+    pub n_locals: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Func {
+    pub name: String,
+    pub params: Vec<LocalId>,
+    pub ret: Ty,
+    pub body: Block,
+    pub span: Span,
+    /// Number of distinct locals (ids are `0 … n_locals-1`).
+    pub n_locals: usize,
+}
+
+pub type Block = Vec<Stmt>;
+
+#[derive(Debug, Clone)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum StmtKind {
+    /// Declares (and initialises) a local.
+    Let(LocalId, Expr),
+    SetLocal(LocalId, Expr),
+    SetField {
+        obj: Expr,
+        field: u16,
+        value: Expr,
+    },
+    SetList {
+        list: Expr,
+        index: Expr,
+        value: Expr,
+    },
+    SetMap {
+        map: Expr,
+        key: Expr,
+        value: Expr,
+    },
+    Expr(Expr),
+    Return(Option<Expr>),
+    Break,
+    Continue,
+    If {
+        cond: Expr,
+        then: Block,
+        els: Block,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+    },
+    ForList {
+        var: LocalId,
+        list: Expr,
+        body: Block,
+    },
+    ForMap {
+        key: LocalId,
+        value: LocalId,
+        map: Expr,
+        body: Block,
+    },
+    Try {
+        body: Block,
+        err: LocalId,
+        handler: Block,
+    },
+    /// A nested scope (the desugaring of compound assignment uses it).
+    Block(Block),
+}
+
+/// Binary operators, already specialised by operand type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    AddInt,
+    SubInt,
+    MulInt,
+    DivInt,
+    RemInt,
+    AddFloat,
+    SubFloat,
+    MulFloat,
+    DivFloat,
+    RemFloat,
+    CmpInt(Cmp),
+    CmpFloat(Cmp),
+    CmpText(Cmp),
+    Eq,
+    Ne,
+    Concat,
+    And,
+    Or,
+    Coalesce,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    NegInt,
+    NegFloat,
+    Not,
+    IntToFloat,
+    FloatToInt,
+    Unwrap,
+    ToText,
+}
+
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Ty,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Bool(bool),
+    Nil,
+    Local(LocalId),
+    Global(GlobalId),
+    Call {
+        func: FuncId,
+        args: Vec<Expr>,
+    },
+    Builtin {
+        name: &'static str,
+        args: Vec<Expr>,
+    },
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// Text pieces (all already `Text`) joined.
+    Concat(Vec<Expr>),
+    List(Vec<Expr>),
+    Map(Vec<(Expr, Expr)>),
+    /// A new object: one expression per field in declaration order; `order` is the
+    /// order in which they are evaluated (the order written, then the defaults).
+    New {
+        class: ClassId,
+        fields: Vec<Expr>,
+        order: Vec<usize>,
+    },
+    Field(Box<Expr>, u16),
+    ListIndex(Box<Expr>, Box<Expr>),
+    MapIndex(Box<Expr>, Box<Expr>),
+    Try {
+        body: Box<Expr>,
+        err: LocalId,
+        handler: Box<Expr>,
+    },
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, ty: Ty, span: Span) -> Expr {
+        Expr { kind, ty, span }
+    }
+}

@@ -1,8 +1,329 @@
-//! `wo-stdlib`: the native functions of the builtin catalogue. (Being written.)
+//! `wo-stdlib`: the native functions of the builtin catalogue
+//! (`wo_bytecode::builtins::BUILTINS`). The VM links an image's builtins by name through
+//! [`lookup`]; every catalogue entry has exactly one implementation here and a test
+//! keeps the two lists equal. Arguments arrive with the types the checker proved, but a
+//! native never panics on a value of the wrong shape: it returns an `internal:` FAIL
+//! trap instead, so a hostile image gets an error, not a crash.
+//!
+//! The functions are grouped by what they work on: `core` (printing, parsing, numbers,
+//! assertions), `text`, `list` (including the aggregates), `map`, and `modules`
+//! (`time`, `math`, `env`, `fs`, `random`). This file holds the argument helpers and
+//! the equality and ordering rules they share.
 
-use wo_vm::NativeFn;
+use std::cell::{Ref, RefCell, RefMut};
+use std::rc::Rc;
+
+use wo_vm::{Key, MapData, NativeFn, Stop, Trap, TrapKind, Value};
+
+mod core;
+mod list;
+mod map;
+mod modules;
+mod text;
+
+/// A catalogue name and its implementation.
+type Native = (&'static str, NativeFn);
+
+/// Every module's table, searched in order by [`lookup`].
+const TABLES: &[&[Native]] = &[
+    core::NATIVES,
+    text::NATIVES,
+    list::NATIVES,
+    map::NATIVES,
+    modules::NATIVES,
+];
 
 /// The implementation of the catalogue entry `name`, if any.
-pub fn lookup(_name: &str) -> Option<NativeFn> {
-    None
+pub fn lookup(name: &str) -> Option<NativeFn> {
+    TABLES
+        .iter()
+        .flat_map(|t| t.iter())
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
+}
+
+/// A trap of `kind` with `message`, as a native returns it.
+fn trap(kind: TrapKind, message: impl Into<String>) -> Stop {
+    Stop::Trap(Trap::new(kind, message))
+}
+
+/// A FAIL trap for a value the checker should have ruled out (a broken image or VM).
+fn internal(message: impl std::fmt::Display) -> Stop {
+    trap(TrapKind::Fail, format!("internal: {message}"))
+}
+
+/// What kind of value `v` is, for `internal:` messages.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Nil => "nil",
+        Value::Bool(_) => "a Bool",
+        Value::Int(_) => "an Int",
+        Value::Float(_) => "a Float",
+        Value::Text(_) => "a Text",
+        Value::List(_) => "a list",
+        Value::Map(_) => "a map",
+        Value::Obj(_) => "an object",
+        Value::Error(_) => "an Error",
+    }
+}
+
+fn expected(what: &str, v: &Value) -> Stop {
+    internal(format_args!("expected {what}, got {}", kind_of(v)))
+}
+
+/// The arguments as an array of the catalogue's arity.
+fn args<'a, const N: usize>(name: &str, args: &'a [Value]) -> Result<&'a [Value; N], Stop> {
+    <&[Value; N]>::try_from(args).map_err(|_| {
+        let noun = if N == 1 { "argument" } else { "arguments" };
+        internal(format_args!(
+            "`{name}` takes {N} {noun}, got {}",
+            args.len()
+        ))
+    })
+}
+
+fn int(v: &Value) -> Result<i64, Stop> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        _ => Err(expected("an Int", v)),
+    }
+}
+
+fn float(v: &Value) -> Result<f64, Stop> {
+    match v {
+        Value::Float(f) => Ok(*f),
+        _ => Err(expected("a Float", v)),
+    }
+}
+
+fn boolean(v: &Value) -> Result<bool, Stop> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        _ => Err(expected("a Bool", v)),
+    }
+}
+
+fn text(v: &Value) -> Result<&Rc<str>, Stop> {
+    match v {
+        Value::Text(t) => Ok(t),
+        _ => Err(expected("a Text", v)),
+    }
+}
+
+/// The list behind `v`, borrowed for reading.
+fn list_ref(v: &Value) -> Result<Ref<'_, Vec<Value>>, Stop> {
+    match v {
+        Value::List(l) => l
+            .try_borrow()
+            .map_err(|_| internal("the list is being changed")),
+        _ => Err(expected("a list", v)),
+    }
+}
+
+/// The list behind `v`, borrowed for writing.
+fn list_mut(v: &Value) -> Result<RefMut<'_, Vec<Value>>, Stop> {
+    match v {
+        Value::List(l) => l
+            .try_borrow_mut()
+            .map_err(|_| internal("the list is already borrowed")),
+        _ => Err(expected("a list", v)),
+    }
+}
+
+/// The map behind `v`, borrowed for reading.
+fn map_ref(v: &Value) -> Result<Ref<'_, MapData>, Stop> {
+    match v {
+        Value::Map(m) => m
+            .try_borrow()
+            .map_err(|_| internal("the map is being changed")),
+        _ => Err(expected("a map", v)),
+    }
+}
+
+/// The map behind `v`, borrowed for writing.
+fn map_mut(v: &Value) -> Result<RefMut<'_, MapData>, Stop> {
+    match v {
+        Value::Map(m) => m
+            .try_borrow_mut()
+            .map_err(|_| internal("the map is already borrowed")),
+        _ => Err(expected("a map", v)),
+    }
+}
+
+/// A new Text value.
+fn new_text(s: impl Into<Rc<str>>) -> Value {
+    Value::Text(s.into())
+}
+
+/// A new list value.
+fn new_list(items: Vec<Value>) -> Value {
+    Value::List(Rc::new(RefCell::new(items)))
+}
+
+/// `v` as a map key (`Int`, `Bool` or `Text`).
+fn key(v: &Value) -> Result<Key, Stop> {
+    match v {
+        Value::Int(i) => Ok(Key::Int(*i)),
+        Value::Bool(b) => Ok(Key::Bool(*b)),
+        Value::Text(t) => Ok(Key::Text(t.clone())),
+        _ => Err(expected("a map key (Int, Bool or Text)", v)),
+    }
+}
+
+/// A map key as a value again.
+fn key_value(k: &Key) -> Value {
+    match k {
+        Key::Int(i) => Value::Int(*i),
+        Key::Bool(b) => Value::Bool(*b),
+        Key::Text(t) => Value::Text(t.clone()),
+    }
+}
+
+/// The language's `==` (LANGUAGE.md §3): Int, Float, Bool and Text by content (Float
+/// by IEEE, so `NaN != NaN` and `-0.0 == 0.0`), nil equals only nil, lists, maps,
+/// objects and errors by identity.
+fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Nil, Value::Nil) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Text(x), Value::Text(y)) => x == y,
+        (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
+        (Value::Map(x), Value::Map(y)) => Rc::ptr_eq(x, y),
+        (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
+        (Value::Error(x), Value::Error(y)) => Rc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// The order of `sort`, `min` and `max` on Floats apart from NaN: IEEE 754's
+/// totalOrder, so `-0.0` comes before `0.0`; every NaN comes after every number.
+fn float_order(a: f64, b: f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        (false, false) => a.total_cmp(&b),
+    }
+}
+
+#[cfg(test)]
+mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+    use wo_bytecode::builtins::BUILTINS;
+
+    #[test]
+    fn every_catalogue_entry_has_an_implementation() {
+        let missing: Vec<&str> = BUILTINS
+            .iter()
+            .map(|b| b.name)
+            .filter(|n| lookup(n).is_none())
+            .collect();
+        assert!(missing.is_empty(), "no implementation for {missing:?}");
+    }
+
+    #[test]
+    fn every_implementation_is_in_the_catalogue_once() {
+        let names: Vec<&str> = TABLES.iter().flat_map(|t| t.iter()).map(|n| n.0).collect();
+        for name in &names {
+            assert!(
+                wo_bytecode::builtins::lookup(name).is_some(),
+                "`{name}` is implemented but not in the catalogue"
+            );
+            let n = names.iter().filter(|m| *m == name).count();
+            assert_eq!(n, 1, "`{name}` is implemented {n} times");
+        }
+        assert_eq!(names.len(), BUILTINS.len());
+    }
+
+    #[test]
+    fn unknown_names_are_not_found() {
+        assert!(lookup("no_such_builtin").is_none());
+        assert!(lookup("").is_none());
+    }
+
+    #[test]
+    fn a_wrong_number_of_arguments_is_an_internal_trap() {
+        for b in BUILTINS {
+            let mut h = host();
+            let f = lookup(b.name).expect("checked by every_catalogue_entry_has_an_implementation");
+            let too_many = vec![Value::Int(0); usize::from(b.arity) + 1];
+            let res = f(&mut h.host, &too_many);
+            assert_trap(res, TrapKind::Fail, "internal: ");
+        }
+    }
+
+    /// Every native, called with every combination of a set of sample values of the
+    /// right count, returns a value or a stop and never panics.
+    #[test]
+    fn mismatched_values_never_panic() {
+        // These would sleep or write files; they are tested on their own.
+        let skip = ["time.sleep", "fs.write_text"];
+        let samples = || {
+            vec![
+                Value::Nil,
+                Value::Bool(true),
+                Value::Int(0),
+                Value::Int(-1),
+                Value::Int(i64::MAX),
+                Value::Int(i64::MIN),
+                Value::Float(f64::NAN),
+                Value::Float(-0.0),
+                t(""),
+                t("a,b"),
+                ints(&[3, 1, 2]),
+                list(vec![]),
+                list(vec![t("x"), Value::Float(1.0)]),
+                map_of(vec![(t("k"), Value::Int(1))]),
+            ]
+        };
+        for b in BUILTINS.iter().filter(|b| !skip.contains(&b.name)) {
+            let f = lookup(b.name).expect("checked by every_catalogue_entry_has_an_implementation");
+            let n = samples().len();
+            let arity = u32::from(b.arity);
+            for combo in 0..n.pow(arity) {
+                let mut h = host();
+                let vals = samples();
+                let mut rest = combo;
+                let mut argv = Vec::new();
+                for _ in 0..arity {
+                    argv.push(vals[rest % n].clone());
+                    rest /= n;
+                }
+                let _ = f(&mut h.host, &argv);
+            }
+        }
+    }
+
+    #[test]
+    fn equality_follows_the_language() {
+        let xs = ints(&[1]);
+        assert!(values_equal(&Value::Nil, &Value::Nil));
+        assert!(!values_equal(&Value::Nil, &Value::Int(0)));
+        assert!(values_equal(&Value::Float(-0.0), &Value::Float(0.0)));
+        assert!(!values_equal(
+            &Value::Float(f64::NAN),
+            &Value::Float(f64::NAN)
+        ));
+        assert!(values_equal(&t("é"), &t("é")));
+        assert!(values_equal(&xs, &xs.clone()));
+        assert!(!values_equal(&xs, &ints(&[1])));
+        assert!(!values_equal(&Value::Int(1), &Value::Float(1.0)));
+    }
+
+    #[test]
+    fn float_order_puts_nan_last_and_negative_zero_first() {
+        use std::cmp::Ordering::*;
+        assert_eq!(float_order(f64::NAN, 1.0), Greater);
+        assert_eq!(float_order(-f64::NAN, f64::INFINITY), Greater);
+        assert_eq!(float_order(1.0, f64::NAN), Less);
+        assert_eq!(float_order(f64::NAN, -f64::NAN), Equal);
+        assert_eq!(float_order(-0.0, 0.0), Less);
+        assert_eq!(float_order(-1.0, 2.0), Less);
+    }
 }

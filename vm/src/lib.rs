@@ -1,9 +1,16 @@
 //! `wo-vm`: loads verified images, links their builtins and runs them. Values, traps,
 //! the stackless interpreter and (later) fibers and the database builtins.
 
+pub mod display;
+pub mod interp;
 pub mod value;
 
+pub use display::{to_text, write_value};
+pub use interp::{Fiber, Status, Vm};
 pub use value::{ErrorValue, Host, Key, MapData, NativeFn, Object, Stop, Trap, TrapKind, Value};
+
+use std::io::Write as _;
+use std::rc::Rc;
 
 use wo_bytecode::Image;
 
@@ -23,6 +30,9 @@ pub enum RunResult {
     Exit(i32),
     /// An uncaught trap: the trap and the call stack where it was raised, innermost first.
     Trap { trap: Trap, stack: Vec<StackFrame> },
+    /// The image broke an invariant the interpreter relies on (for example an Int
+    /// instruction found a Text in its register); the text starts `internal error:`.
+    Fault(String),
 }
 
 /// Why an image could not be linked against this VM's builtins.
@@ -37,15 +47,66 @@ pub enum LinkError {
         expected: u16,
         found: u16,
     },
+    /// An operand out of range, a bad entry point, a function that can run past its end.
+    #[error("invalid image: {0}")]
+    Invalid(String),
 }
 
 /// Links `image`'s builtins through `natives` and runs `init` then `main` with `args`.
-/// Output goes to `host.out` / `host.err`, flushed before this returns.
+/// Output goes to `host.out` / `host.err`, flushed before this returns (on every path).
 pub fn run(
-    _image: &Image,
-    _natives: &dyn Fn(&str) -> Option<NativeFn>,
-    _args: Vec<String>,
-    _host: Host,
+    image: &Image,
+    natives: &dyn Fn(&str) -> Option<NativeFn>,
+    args: Vec<String>,
+    host: Host,
 ) -> Result<RunResult, LinkError> {
-    Ok(RunResult::Exit(0))
+    // Linking checks the image before anything runs, so nothing has been written when
+    // it fails (the host is dropped, which flushes buffered writers).
+    let mut vm = Vm::new(image, natives, host)?;
+    let res = run_vm(&mut vm, image, args);
+    let _ = vm.host.out.flush();
+    let _ = vm.host.err.flush();
+    Ok(res)
+}
+
+fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
+    if let Some(init) = image.init {
+        match run_fiber(vm, init.0, Vec::new()) {
+            Ok(_) => {}
+            Err(end) => return end,
+        }
+    }
+    let entry_arity = image
+        .functions
+        .get(image.entry.index())
+        .map_or(0, |f| f.arity);
+    let entry_args = if entry_arity == 1 {
+        let list: Vec<Value> = args.into_iter().map(|a| Value::Text(Rc::from(a))).collect();
+        vec![Value::List(Rc::new(std::cell::RefCell::new(list)))]
+    } else {
+        Vec::new()
+    };
+    match run_fiber(vm, image.entry.0, entry_args) {
+        Ok(Value::Int(v)) => RunResult::Exit((v & 0xff) as i32),
+        Ok(Value::Nil) => RunResult::Exit(0),
+        Ok(other) => RunResult::Fault(format!(
+            "internal error: `main` returned {}",
+            interp::type_name(&other)
+        )),
+        Err(end) => end,
+    }
+}
+
+/// Runs one function on a fresh fiber to its end: its value, or how the program ends.
+fn run_fiber(vm: &mut Vm<'_>, func: u32, args: Vec<Value>) -> Result<Value, RunResult> {
+    let mut fiber = vm.fiber(func, args).map_err(RunResult::Fault)?;
+    match vm.run_to_end(&mut fiber) {
+        Status::Done(v) => Ok(v),
+        Status::Exit(code) => Err(RunResult::Exit(code)),
+        Status::Trap { trap, stack } => Err(RunResult::Trap { trap, stack }),
+        Status::Fault(msg) => Err(RunResult::Fault(msg)),
+        Status::Yield => Err(RunResult::Fault(
+            "internal error: fiber yielded at the end".into(),
+        )),
+    }
 }

@@ -27,6 +27,35 @@ pub struct Object {
     pub fields: RefCell<Vec<Value>>,
 }
 
+/// Dropping an object releases what it alone holds with a work list instead of
+/// recursion, so a long chain (`Node { next: Node { next: … } }`, a list of lists held
+/// by an object) cannot overflow the Rust stack when it is freed.
+impl Drop for Object {
+    fn drop(&mut self) {
+        let mut work = std::mem::take(self.fields.get_mut());
+        while let Some(v) = work.pop() {
+            match v {
+                Value::Obj(rc) => {
+                    if let Ok(mut obj) = Rc::try_unwrap(rc) {
+                        work.append(obj.fields.get_mut());
+                    }
+                }
+                Value::List(rc) => {
+                    if let Ok(cell) = Rc::try_unwrap(rc) {
+                        work.extend(cell.into_inner());
+                    }
+                }
+                Value::Map(rc) => {
+                    if let Ok(cell) = Rc::try_unwrap(rc) {
+                        work.extend(cell.into_inner().into_values());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// A caught trap, as the `Error` type exposes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorValue {

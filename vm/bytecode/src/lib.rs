@@ -3,10 +3,16 @@
 //! passes before anything runs, the disassembler and the builtin catalogue.
 
 pub mod builtins;
+pub mod disasm;
+pub mod format;
 pub mod image;
 pub mod op;
 pub mod types;
+pub mod verify;
 
+pub use disasm::disasm;
+pub use format::{read_image, write_image, ImageError, FORMAT_VERSION, MAGIC};
 pub use image::{BuiltinRef, Class, Const, Function, Image, SrcPos};
 pub use op::{Op, OPCODES};
 pub use types::*;
+pub use verify::{verify, IndexKind, VerifyError};

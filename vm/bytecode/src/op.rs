@@ -172,6 +172,13 @@ macro_rules! opcodes {
             $( ($code, $mn, concat!($($doc),*)), )*
         ];
 
+        /// Every opcode's operand layout: (byte, [(operand name, operand type)]), in
+        /// encoding order. The image-format documentation and its version fingerprint
+        /// are generated from this table.
+        pub const OPCODE_OPERANDS: &[(u8, &[(&str, &str)])] = &[
+            $( ($code, &[ $( (stringify!($field), stringify!($ty)) ),* ]), )*
+        ];
+
         impl Op {
             /// The mnemonic `wo disasm` prints.
             pub fn mnemonic(&self) -> &'static str {
@@ -338,4 +345,12 @@ opcodes! {
     GetField = 0x61, "GET_FIELD" { a: Reg, b: Reg, f: FieldIdx }
     /// `R[a].f = R[b]` on an object.
     SetField = 0x62, "SET_FIELD" { a: Reg, f: FieldIdx, b: Reg }
+}
+
+impl Op {
+    /// Whether control never falls through to the next instruction (`RET`, `RET_NIL`,
+    /// `JUMP`). The verifier requires every function to end with one.
+    pub fn is_terminator(&self) -> bool {
+        matches!(self, Op::Ret { .. } | Op::RetNil {} | Op::Jump { .. })
+    }
 }

@@ -1,0 +1,396 @@
+//! Typing of the built-in functions (LANGUAGE.md §11). Each call is checked here and
+//! resolved to one entry of the builtin catalogue (`wo_bytecode::builtins`), picking the
+//! typed variant (`len_text`, `len_list`, `len_map` …) so the VM never dispatches on a
+//! static type; `int`, `float` and `unwrap` become instructions.
+
+use super::{assignable, Checker};
+use crate::ast;
+use crate::diag::{Diagnostic, Span};
+use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
+
+/// Core functions callable without `use`.
+const CORE: &[&str] = &[
+    "print", "print_err", "len", "text", "int", "float", "parse_int", "parse_float", "abs",
+    "min", "max", "unwrap", "fail", "assert", "exit", "substr", "index_of", "contains",
+    "starts_with", "ends_with", "split", "join", "trim", "to_upper", "to_lower", "replace",
+    "repeat", "push", "pop", "remove_at", "insert_at", "slice", "sort", "reverse", "has",
+    "get", "set", "remove", "keys", "values", "count", "exists", "sum", "avg", "first",
+    "yield",
+];
+
+pub(crate) fn is_builtin(name: &str) -> bool {
+    CORE.contains(&name)
+}
+
+fn list_of(t: Ty) -> Ty {
+    Ty::List(Box::new(t))
+}
+
+/// The expected type of argument `i` given the arguments checked before it, so that
+/// `push(xs, [])` or `set(m, k, {})` can type their literals.
+fn expected(name: &str, i: usize, prev: &[Expr]) -> Option<Ty> {
+    let first = prev.first().map(|e| e.ty.strip().clone());
+    match (name, i, first) {
+        ("push" | "contains", 1, Some(Ty::List(t))) => Some(*t),
+        ("insert_at", 2, Some(Ty::List(t))) => Some(*t),
+        ("has" | "get" | "remove" | "set", 1, Some(Ty::Map(k, _))) => Some(*k),
+        ("set", 2, Some(Ty::Map(_, v))) => Some(*v),
+        ("substr" | "remove_at" | "insert_at" | "slice" | "repeat", 1.., _) => Some(Ty::Int),
+        (_, _, _) => None,
+    }
+}
+
+fn builtin(name: &'static str, args: Vec<Expr>, ty: Ty, span: Span) -> Expr {
+    Expr::new(E::Builtin { name, args }, ty, span)
+}
+
+pub(crate) fn call(
+    c: &mut Checker<'_>,
+    name: &str,
+    name_span: Span,
+    args: &[ast::Expr],
+    span: Span,
+    _expect: Option<&Ty>,
+) -> Expr {
+    if !is_builtin(name) {
+        let mut d = Diagnostic::error("name", name_span, format!("unknown function `{name}`"));
+        if let Some(m) = module_of(name) {
+            d = d.with_note(format!("did you mean `{m}.{name}(…)` (with `use {m}`)?"));
+        }
+        c.diags.push(d);
+        for a in args {
+            c.expr(a, None);
+        }
+        return c.unknown(span);
+    }
+    let mut checked: Vec<Expr> = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let want = expected(name, i, &checked);
+        let v = c.expr(a, want.as_ref());
+        if v.ty == Ty::Void {
+            c.err("type", a.span, "this expression has no value");
+        }
+        checked.push(v);
+    }
+    if checked.iter().any(|e| e.ty == Ty::Unknown) {
+        return c.unknown(span);
+    }
+    match resolve(c, name, checked, span) {
+        Ok(e) => e,
+        Err(msg) => {
+            c.err("type", span, msg);
+            c.unknown(span)
+        }
+    }
+}
+
+fn module_of(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "ticks" | "now" | "sleep" => "time",
+        "sqrt" | "floor" | "ceil" | "round" | "pow" => "math",
+        "read_text" | "write_text" => "fs",
+        "seed" => "random",
+        _ => return None,
+    })
+}
+
+/// Describes the argument types for an error message.
+fn sig(c: &Checker<'_>, args: &[Expr]) -> String {
+    args.iter()
+        .map(|a| c.tyname(&a.ty))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Result<Expr, String> {
+    use Ty::*;
+    let n = a.len();
+    let tys: Vec<Ty> = a.iter().map(|e| e.ty.clone()).collect();
+    let arity = |want: usize| -> Result<(), String> {
+        if n == want {
+            Ok(())
+        } else {
+            let s = if want == 1 { "" } else { "s" };
+            Err(format!("`{name}` takes {want} argument{s}, found {n}"))
+        }
+    };
+    let bad = |c: &Checker<'_>, a: &[Expr]| -> String {
+        format!("`{name}` cannot take ({})", sig(c, a))
+    };
+    let elem = |t: &Ty| -> Option<Ty> {
+        match t {
+            List(e) => Some((**e).clone()),
+            _ => None,
+        }
+    };
+    let r = |bname: &'static str, a: Vec<Expr>, ty: Ty| Ok(builtin(bname, a, ty, span));
+    match name {
+        "print" | "print_err" | "text" => {
+            arity(1)?;
+            let (b, ty) = match name {
+                "print" => ("print", Void),
+                "print_err" => ("print_err", Void),
+                _ => ("text", Text),
+            };
+            r(b, a, ty)
+        }
+        "len" => {
+            arity(1)?;
+            match &tys[0] {
+                Text => r("len_text", a, Int),
+                List(_) => r("len_list", a, Int),
+                Map(..) => r("len_map", a, Int),
+                _ => Err(format!("`len` takes Text, a list or a map, found {}", c.tyname(&tys[0]))),
+            }
+        }
+        "int" | "float" => {
+            arity(1)?;
+            let (from, op, to) = if name == "int" {
+                (Float, UnOp::FloatToInt, Int)
+            } else {
+                (Int, UnOp::IntToFloat, Float)
+            };
+            if tys[0] != from {
+                return Err(format!("`{name}` takes {}, found {}", c.tyname(&from), c.tyname(&tys[0])));
+            }
+            let arg = a.pop().ok_or("missing argument")?;
+            Ok(Expr::new(E::Unary(op, Box::new(arg)), to, span))
+        }
+        "unwrap" => {
+            arity(1)?;
+            let arg = a.pop().ok_or("missing argument")?;
+            let ty = match &arg.ty {
+                Nil => return Err("`unwrap(nil)` always traps".into()),
+                t => t.strip().clone(),
+            };
+            Ok(Expr::new(E::Unary(UnOp::Unwrap, Box::new(arg)), ty, span))
+        }
+        "parse_int" | "parse_float" => {
+            arity(1)?;
+            if tys[0] != Text {
+                return Err(bad(c, &a));
+            }
+            if name == "parse_int" {
+                r("parse_int", a, Ty::nullable(Int))
+            } else {
+                r("parse_float", a, Ty::nullable(Float))
+            }
+        }
+        "abs" => {
+            arity(1)?;
+            match tys[0] {
+                Int => r("abs_int", a, Int),
+                Float => r("abs_float", a, Float),
+                _ => Err(bad(c, &a)),
+            }
+        }
+        "min" | "max" => {
+            let is_min = name == "min";
+            match n {
+                1 => match elem(&tys[0]) {
+                    Some(t @ (Int | Float | Text)) => {
+                        r(if is_min { "min_list" } else { "max_list" }, a, Ty::nullable(t))
+                    }
+                    _ => Err(format!(
+                        "`{name}` of one argument takes a list of Int, Float or Text, found {}",
+                        c.tyname(&tys[0])
+                    )),
+                },
+                2 => match (&tys[0], &tys[1]) {
+                    (Int, Int) => r(if is_min { "min_int" } else { "max_int" }, a, Int),
+                    (Float, Float) => r(if is_min { "min_float" } else { "max_float" }, a, Float),
+                    (Text, Text) => r(if is_min { "min_text" } else { "max_text" }, a, Text),
+                    _ => Err(format!("`{name}` takes two values of the same type (Int, Float or Text), found ({})", sig(c, &a))),
+                },
+                _ => Err(format!("`{name}` takes 1 or 2 arguments, found {n}")),
+            }
+        }
+        "fail" => {
+            arity(1)?;
+            if tys[0] != Text {
+                return Err(bad(c, &a));
+            }
+            r("fail", a, Void)
+        }
+        "assert" => match n {
+            1 if tys[0] == Bool => r("assert", a, Void),
+            2 if tys[0] == Bool && tys[1] == Text => r("assert_msg", a, Void),
+            1 | 2 => Err(format!("`assert` takes (Bool) or (Bool, Text), found ({})", sig(c, &a))),
+            _ => Err(format!("`assert` takes 1 or 2 arguments, found {n}")),
+        },
+        "exit" => {
+            arity(1)?;
+            if tys[0] != Int {
+                return Err(bad(c, &a));
+            }
+            r("exit", a, Void)
+        }
+        "substr" => {
+            arity(3)?;
+            if tys != [Text, Int, Int] {
+                return Err(format!("`substr` takes (Text, Int, Int), found ({})", sig(c, &a)));
+            }
+            r("substr", a, Text)
+        }
+        "index_of" | "starts_with" | "ends_with" => {
+            arity(2)?;
+            if tys != [Text, Text] {
+                return Err(format!("`{name}` takes (Text, Text), found ({})", sig(c, &a)));
+            }
+            match name {
+                "index_of" => r("index_of", a, Int),
+                "starts_with" => r("starts_with", a, Bool),
+                _ => r("ends_with", a, Bool),
+            }
+        }
+        "contains" => {
+            arity(2)?;
+            match &tys[0] {
+                Text if tys[1] == Text => r("contains_text", a, Bool),
+                List(e) if assignable(&tys[1], e) => r("contains_list", a, Bool),
+                _ => Err(format!("`contains` takes (Text, Text) or (multi T, T), found ({})", sig(c, &a))),
+            }
+        }
+        "split" => {
+            arity(2)?;
+            if tys != [Text, Text] {
+                return Err(format!("`split` takes (Text, Text), found ({})", sig(c, &a)));
+            }
+            r("split", a, list_of(Text))
+        }
+        "join" => {
+            arity(2)?;
+            if tys[0] != list_of(Text) || tys[1] != Text {
+                return Err(format!("`join` takes (multi Text, Text), found ({})", sig(c, &a)));
+            }
+            r("join", a, Text)
+        }
+        "trim" | "to_upper" | "to_lower" => {
+            arity(1)?;
+            if tys[0] != Text {
+                return Err(bad(c, &a));
+            }
+            let b = match name {
+                "trim" => "trim",
+                "to_upper" => "to_upper",
+                _ => "to_lower",
+            };
+            r(b, a, Text)
+        }
+        "replace" => {
+            arity(3)?;
+            if tys != [Text, Text, Text] {
+                return Err(format!("`replace` takes (Text, Text, Text), found ({})", sig(c, &a)));
+            }
+            r("replace", a, Text)
+        }
+        "repeat" => {
+            arity(2)?;
+            if tys != [Text, Int] {
+                return Err(format!("`repeat` takes (Text, Int), found ({})", sig(c, &a)));
+            }
+            r("repeat", a, Text)
+        }
+        "push" | "pop" | "remove_at" | "insert_at" | "slice" | "sort" | "reverse" | "count"
+        | "exists" | "first" | "sum" | "avg" => {
+            let want = match name {
+                "push" | "remove_at" => 2,
+                "insert_at" | "slice" => 3,
+                _ => 1,
+            };
+            arity(want)?;
+            let Some(e) = elem(&tys[0]) else {
+                return Err(format!("`{name}` takes a list first, found {}", c.tyname(&tys[0])));
+            };
+            let int_args_ok = |from: usize, to: usize| tys[from..to].iter().all(|t| *t == Int);
+            match name {
+                "push" if assignable(&tys[1], &e) => r("push", a, Void),
+                "pop" => r("pop", a, Ty::nullable(e)),
+                "remove_at" if int_args_ok(1, 2) => r("remove_at", a, e),
+                "insert_at" if int_args_ok(1, 2) && assignable(&tys[2], &e) => r("insert_at", a, Void),
+                "slice" if int_args_ok(1, 3) => r("slice", a, tys[0].clone()),
+                "sort" if matches!(e, Int | Float | Text) => r("sort", a, Void),
+                "sort" => Err(format!("`sort` sorts lists of Int, Float or Text, found {}", c.tyname(&tys[0]))),
+                "reverse" => r("reverse", a, Void),
+                "count" => r("count", a, Int),
+                "exists" => r("exists", a, Bool),
+                "first" => r("first", a, Ty::nullable(e)),
+                "sum" if e == Int => r("sum_int", a, Int),
+                "sum" if e == Float => r("sum_float", a, Float),
+                "avg" if e == Int => r("avg_int", a, Ty::nullable(Float)),
+                "avg" if e == Float => r("avg_float", a, Ty::nullable(Float)),
+                "sum" | "avg" => Err(format!("`{name}` takes a list of Int or Float, found {}", c.tyname(&tys[0]))),
+                _ => Err(bad(c, &a)),
+            }
+        }
+        "has" | "get" | "set" | "remove" | "keys" | "values" => {
+            let want = match name {
+                "set" => 3,
+                "keys" | "values" => 1,
+                _ => 2,
+            };
+            arity(want)?;
+            let (k, v) = match &tys[0] {
+                Map(k, v) => ((**k).clone(), (**v).clone()),
+                _ => return Err(format!("`{name}` takes a map first, found {}", c.tyname(&tys[0]))),
+            };
+            if want >= 2 && !assignable(&tys[1], &k) {
+                return Err(format!("`{name}` needs a key of type {}, found {}", c.tyname(&k), c.tyname(&tys[1])));
+            }
+            match name {
+                "has" => r("has", a, Bool),
+                "get" => r("get", a, v),
+                "set" if assignable(&tys[2], &v) => r("set", a, Void),
+                "set" => Err(format!("`set` needs a value of type {}, found {}", c.tyname(&v), c.tyname(&tys[2]))),
+                "remove" => r("remove", a, Void),
+                "keys" => r("keys", a, list_of(k)),
+                _ => r("values", a, list_of(v)),
+            }
+        }
+        "yield" => {
+            arity(0)?;
+            r("yield", a, Void)
+        }
+        _ => Err(format!("unknown function `{name}`")),
+    }
+}
+
+/// `time.ticks()`, `math.sqrt(x)` …: fixed signatures.
+pub(crate) fn module_call(
+    c: &mut Checker<'_>,
+    module: &str,
+    method: &ast::Ident,
+    args: &[ast::Expr],
+    span: Span,
+    _expect: Option<&Ty>,
+) -> Expr {
+    use Ty::*;
+    let f = Float;
+    let sig: Option<(&'static str, Vec<Ty>, Ty)> = match (module, method.name.as_str()) {
+        ("time", "ticks") => Some(("time.ticks", vec![], Int)),
+        ("time", "now") => Some(("time.now", vec![], Int)),
+        ("time", "sleep") => Some(("time.sleep", vec![Int], Void)),
+        ("math", "sqrt") => Some(("math.sqrt", vec![f.clone()], f.clone())),
+        ("math", "floor") => Some(("math.floor", vec![f.clone()], f.clone())),
+        ("math", "ceil") => Some(("math.ceil", vec![f.clone()], f.clone())),
+        ("math", "round") => Some(("math.round", vec![f.clone()], f.clone())),
+        ("math", "pow") => Some(("math.pow", vec![f.clone(), f.clone()], f.clone())),
+        ("env", "get") => Some(("env.get", vec![Text], Ty::nullable(Text))),
+        ("fs", "read_text") => Some(("fs.read_text", vec![Text], Text)),
+        ("fs", "write_text") => Some(("fs.write_text", vec![Text, Text], Void)),
+        ("fs", "exists") => Some(("fs.exists", vec![Text], Bool)),
+        ("random", "seed") => Some(("random.seed", vec![Int], Void)),
+        ("random", "int") => Some(("random.int", vec![Int, Int], Int)),
+        ("random", "float") => Some(("random.float", vec![], f)),
+        _ => None,
+    };
+    let Some((bname, params, ret)) = sig else {
+        c.err("name", method.span, format!("module `{module}` has no function `{}`", method.name));
+        for a in args {
+            c.expr(a, None);
+        }
+        return c.unknown(span);
+    };
+    let a = c.call_args(bname, &params, args, span);
+    builtin(bname, a, ret, span)
+}

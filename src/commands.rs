@@ -1,0 +1,122 @@
+//! The subcommands of §12 that exist so far: `run`, `build`, `check`, `disasm`. Each
+//! takes parsed arguments and returns `Ok` or a [`Failure`]; printing what went wrong
+//! beyond the one `wo: …` line (diagnostics, trap reports) happens here.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use wo_vm::{Host, RunResult, StackFrame, Trap, TrapKind};
+
+use crate::exit::{program_status, Failure};
+use crate::program;
+use crate::render::Tally;
+
+/// `wo run PATH [--data DIR] [-- ARGS…]`.
+///
+/// `data` is the `--data` option; `WO_DATA` is consulted when it is absent. The durable
+/// database is not built yet, so the directory is accepted (and must not be empty) but
+/// not opened: every table lives in memory for now.
+pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), Failure> {
+    let _data_dir = data.or_else(|| {
+        std::env::var_os("WO_DATA")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let program = program::load(path)?;
+    let host = Host {
+        out: Box::new(BufWriter::with_capacity(64 * 1024, std::io::stdout())),
+        err: Box::new(std::io::stderr()),
+        classes: program.image.classes.clone().into(),
+        rng: clock_seed(),
+        started: Instant::now(),
+    };
+    let natives = |name: &str| wo_stdlib::lookup(name);
+    match wo_vm::run(&program.image, &natives, args, host) {
+        Err(link) => Err(Failure::invalid_image(path, link)),
+        Ok(RunResult::Exit(code)) => match program_status(i64::from(code)) {
+            0 => Ok(()),
+            status => Err(Failure::Program(status)),
+        },
+        Ok(RunResult::Trap { trap, stack }) => {
+            report_trap(&trap, &stack);
+            Err(Failure::Trap {
+                io: trap.kind == TrapKind::Io,
+            })
+        }
+    }
+}
+
+/// Prints an uncaught trap on stderr: `trap DIV0: division by zero`, then one
+/// `  at function (file:line:col)` line per frame, innermost first.
+fn report_trap(trap: &Trap, stack: &[StackFrame]) {
+    let mut text = format!("trap {}: {}\n", trap.kind.name(), trap.message);
+    for frame in stack {
+        text.push_str(&format!(
+            "  at {} ({}:{}:{})\n",
+            frame.function, frame.file, frame.line, frame.col
+        ));
+    }
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// A non-zero seed for `random.*` from the wall clock (`random.seed(n)` replaces it).
+fn clock_seed() -> u64 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    // Fold the 128-bit count so both halves matter; xorshift needs a non-zero state.
+    let folded = (nanos as u64) ^ ((nanos >> 64) as u64) ^ u64::from(std::process::id());
+    folded.max(1)
+}
+
+/// `wo build PATH -o OUT.wob`: compiles (or re-reads) PATH and writes the image.
+pub fn build(path: &Path, out: &Path) -> Result<(), Failure> {
+    let program = program::load(path)?;
+    let bytes = wo_bytecode::format::write_image(&program.image);
+    std::fs::write(out, bytes).map_err(|source| Failure::Output {
+        path: out.to_path_buf(),
+        source,
+    })
+}
+
+/// `wo check PATH…`: every diagnostic of every program, one summary line. The status
+/// is the highest of the individual failures (a missing input outranks a compile error).
+pub fn check(paths: &[PathBuf]) -> Result<(), Failure> {
+    let mut tally = Tally::default();
+    let mut worst: Option<Failure> = None;
+    for path in paths {
+        if let Err(failure) = program::check(path, &mut tally) {
+            if !failure.reported() {
+                eprintln!("wo: {failure}");
+            }
+            let outranks = match &worst {
+                Some(w) => failure.status() > w.status(),
+                None => true,
+            };
+            if outranks {
+                worst = Some(failure);
+            }
+        }
+    }
+    if let Some(summary) = tally.summary() {
+        eprintln!("{summary}");
+    }
+    worst.map_or(Ok(()), Err)
+}
+
+/// `wo disasm PATH`: the bytecode of a source program (annotated with its source
+/// lines) or of an image.
+pub fn disasm(path: &Path) -> Result<(), Failure> {
+    let program = program::load(path)?;
+    let sources = program.sources.as_ref();
+    let line_of = |file: u32, line: u32| -> Option<String> {
+        let f = sources?.files.get(usize::try_from(file).ok()?)?;
+        (line >= 1).then(|| f.line_text(line).to_string())
+    };
+    let text = wo_bytecode::disasm::disasm(&program.image, &line_of);
+    // A closed pipe (`wo disasm x.wo | head`) is not an error worth reporting.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(())
+}

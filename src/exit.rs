@@ -1,0 +1,122 @@
+//! Every way a `wo` command can fail, and the one mapping from failure to process exit
+//! status (LANGUAGE.md §12, the BSD sysexits numbers). Commands return a [`Failure`];
+//! only `main` turns it into a status, so the table below is the whole policy.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// `EX_USAGE`: bad command line.
+pub const USAGE: u8 = 64;
+/// `EX_DATAERR`: compile error, invalid image, damaged data directory.
+pub const DATAERR: u8 = 65;
+/// `EX_NOINPUT`: an input file is missing or unreadable.
+pub const NOINPUT: u8 = 66;
+/// `EX_SOFTWARE`: an uncaught trap or an internal error.
+pub const SOFTWARE: u8 = 70;
+/// `EX_IOERR`: a durability failure, an uncaught `IO` trap, an output file not written.
+pub const IOERR: u8 = 74;
+
+/// Why a command did not succeed. The `Display` text is the one line printed after
+/// `wo: ` on stderr; variants whose details were already printed (diagnostics, trap
+/// reports) display nothing and are marked as such by [`Failure::reported`].
+#[derive(Debug)]
+pub enum Failure {
+    /// The command line was wrong (clap already printed why).
+    Usage,
+    /// Compilation failed; the diagnostics and the summary line are already printed.
+    Compile,
+    /// A `.wob` file is not a valid image, or does not link against this VM.
+    InvalidImage { path: PathBuf, reason: String },
+    /// A source file is not UTF-8 (a data error, like a compile error).
+    BadSource(String),
+    /// An input could not be found or read.
+    Input(String),
+    /// An output file could not be written.
+    Output {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// An uncaught trap, already reported with its stack; `io` for the `IO` kind.
+    Trap { io: bool },
+    /// The program ended with this status (`main`'s value or `exit(n)`), not 0.
+    Program(u8),
+}
+
+impl Failure {
+    pub fn invalid_image(path: &Path, reason: impl fmt::Display) -> Failure {
+        Failure::InvalidImage {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The process exit status for this failure: the single mapping of §12.
+    pub fn status(&self) -> u8 {
+        match self {
+            Failure::Usage => USAGE,
+            Failure::Compile | Failure::InvalidImage { .. } | Failure::BadSource(_) => DATAERR,
+            Failure::Input(_) => NOINPUT,
+            Failure::Output { .. } => IOERR,
+            Failure::Trap { io: true } => IOERR,
+            Failure::Trap { io: false } => SOFTWARE,
+            Failure::Program(code) => *code,
+        }
+    }
+
+    /// Whether everything the user needs to know was printed already.
+    pub fn reported(&self) -> bool {
+        matches!(
+            self,
+            Failure::Usage | Failure::Compile | Failure::Trap { .. } | Failure::Program(_)
+        )
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::InvalidImage { path, reason } => {
+                write!(f, "invalid image `{}`: {reason}", path.display())
+            }
+            Failure::BadSource(msg) | Failure::Input(msg) => f.write_str(msg),
+            Failure::Output { path, source } => {
+                write!(f, "cannot write `{}`: {source}", path.display())
+            }
+            Failure::Usage | Failure::Compile | Failure::Trap { .. } | Failure::Program(_) => {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The exit status of a program that ended normally: the low 8 bits of `main`'s value
+/// or of `exit(n)` (so 300 exits 44 and -1 exits 255).
+pub fn program_status(code: i64) -> u8 {
+    (code & 0xff) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn low_eight_bits() {
+        assert_eq!(program_status(0), 0);
+        assert_eq!(program_status(300), 44);
+        assert_eq!(program_status(-1), 255);
+        assert_eq!(program_status(256), 0);
+    }
+
+    #[test]
+    fn statuses_follow_sysexits() {
+        assert_eq!(Failure::Usage.status(), 64);
+        assert_eq!(Failure::Compile.status(), 65);
+        assert_eq!(
+            Failure::invalid_image(Path::new("x.wob"), "bad").status(),
+            65
+        );
+        assert_eq!(Failure::Input("missing".into()).status(), 66);
+        assert_eq!(Failure::Trap { io: false }.status(), 70);
+        assert_eq!(Failure::Trap { io: true }.status(), 74);
+    }
+}

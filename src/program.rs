@@ -1,0 +1,111 @@
+//! Turning a PATH from the command line into an image: a `.wo` file or a directory is
+//! compiled (diagnostics rendered on stderr), a bytecode image is read and verified.
+//! Images are recognised by their magic bytes `WOB\0`, whatever the file is called; a
+//! file named `*.wob` without them is an invalid image rather than a source file.
+
+use std::io::Write;
+use std::path::Path;
+
+use wo_bytecode::Image;
+use wo_compiler::{LoadError, SourceMap};
+
+use crate::exit::Failure;
+use crate::render::{render_all, Tally};
+
+/// The first bytes of every `.wob` image.
+pub const MAGIC: &[u8; 4] = b"WOB\0";
+
+/// A loaded program: its image, and its sources when it was compiled from source (for
+/// `wo disasm`, which then shows source lines).
+pub struct Program {
+    pub image: Image,
+    pub sources: Option<SourceMap>,
+}
+
+/// What PATH names.
+enum Input {
+    Source,
+    Image(Vec<u8>),
+}
+
+fn classify(path: &Path) -> Result<Input, Failure> {
+    let meta = std::fs::metadata(path).map_err(|e| input_error(path, &e))?;
+    if meta.is_dir() {
+        return Ok(Input::Source);
+    }
+    let bytes = std::fs::read(path).map_err(|e| input_error(path, &e))?;
+    if bytes.starts_with(MAGIC) {
+        Ok(Input::Image(bytes))
+    } else if path.extension().is_some_and(|e| e == "wob") {
+        Err(Failure::invalid_image(path, "missing the `WOB\\0` magic"))
+    } else {
+        Ok(Input::Source)
+    }
+}
+
+fn input_error(path: &Path, e: &std::io::Error) -> Failure {
+    Failure::Input(format!("cannot read `{}`: {e}", path.display()))
+}
+
+fn load_error(e: LoadError) -> Failure {
+    match e {
+        LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
+        _ => Failure::Input(e.to_string()),
+    }
+}
+
+/// Reads and verifies an image from bytes known to start with the magic.
+pub fn read_image(path: &Path, bytes: &[u8]) -> Result<Image, Failure> {
+    wo_bytecode::format::read_image(bytes).map_err(|e| Failure::invalid_image(path, e))
+}
+
+/// Compiles the sources under `path`. Diagnostics (all of them) and the summary line
+/// go to stderr; `tally` accumulates counts for callers that compile several programs.
+pub fn compile(path: &Path, tally: &mut Tally) -> Result<(Image, SourceMap), Failure> {
+    let sources = wo_compiler::load_sources(path).map_err(load_error)?;
+    match wo_compiler::compile(&sources) {
+        Ok(image) => Ok((image, sources)),
+        Err(diags) => {
+            tally.add(&diags);
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(render_all(&sources, &diags).as_bytes());
+            if tally.errors == 0 {
+                // The compiler refused the program without saying why: still a failure.
+                let _ = writeln!(err, "wo: compilation failed without a diagnostic");
+            }
+            Err(Failure::Compile)
+        }
+    }
+}
+
+/// Loads PATH as a program: compiles a source file or directory, or reads an image.
+/// On a compile error the diagnostics and summary line are already on stderr.
+pub fn load(path: &Path) -> Result<Program, Failure> {
+    match classify(path)? {
+        Input::Image(bytes) => Ok(Program {
+            image: read_image(path, &bytes)?,
+            sources: None,
+        }),
+        Input::Source => {
+            let mut tally = Tally::default();
+            let res = compile(path, &mut tally);
+            if let Some(summary) = tally.summary() {
+                eprintln!("{summary}");
+            }
+            let (image, sources) = res?;
+            Ok(Program {
+                image,
+                sources: Some(sources),
+            })
+        }
+    }
+}
+
+/// Checks PATH without running it: a source program is compiled, an image is read and
+/// verified. Used by `wo check`, which reports on several programs at once.
+pub fn check(path: &Path, tally: &mut Tally) -> Result<(), Failure> {
+    match classify(path)? {
+        Input::Image(bytes) => read_image(path, &bytes).map(drop),
+        Input::Source => compile(path, tally).map(drop),
+    }
+}

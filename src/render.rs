@@ -1,0 +1,202 @@
+//! Rendering compiler diagnostics for people. The compiler hands over data
+//! (`Diagnostic` with byte spans); this module alone decides what it looks like:
+//!
+//! ```text
+//! app.wo:2:14: error: expected `Int`, found `Text`
+//!   |
+//! 2 |   let x: Int = "a"
+//!   |                ^^^
+//! 1 | fn main() {
+//!   |    ---- declared here
+//!   = note: …
+//! ```
+//!
+//! The first line is grep- and editor-friendly (`file:line:col`), columns count
+//! characters. It is rendered by hand rather than with annotate-snippets, whose layout
+//! puts the position on a second line.
+
+use std::fmt::Write as _;
+
+use wo_compiler::{Diagnostic, Severity, SourceMap, Span};
+
+/// Counts of rendered diagnostics, for the summary line.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Tally {
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+impl Tally {
+    pub fn add(&mut self, diags: &[Diagnostic]) {
+        for d in diags {
+            match d.severity {
+                Severity::Error => self.errors += 1,
+                Severity::Warning => self.warnings += 1,
+            }
+        }
+    }
+
+    /// `wo: 3 errors`, `wo: 1 error, 2 warnings`; `None` when there is nothing to say.
+    pub fn summary(&self) -> Option<String> {
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        match (self.errors, self.warnings) {
+            (0, 0) => None,
+            (e, 0) => Some(format!("wo: {}", plural(e, "error"))),
+            (0, w) => Some(format!("wo: {}", plural(w, "warning"))),
+            (e, w) => Some(format!(
+                "wo: {}, {}",
+                plural(e, "error"),
+                plural(w, "warning")
+            )),
+        }
+    }
+}
+
+/// Renders every diagnostic, in the order given, as one text block.
+pub fn render_all(sources: &SourceMap, diags: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for d in diags {
+        out.push_str(&render(sources, d));
+    }
+    out
+}
+
+/// Renders one diagnostic: the position line, the primary snippet with carets, each
+/// label as a snippet with dashes and its text, then the notes.
+pub fn render(sources: &SourceMap, d: &Diagnostic) -> String {
+    let severity = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let mut out = String::new();
+    let Some(file) = sources.files.get(d.span.file.0 as usize) else {
+        // A span into no known file: still say what is wrong.
+        let _ = writeln!(out, "{severity}: {}", d.message);
+        render_notes(&mut out, 1, &d.notes);
+        return out;
+    };
+    let (line, col) = file.line_col(d.span.lo);
+    let _ = writeln!(out, "{}:{line}:{col}: {severity}: {}", file.name, d.message);
+
+    // The gutter is as wide as the largest line number shown.
+    let mut max_line = line;
+    for (span, _) in &d.labels {
+        if let Some(f) = sources.files.get(span.file.0 as usize) {
+            max_line = max_line.max(f.line_col(span.lo).0);
+        }
+    }
+    let width = max_line.to_string().len();
+    let _ = writeln!(out, "{:width$} |", "");
+    snippet(&mut out, sources, d.span, '^', "", width);
+    for (span, text) in &d.labels {
+        let Some(f) = sources.files.get(span.file.0 as usize) else {
+            let _ = writeln!(out, "{:width$} = note: {text}", "");
+            continue;
+        };
+        if span.file != d.span.file {
+            let (l, c) = f.line_col(span.lo);
+            let _ = writeln!(out, "{:width$} --> {}:{l}:{c}", "", f.name);
+        }
+        snippet(&mut out, sources, *span, '-', text, width);
+    }
+    render_notes(&mut out, width, &d.notes);
+    out
+}
+
+fn render_notes(out: &mut String, width: usize, notes: &[String]) {
+    for note in notes {
+        let _ = writeln!(out, "{:width$} = note: {note}", "");
+    }
+}
+
+/// One source line with a marker line under `span` (clipped to the first line of a
+/// span that covers several; at least one marker for an empty span).
+fn snippet(
+    out: &mut String,
+    sources: &SourceMap,
+    span: Span,
+    mark: char,
+    text: &str,
+    width: usize,
+) {
+    let file = sources.file(span.file);
+    let (line, col) = file.line_col(span.lo);
+    let (end_line, end_col) = file.line_col(span.hi.max(span.lo));
+    let src = file.line_text(line);
+    let n_chars = src.chars().count();
+    let start = (col as usize).saturating_sub(1);
+    let end = if end_line == line {
+        (end_col as usize).saturating_sub(1)
+    } else {
+        n_chars
+    };
+    let n_marks = end.saturating_sub(start).max(1);
+    // Reproduce tabs in the padding so the markers line up in any tab width.
+    let pad: String = src
+        .chars()
+        .chain(std::iter::repeat(' '))
+        .take(start)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let marks = mark.to_string().repeat(n_marks);
+    let _ = writeln!(out, "{line:>width$} | {src}");
+    let sep = if text.is_empty() { "" } else { " " };
+    let _ = writeln!(out, "{:width$} | {pad}{marks}{sep}{text}", "");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wo_compiler::FileId;
+
+    fn map() -> SourceMap {
+        let mut m = SourceMap::default();
+        m.add("app.wo", "fn main() {\n\tlet x: Int = \"é\"\n}\n");
+        m
+    }
+
+    #[test]
+    fn carets_under_the_span_in_characters() {
+        let m = map();
+        // The span of `"é"`: byte 26..30 (é is two bytes).
+        let lo = m.files[0].src.find('"').unwrap();
+        let d = Diagnostic::error(
+            "type",
+            Span::new(FileId(0), lo, lo + 4),
+            "expected `Int`, found `Text`",
+        )
+        .with_label(Span::new(FileId(0), 3, 7), "in this function")
+        .with_note("write `parse_int(…)` to convert");
+        let text = render(&m, &d);
+        let expected = "app.wo:2:15: error: expected `Int`, found `Text`\n  |\n2 | \tlet x: Int = \"é\"\n  | \t             ^^^\n1 | fn main() {\n  |    ---- in this function\n  = note: write `parse_int(…)` to convert\n";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn empty_span_gets_one_caret() {
+        let m = map();
+        let end = m.files[0].src.len();
+        let d = Diagnostic::error(
+            "syntax",
+            Span::new(FileId(0), end, end),
+            "unexpected end of file",
+        );
+        let text = render(&m, &d);
+        assert!(
+            text.starts_with("app.wo:4:1: error: unexpected end of file\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("  | ^\n"), "{text}");
+    }
+
+    #[test]
+    fn summary_counts() {
+        let mut t = Tally::default();
+        assert_eq!(t.summary(), None);
+        t.errors = 1;
+        assert_eq!(t.summary().as_deref(), Some("wo: 1 error"));
+        t.errors = 3;
+        t.warnings = 1;
+        assert_eq!(t.summary().as_deref(), Some("wo: 3 errors, 1 warning"));
+    }
+}

@@ -1,0 +1,557 @@
+//! List functions and the aggregates over a list. Lists have reference semantics: the
+//! mutating functions (`push`, `pop`, `insert_at`, `remove_at`, `sort`, `reverse`)
+//! change the shared list every holder sees, while `slice` builds a new one. The
+//! aggregates (`count`, `exists`, `sum`, `min`, `max`, `avg`, `first`) take any list,
+//! which is also what a query produces, so they live here rather than with the database.
+
+use std::cmp::Ordering;
+
+use wo_vm::{Host, Stop, TrapKind, Value};
+
+use crate::core::{fmax, fmin};
+use crate::{
+    args, expected, float, float_order, int, internal, list_mut, list_ref, new_list, trap,
+    values_equal, Native,
+};
+
+pub(crate) const NATIVES: &[Native] = &[
+    ("len_list", len_list),
+    ("push", push),
+    ("pop", pop),
+    ("remove_at", remove_at),
+    ("insert_at", insert_at),
+    ("slice", slice),
+    ("sort", sort),
+    ("reverse", reverse),
+    ("contains_list", contains_list),
+    ("count", len_list),
+    ("exists", exists),
+    ("sum_int", sum_int),
+    ("sum_float", sum_float),
+    ("min_list", min_list),
+    ("max_list", max_list),
+    ("avg_int", avg_int),
+    ("avg_float", avg_float),
+    ("first", first),
+];
+
+fn len_value(n: usize) -> Value {
+    Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// `i` as an index into a list of `len` elements when `0 <= i < len` (or `<= len` when
+/// `one_past` allows the end position).
+fn index(i: i64, len: usize, one_past: bool) -> Option<usize> {
+    let i = usize::try_from(i).ok()?;
+    (i < len || (one_past && i == len)).then_some(i)
+}
+
+/// `len(xs)`, and `count(xs)`: the number of elements.
+fn len_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("len_list", argv)?;
+    Ok(len_value(list_ref(xs)?.len()))
+}
+
+/// `exists(xs)`: whether `xs` has an element.
+fn exists(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("exists", argv)?;
+    Ok(Value::Bool(!list_ref(xs)?.is_empty()))
+}
+
+/// `push(xs, v)`: appends `v` (which may be `xs` itself: that makes a cycle).
+fn push(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs, v] = args("push", argv)?;
+    list_mut(xs)?.push(v.clone());
+    Ok(Value::Nil)
+}
+
+/// `pop(xs) -> ?T`: removes and returns the last element; nil when `xs` is empty.
+fn pop(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("pop", argv)?;
+    Ok(list_mut(xs)?.pop().unwrap_or(Value::Nil))
+}
+
+/// `remove_at(xs, i) -> T`: removes element `i`, shifting the later ones down. Traps
+/// BOUNDS unless `0 <= i < len(xs)`.
+fn remove_at(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs, i] = args("remove_at", argv)?;
+    let (mut xs, i) = (list_mut(xs)?, int(i)?);
+    let len = xs.len();
+    let Some(i) = index(i, len, false) else {
+        return Err(trap(
+            TrapKind::Bounds,
+            format!("remove_at index {i} is out of range for a list of {len} elements"),
+        ));
+    };
+    Ok(xs.remove(i))
+}
+
+/// `insert_at(xs, i, v)`: inserts `v` before element `i` (at the end when `i` is the
+/// length). Traps BOUNDS unless `0 <= i <= len(xs)`.
+fn insert_at(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs, i, v] = args("insert_at", argv)?;
+    let (mut xs, i) = (list_mut(xs)?, int(i)?);
+    let len = xs.len();
+    let Some(i) = index(i, len, true) else {
+        return Err(trap(
+            TrapKind::Bounds,
+            format!("insert_at index {i} is out of range for a list of {len} elements"),
+        ));
+    };
+    xs.insert(i, v.clone());
+    Ok(Value::Nil)
+}
+
+/// `slice(xs, lo, hi)`: a new list of the elements `lo <= i < hi`. Traps BOUNDS unless
+/// `0 <= lo <= hi <= len(xs)`.
+fn slice(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs, lo, hi] = args("slice", argv)?;
+    let (xs, lo, hi) = (list_ref(xs)?, int(lo)?, int(hi)?);
+    let len = xs.len();
+    match (index(lo, len, true), index(hi, len, true)) {
+        (Some(l), Some(h)) if l <= h => Ok(new_list(xs[l..h].to_vec())),
+        _ => Err(trap(
+            TrapKind::Bounds,
+            format!("slice({lo}, {hi}) is out of range for a list of {len} elements"),
+        )),
+    }
+}
+
+/// The element kinds `sort`, `min` and `max` order.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ordered {
+    Int,
+    Float,
+    Text,
+}
+
+/// The one kind of the non-nil elements of `xs` (None when there are none).
+fn ordered_kind(xs: &[Value]) -> Result<Option<Ordered>, Stop> {
+    let mut kind = None;
+    for v in xs {
+        let k = match v {
+            Value::Nil => continue,
+            Value::Int(_) => Ordered::Int,
+            Value::Float(_) => Ordered::Float,
+            Value::Text(_) => Ordered::Text,
+            _ => return Err(expected("Int, Float or Text elements", v)),
+        };
+        if kind.is_some_and(|kind| kind != k) {
+            return Err(internal("a list with elements of different types"));
+        }
+        kind = Some(k);
+    }
+    Ok(kind)
+}
+
+/// The order of `sort`: nil first (as in `order by`), then Int by value, Float by
+/// [`float_order`] (NaN last), Text in byte order. Elements of different kinds never
+/// meet here: [`ordered_kind`] checks first.
+fn compare(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Nil, Value::Nil) => Ordering::Equal,
+        (Value::Nil, _) => Ordering::Less,
+        (_, Value::Nil) => Ordering::Greater,
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Float(x), Value::Float(y)) => float_order(*x, *y),
+        (Value::Text(x), Value::Text(y)) => x.cmp(y),
+        _ => Ordering::Equal,
+    }
+}
+
+/// `sort(xs)`: in place, ascending, stable. Int by value; Float with `-0.0` before
+/// `0.0` and every NaN last; Text in byte order (the order of `<`). Nil elements (a
+/// `multi ?T`) come first, as in `order by`.
+fn sort(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("sort", argv)?;
+    let mut xs = list_mut(xs)?;
+    ordered_kind(&xs)?;
+    xs.sort_by(compare);
+    Ok(Value::Nil)
+}
+
+/// `reverse(xs)`: in place.
+fn reverse(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("reverse", argv)?;
+    list_mut(xs)?.reverse();
+    Ok(Value::Nil)
+}
+
+/// `contains(xs, v)`: whether an element `== v` by the language's `==` (so a NaN is
+/// never found, and lists, maps and objects are found only by identity).
+fn contains_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs, v] = args("contains_list", argv)?;
+    let found = list_ref(xs)?.iter().any(|x| values_equal(x, v));
+    Ok(Value::Bool(found))
+}
+
+/// `sum(xs)` on Int: 0 on empty; traps OVERFLOW when the total does not fit (even if
+/// later elements would bring it back into range).
+fn sum_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("sum_int", argv)?;
+    let mut total: i64 = 0;
+    for x in list_ref(xs)?.iter() {
+        let x = int(x)?;
+        total = total.checked_add(x).ok_or_else(|| {
+            trap(
+                TrapKind::Overflow,
+                format!("sum overflows Int at {total} + {x}"),
+            )
+        })?;
+    }
+    Ok(Value::Int(total))
+}
+
+/// `sum(xs)` on Float: added left to right (as a loop would), 0.0 on empty.
+fn sum_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("sum_float", argv)?;
+    let mut total = 0.0;
+    for x in list_ref(xs)?.iter() {
+        total += float(x)?;
+    }
+    Ok(Value::Float(total))
+}
+
+/// The least (`want` Less) or greatest (`want` Greater) element, the first of equals;
+/// nil on empty. Floats combine as `min(a, b)`/`max(a, b)` do: a NaN anywhere makes the
+/// result NaN.
+fn extreme(xs: &Value, want: Ordering) -> Result<Value, Stop> {
+    let xs = list_ref(xs)?;
+    if let Some(v) = xs.iter().find(|v| matches!(v, Value::Nil)) {
+        return Err(expected("Int, Float or Text elements", v));
+    }
+    ordered_kind(&xs)?;
+    let mut rest = xs.iter();
+    let Some(mut best) = rest.next().cloned() else {
+        return Ok(Value::Nil);
+    };
+    for x in rest {
+        match (&best, x) {
+            (Value::Float(a), Value::Float(b)) if want == Ordering::Less => {
+                best = Value::Float(fmin(*a, *b));
+            }
+            (Value::Float(a), Value::Float(b)) => best = Value::Float(fmax(*a, *b)),
+            _ if compare(x, &best) == want => best = x.clone(),
+            _ => {}
+        }
+    }
+    Ok(best)
+}
+
+/// `min(xs) -> ?T` on Int, Float or Text; nil on empty.
+fn min_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("min_list", argv)?;
+    extreme(xs, Ordering::Less)
+}
+
+/// `max(xs) -> ?T` on Int, Float or Text; nil on empty.
+fn max_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("max_list", argv)?;
+    extreme(xs, Ordering::Greater)
+}
+
+/// `avg(xs) -> ?Float` over Int elements: the exact sum (no overflow, it is kept in
+/// 128 bits) divided by the count, rounded once to a Float; nil on empty.
+fn avg_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("avg_int", argv)?;
+    let xs = list_ref(xs)?;
+    if xs.is_empty() {
+        return Ok(Value::Nil);
+    }
+    let mut total: i128 = 0;
+    for x in xs.iter() {
+        total += i128::from(int(x)?);
+    }
+    // Lossy on purpose: the average is a Float. Both conversions round to nearest.
+    Ok(Value::Float(total as f64 / xs.len() as f64))
+}
+
+/// `avg(xs) -> ?Float` over Float elements: the left-to-right sum divided by the count;
+/// nil on empty.
+fn avg_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("avg_float", argv)?;
+    let xs = list_ref(xs)?;
+    if xs.is_empty() {
+        return Ok(Value::Nil);
+    }
+    let mut total = 0.0;
+    for x in xs.iter() {
+        total += float(x)?;
+    }
+    Ok(Value::Float(total / xs.len() as f64))
+}
+
+/// `first(xs) -> ?T`: the first element; nil on empty.
+fn first(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs] = args("first", argv)?;
+    Ok(list_ref(xs)?.first().cloned().unwrap_or(Value::Nil))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::testing::*;
+
+    fn i(n: i64) -> Value {
+        Value::Int(n)
+    }
+
+    #[test]
+    fn len_count_and_exists() {
+        assert_shows(call("len_list", &[ints(&[1, 2, 3])]), "3");
+        assert_shows(call("len_list", &[ints(&[])]), "0");
+        assert_shows(call("count", &[texts(&["a"])]), "1");
+        assert_shows(call("count", &[ints(&[])]), "0");
+        assert_shows(call("exists", &[ints(&[0])]), "true");
+        assert_shows(call("exists", &[ints(&[])]), "false");
+    }
+
+    #[test]
+    fn push_and_pop_change_the_shared_list() {
+        let xs = ints(&[1]);
+        let alias = xs.clone();
+        assert_shows(call("push", &[xs.clone(), i(2)]), "nil");
+        assert_shows(alias.clone(), "[1, 2]");
+        assert_shows(call1("pop", &xs), "2");
+        assert_shows(call1("pop", &xs), "1");
+        assert_shows(call1("pop", &xs), "nil");
+        assert_shows(alias, "[]");
+    }
+
+    #[test]
+    fn push_a_list_into_itself() {
+        let xs = ints(&[1]);
+        assert_shows(call("push", &[xs.clone(), xs.clone()]), "nil");
+        assert_shows(call1("len_list", &xs), "2");
+        assert_shows(call("contains_list", &[xs.clone(), xs.clone()]), "true");
+        assert_shows(xs.clone(), "[1, …]");
+        // Popping breaks the cycle (so the test does not leak); the popped value is
+        // the list itself, now without the cycle.
+        assert_shows(call("pop", &[xs]), "[1]");
+    }
+
+    #[test]
+    fn remove_at_shifts_and_traps_bounds() {
+        let xs = ints(&[10, 20, 30]);
+        assert_shows(call("remove_at", &[xs.clone(), i(1)]), "20");
+        assert_shows(xs.clone(), "[10, 30]");
+        assert_trap(
+            call("remove_at", &[xs.clone(), i(2)]),
+            TrapKind::Bounds,
+            "remove_at index 2 is out of range for a list of 2 elements",
+        );
+        assert_trap(
+            call("remove_at", &[xs.clone(), i(-1)]),
+            TrapKind::Bounds,
+            "index -1",
+        );
+        assert_trap(
+            call("remove_at", &[ints(&[]), i(0)]),
+            TrapKind::Bounds,
+            "0 elements",
+        );
+        assert_shows(xs, "[10, 30]");
+    }
+
+    #[test]
+    fn insert_at_allows_the_end_and_traps_bounds() {
+        let xs = ints(&[1, 3]);
+        assert_shows(call("insert_at", &[xs.clone(), i(1), i(2)]), "nil");
+        assert_shows(call("insert_at", &[xs.clone(), i(3), i(4)]), "nil");
+        assert_shows(call("insert_at", &[xs.clone(), i(0), i(0)]), "nil");
+        assert_shows(xs.clone(), "[0, 1, 2, 3, 4]");
+        assert_trap(
+            call("insert_at", &[xs.clone(), i(6), i(9)]),
+            TrapKind::Bounds,
+            "insert_at index 6 is out of range for a list of 5 elements",
+        );
+        assert_trap(
+            call("insert_at", &[xs.clone(), i(-1), i(9)]),
+            TrapKind::Bounds,
+            "-1",
+        );
+        assert_shows(call("insert_at", &[ints(&[]), i(0), i(9)]), "nil");
+    }
+
+    #[test]
+    fn slice_makes_a_new_list() {
+        let xs = ints(&[1, 2, 3, 4]);
+        let part = call("slice", &[xs.clone(), i(1), i(3)]);
+        assert_shows(part.clone(), "[2, 3]");
+        if let Ok(part) = part {
+            assert_shows(call("push", &[part, i(9)]), "nil");
+        }
+        assert_shows(xs.clone(), "[1, 2, 3, 4]");
+        assert_shows(call("slice", &[xs.clone(), i(0), i(4)]), "[1, 2, 3, 4]");
+        assert_shows(call("slice", &[xs.clone(), i(2), i(2)]), "[]");
+        assert_shows(call("slice", &[xs.clone(), i(4), i(4)]), "[]");
+        for (lo, hi) in [(3, 2), (-1, 2), (0, 5), (5, 5), (i64::MIN, i64::MAX)] {
+            assert_trap(
+                call("slice", &[xs.clone(), i(lo), i(hi)]),
+                TrapKind::Bounds,
+                &format!("slice({lo}, {hi}) is out of range for a list of 4 elements"),
+            );
+        }
+    }
+
+    #[test]
+    fn sort_ints_texts_and_floats() {
+        let xs = ints(&[3, -1, 2, i64::MIN, 2]);
+        assert_shows(call1("sort", &xs), "nil");
+        assert_shows(xs, "[-9223372036854775808, -1, 2, 2, 3]");
+        let xs = texts(&["b", "a", "B", "é", ""]);
+        assert_shows(call1("sort", &xs), "nil");
+        assert_shows(xs, r#"["", "B", "a", "b", "é"]"#);
+        let xs = floats(&[2.5, f64::NAN, -0.0, 0.0, f64::NEG_INFINITY, -f64::NAN, 1.0]);
+        assert_shows(call1("sort", &xs), "nil");
+        assert_shows(xs, "[-inf, -0.0, 0.0, 1.0, 2.5, NaN, NaN]");
+        let xs = ints(&[]);
+        assert_shows(call1("sort", &xs), "nil");
+        assert_shows(xs, "[]");
+    }
+
+    #[test]
+    fn sort_is_stable_and_puts_nil_first() {
+        // Equal Texts in distinct allocations keep their order.
+        let (a1, a2): (Rc<str>, Rc<str>) = (Rc::from("a"), Rc::from("a"));
+        let xs = list(vec![
+            t("b"),
+            Value::Text(a1.clone()),
+            Value::Nil,
+            Value::Text(a2.clone()),
+        ]);
+        assert_shows(call1("sort", &xs), "nil");
+        assert_shows(xs.clone(), r#"[nil, "a", "a", "b"]"#);
+        if let Value::List(l) = &xs {
+            let l = l.borrow();
+            assert!(matches!(&l[1], Value::Text(s) if Rc::ptr_eq(s, &a1)));
+            assert!(matches!(&l[2], Value::Text(s) if Rc::ptr_eq(s, &a2)));
+        }
+    }
+
+    #[test]
+    fn sort_refuses_unorderable_elements() {
+        assert_trap(
+            call("sort", &[list(vec![i(1), t("a")])]),
+            TrapKind::Fail,
+            "internal: a list with elements of different types",
+        );
+        assert_trap(
+            call("sort", &[list(vec![ints(&[1]), ints(&[2])])]),
+            TrapKind::Fail,
+            "internal: expected Int, Float or Text elements, got a list",
+        );
+    }
+
+    #[test]
+    fn reverse_in_place() {
+        let xs = ints(&[1, 2, 3]);
+        assert_shows(call1("reverse", &xs), "nil");
+        assert_shows(xs, "[3, 2, 1]");
+        let xs = ints(&[]);
+        assert_shows(call1("reverse", &xs), "nil");
+        assert_shows(xs, "[]");
+    }
+
+    #[test]
+    fn contains_uses_the_language_equality() {
+        assert_shows(call("contains_list", &[ints(&[1, 2]), i(2)]), "true");
+        assert_shows(call("contains_list", &[ints(&[1, 2]), i(3)]), "false");
+        assert_shows(call("contains_list", &[texts(&["a"]), t("a")]), "true");
+        assert_shows(
+            call("contains_list", &[floats(&[-0.0]), Value::Float(0.0)]),
+            "true",
+        );
+        assert_shows(
+            call(
+                "contains_list",
+                &[floats(&[f64::NAN]), Value::Float(f64::NAN)],
+            ),
+            "false",
+        );
+        assert_shows(
+            call("contains_list", &[list(vec![Value::Nil]), Value::Nil]),
+            "true",
+        );
+        assert_shows(call("contains_list", &[ints(&[0]), Value::Nil]), "false");
+        let inner = ints(&[1]);
+        let outer = list(vec![inner.clone()]);
+        assert_shows(call("contains_list", &[outer.clone(), inner]), "true");
+        assert_shows(call("contains_list", &[outer, ints(&[1])]), "false");
+    }
+
+    #[test]
+    fn sums() {
+        assert_shows(call("sum_int", &[ints(&[])]), "0");
+        assert_shows(call("sum_int", &[ints(&[1, 2, -4])]), "-1");
+        assert_shows(
+            call("sum_int", &[ints(&[i64::MAX, 0])]),
+            "9223372036854775807",
+        );
+        assert_trap(
+            call("sum_int", &[ints(&[i64::MAX, 1, -5])]),
+            TrapKind::Overflow,
+            "sum overflows Int at 9223372036854775807 + 1",
+        );
+        assert_trap(
+            call("sum_int", &[ints(&[i64::MIN, -1])]),
+            TrapKind::Overflow,
+            "sum overflows",
+        );
+        assert_shows(call("sum_float", &[floats(&[])]), "0.0");
+        assert_shows(call("sum_float", &[floats(&[0.5, 0.25])]), "0.75");
+        assert_shows(call("sum_float", &[floats(&[1.0, f64::NAN])]), "NaN");
+    }
+
+    #[test]
+    fn min_and_max_of_a_list() {
+        assert_shows(call("min_list", &[ints(&[])]), "nil");
+        assert_shows(call("max_list", &[ints(&[])]), "nil");
+        assert_shows(call("min_list", &[ints(&[3, -2, 5])]), "-2");
+        assert_shows(call("max_list", &[ints(&[3, -2, 5])]), "5");
+        assert_shows(call("min_list", &[texts(&["b", "a", "c"])]), "a");
+        assert_shows(call("max_list", &[texts(&["b", "a", "c"])]), "c");
+        assert_shows(call("min_list", &[floats(&[1.5, -0.5])]), "-0.5");
+        assert_shows(call("max_list", &[floats(&[1.5, -0.5])]), "1.5");
+        assert_shows(call("min_list", &[floats(&[0.0, -0.0])]), "-0.0");
+        assert_shows(call("min_list", &[floats(&[1.0, f64::NAN, 0.0])]), "NaN");
+        assert_shows(call("max_list", &[floats(&[f64::NAN, 1.0])]), "NaN");
+        assert_shows(call("max_list", &[floats(&[7.0])]), "7.0");
+        assert_trap(
+            call("min_list", &[list(vec![Value::Nil, i(1)])]),
+            TrapKind::Fail,
+            "internal: ",
+        );
+        assert_trap(
+            call("max_list", &[list(vec![Value::Nil])]),
+            TrapKind::Fail,
+            "internal: ",
+        );
+        assert_trap(
+            call("max_list", &[list(vec![i(1), Value::Nil])]),
+            TrapKind::Fail,
+            "internal: ",
+        );
+    }
+
+    #[test]
+    fn averages() {
+        assert_shows(call("avg_int", &[ints(&[])]), "nil");
+        assert_shows(call("avg_int", &[ints(&[1, 2])]), "1.5");
+        assert_shows(
+            call("avg_int", &[ints(&[i64::MAX, i64::MAX])]),
+            "9.223372036854776e18",
+        );
+        assert_shows(call("avg_float", &[floats(&[])]), "nil");
+        assert_shows(call("avg_float", &[floats(&[1.0, 2.0, 4.5])]), "2.5");
+    }
+
+    #[test]
+    fn first_element() {
+        assert_shows(call("first", &[ints(&[])]), "nil");
+        assert_shows(call("first", &[ints(&[7, 8])]), "7");
+        assert_shows(call("first", &[texts(&["x"])]), "x");
+    }
+}

@@ -1,0 +1,391 @@
+//! Text functions. Positions and lengths count characters (Unicode scalar values), as
+//! `len` does, so they are computed by walking the UTF-8 (with a fast path for ASCII
+//! text, where characters and bytes coincide). Comparisons are by content; case mapping
+//! is Unicode's full mapping. Functions that can make a text much larger than their
+//! input (`repeat`, `replace`, `join`) refuse results over [`MAX_TEXT_BYTES`] with a
+//! LIMIT trap instead of exhausting memory.
+
+use wo_vm::{Host, Stop, TrapKind, Value};
+
+use crate::{args, int, list_ref, new_list, new_text, text, trap, Native};
+
+/// The largest Text (in UTF-8 bytes) `repeat`, `replace` and `join` will build: 1 GiB.
+pub const MAX_TEXT_BYTES: usize = 1 << 30;
+
+pub(crate) const NATIVES: &[Native] = &[
+    ("len_text", len_text),
+    ("substr", substr),
+    ("index_of", index_of),
+    ("contains_text", contains_text),
+    ("starts_with", starts_with),
+    ("ends_with", ends_with),
+    ("split", split),
+    ("join", join),
+    ("trim", trim),
+    ("to_upper", to_upper),
+    ("to_lower", to_lower),
+    ("replace", replace),
+    ("repeat", repeat),
+];
+
+/// The number of characters in `t`.
+fn char_len(t: &str) -> usize {
+    if t.is_ascii() {
+        t.len()
+    } else {
+        t.chars().count()
+    }
+}
+
+/// The byte offset of character `idx` in `t`; `t.len()` when `idx` is the length.
+/// The caller has checked `idx <= char_len(t)`.
+fn byte_offset(t: &str, idx: usize) -> usize {
+    if t.is_ascii() {
+        return idx.min(t.len());
+    }
+    t.char_indices().nth(idx).map_or(t.len(), |(b, _)| b)
+}
+
+/// Traps LIMIT when a text of `n_bytes` (None: more than fits in memory) is too large.
+fn check_size(what: &str, n_bytes: Option<usize>) -> Result<(), Stop> {
+    match n_bytes {
+        Some(n) if n <= MAX_TEXT_BYTES => Ok(()),
+        Some(n) => Err(trap(
+            TrapKind::Limit,
+            format!("{what} would make a text of {n} bytes, over the limit of 1 GiB"),
+        )),
+        None => Err(trap(
+            TrapKind::Limit,
+            format!("{what} would make a text over the limit of 1 GiB"),
+        )),
+    }
+}
+
+/// `len(t)`: the number of characters.
+fn len_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t] = args("len_text", argv)?;
+    let n = char_len(text(t)?);
+    Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+}
+
+/// `substr(t, start, n)`: the `n` characters from character `start`. Traps BOUNDS
+/// unless `0 <= start`, `0 <= n` and `start + n <= len(t)`; `substr(t, len(t), 0)` is
+/// the empty text.
+fn substr(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t, start, n] = args("substr", argv)?;
+    let (t, start, n) = (text(t)?, int(start)?, int(n)?);
+    let len = char_len(t);
+    let in_range = |start: i64, n: i64| {
+        let start = usize::try_from(start).ok()?;
+        let end = start.checked_add(usize::try_from(n).ok()?)?;
+        (end <= len).then_some((start, end))
+    };
+    let Some((start, end)) = in_range(start, n) else {
+        return Err(trap(
+            TrapKind::Bounds,
+            format!("substr(start {start}, n {n}) is out of range for a text of {len} characters"),
+        ));
+    };
+    let lo = byte_offset(t, start);
+    let hi = lo + byte_offset(&t[lo..], end - start);
+    Ok(new_text(&t[lo..hi]))
+}
+
+/// `index_of(t, s)`: the character position of the first occurrence of `s` in `t`, -1
+/// when there is none; the empty text occurs at 0.
+fn index_of(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t, s] = args("index_of", argv)?;
+    let t = text(t)?;
+    let pos = match t.find(&**text(s)?) {
+        Some(b) => i64::try_from(char_len(&t[..b])).unwrap_or(i64::MAX),
+        None => -1,
+    };
+    Ok(Value::Int(pos))
+}
+
+/// `contains(t, s)`: whether `s` occurs in `t` (always true for the empty text).
+fn contains_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t, s] = args("contains_text", argv)?;
+    Ok(Value::Bool(text(t)?.contains(&**text(s)?)))
+}
+
+fn starts_with(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t, s] = args("starts_with", argv)?;
+    Ok(Value::Bool(text(t)?.starts_with(&**text(s)?)))
+}
+
+fn ends_with(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t, s] = args("ends_with", argv)?;
+    Ok(Value::Bool(text(t)?.ends_with(&**text(s)?)))
+}
+
+/// `split(t, sep)`: the pieces between occurrences of `sep`, empty ones included, so
+/// there is always one more piece than there are separators (`split("", ",")` is
+/// `[""]`). An empty `sep` traps FAIL.
+fn split(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t, sep] = args("split", argv)?;
+    let (t, sep) = (text(t)?, text(sep)?);
+    if sep.is_empty() {
+        return Err(trap(TrapKind::Fail, "split with an empty separator"));
+    }
+    Ok(new_list(t.split(&**sep).map(new_text).collect()))
+}
+
+/// `join(xs, sep)`: the texts of `xs` with `sep` between each two.
+fn join(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [xs, sep] = args("join", argv)?;
+    let (xs, sep) = (list_ref(xs)?, text(sep)?);
+    let parts = xs.iter().map(text).collect::<Result<Vec<_>, _>>()?;
+    let n_bytes = parts.iter().try_fold(0usize, |n, p| n.checked_add(p.len()));
+    let n_seps = parts.len().saturating_sub(1);
+    let n_bytes = n_bytes.and_then(|n| n.checked_add(sep.len().checked_mul(n_seps)?));
+    check_size("join", n_bytes)?;
+    let mut out = String::with_capacity(n_bytes.unwrap_or(0));
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        out.push_str(p);
+    }
+    Ok(new_text(out))
+}
+
+/// `trim(t)`: without leading and trailing white space (Unicode `White_Space`).
+fn trim(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t] = args("trim", argv)?;
+    let t = text(t)?;
+    let trimmed = t.trim();
+    if trimmed.len() == t.len() {
+        return Ok(Value::Text(t.clone()));
+    }
+    Ok(new_text(trimmed))
+}
+
+/// `to_upper(t)`: Unicode's full upper-case mapping, so a character may become several
+/// (`"ß"` becomes `"SS"`) and `len` may change.
+fn to_upper(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t] = args("to_upper", argv)?;
+    Ok(new_text(text(t)?.to_uppercase()))
+}
+
+/// `to_lower(t)`: Unicode's full lower-case mapping (a final `Σ` becomes `ς`).
+fn to_lower(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t] = args("to_lower", argv)?;
+    Ok(new_text(text(t)?.to_lowercase()))
+}
+
+/// `replace(t, old, new)`: every non-overlapping occurrence of `old`, left to right,
+/// replaced by `new`. An empty `old` traps FAIL, as an empty `split` separator does
+/// (there is no one sensible answer for where the empty text occurs). A result over
+/// 1 GiB traps LIMIT.
+fn replace(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t, old, new] = args("replace", argv)?;
+    let (t, old, new) = (text(t)?, text(old)?, text(new)?);
+    if old.is_empty() {
+        return Err(trap(TrapKind::Fail, "replace with an empty pattern"));
+    }
+    if new.len() > old.len() {
+        let n_matches = t.matches(&**old).count();
+        let growth = (new.len() - old.len()).checked_mul(n_matches);
+        check_size("replace", growth.and_then(|g| g.checked_add(t.len())))?;
+    }
+    Ok(new_text(t.replace(&**old, new)))
+}
+
+/// `repeat(t, n)`: `t` written `n` times; `repeat(t, 0)` is empty. A negative `n` traps
+/// BOUNDS (like a negative length in `substr`); a result over 1 GiB traps LIMIT.
+fn repeat(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t, n] = args("repeat", argv)?;
+    let (t, n) = (text(t)?, int(n)?);
+    let Ok(count) = usize::try_from(n) else {
+        return Err(trap(
+            TrapKind::Bounds,
+            format!("repeat count {n} is negative"),
+        ));
+    };
+    check_size("repeat", t.len().checked_mul(count))?;
+    Ok(new_text(t.repeat(count)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+
+    fn i(n: i64) -> Value {
+        Value::Int(n)
+    }
+
+    #[test]
+    fn len_counts_characters() {
+        assert_shows(call("len_text", &[t("")]), "0");
+        assert_shows(call("len_text", &[t("abc")]), "3");
+        assert_shows(call("len_text", &[t("héllo")]), "5");
+        assert_shows(call("len_text", &[t("😀x")]), "2");
+    }
+
+    #[test]
+    fn substr_counts_characters() {
+        assert_shows(call("substr", &[t("hello"), i(1), i(3)]), "ell");
+        assert_shows(call("substr", &[t("héllo"), i(1), i(3)]), "éll");
+        assert_shows(call("substr", &[t("😀a😀b"), i(2), i(2)]), "😀b");
+        assert_shows(call("substr", &[t("abc"), i(0), i(3)]), "abc");
+        assert_shows(call("substr", &[t("abc"), i(3), i(0)]), "");
+        assert_shows(call("substr", &[t(""), i(0), i(0)]), "");
+    }
+
+    #[test]
+    fn substr_out_of_range_traps_bounds() {
+        assert_trap(
+            call("substr", &[t("abcd"), i(2), i(3)]),
+            TrapKind::Bounds,
+            "substr(start 2, n 3) is out of range for a text of 4 characters",
+        );
+        assert_trap(
+            call("substr", &[t("abc"), i(-1), i(1)]),
+            TrapKind::Bounds,
+            "start -1",
+        );
+        assert_trap(
+            call("substr", &[t("abc"), i(0), i(-1)]),
+            TrapKind::Bounds,
+            "n -1",
+        );
+        assert_trap(
+            call("substr", &[t("abc"), i(4), i(0)]),
+            TrapKind::Bounds,
+            "start 4",
+        );
+        assert_trap(
+            call("substr", &[t("é"), i(0), i(2)]),
+            TrapKind::Bounds,
+            "1 characters",
+        );
+        assert_trap(
+            call("substr", &[t("abc"), i(1), i(i64::MAX)]),
+            TrapKind::Bounds,
+            "",
+        );
+        assert_trap(
+            call("substr", &[t("abc"), i(i64::MAX), i(i64::MAX)]),
+            TrapKind::Bounds,
+            "",
+        );
+    }
+
+    #[test]
+    fn index_of_is_a_character_position() {
+        assert_shows(call("index_of", &[t("hello"), t("l")]), "2");
+        assert_shows(call("index_of", &[t("héllo"), t("llo")]), "2");
+        assert_shows(call("index_of", &[t("hello"), t("z")]), "-1");
+        assert_shows(call("index_of", &[t("hello"), t("")]), "0");
+        assert_shows(call("index_of", &[t(""), t("")]), "0");
+        assert_shows(call("index_of", &[t(""), t("a")]), "-1");
+    }
+
+    #[test]
+    fn contains_starts_and_ends() {
+        assert_shows(call("contains_text", &[t("hello"), t("ell")]), "true");
+        assert_shows(call("contains_text", &[t("hello"), t("")]), "true");
+        assert_shows(call("contains_text", &[t("hello"), t("elo")]), "false");
+        assert_shows(call("starts_with", &[t("hello"), t("he")]), "true");
+        assert_shows(call("starts_with", &[t("hello"), t("lo")]), "false");
+        assert_shows(call("starts_with", &[t("hi"), t("")]), "true");
+        assert_shows(call("ends_with", &[t("hello"), t("lo")]), "true");
+        assert_shows(call("ends_with", &[t("hello"), t("he")]), "false");
+        assert_shows(call("ends_with", &[t("é"), t("é")]), "true");
+    }
+
+    #[test]
+    fn split_keeps_empty_fields() {
+        assert_shows(call("split", &[t("a,b,c"), t(",")]), r#"["a", "b", "c"]"#);
+        assert_shows(call("split", &[t("a,,b"), t(",")]), r#"["a", "", "b"]"#);
+        assert_shows(call("split", &[t(""), t(",")]), r#"[""]"#);
+        assert_shows(call("split", &[t(",a,"), t(",")]), r#"["", "a", ""]"#);
+        assert_shows(call("split", &[t("a=>b"), t("=>")]), r#"["a", "b"]"#);
+        assert_shows(call("split", &[t("abc"), t(",")]), r#"["abc"]"#);
+        assert_trap(
+            call("split", &[t("abc"), t("")]),
+            TrapKind::Fail,
+            "split with an empty separator",
+        );
+    }
+
+    #[test]
+    fn join_puts_the_separator_between() {
+        assert_shows(call("join", &[texts(&["a", "b", "c"]), t(", ")]), "a, b, c");
+        assert_shows(call("join", &[texts(&["a"]), t(", ")]), "a");
+        assert_shows(call("join", &[texts(&[]), t(", ")]), "");
+        assert_shows(call("join", &[texts(&["", ""]), t("-")]), "-");
+        assert_trap(
+            call("join", &[ints(&[1]), t(",")]),
+            TrapKind::Fail,
+            "internal: expected a Text, got an Int",
+        );
+    }
+
+    #[test]
+    fn join_refuses_huge_results() {
+        let many = list(vec![t(""); 2048]);
+        let sep = t(&"x".repeat(1 << 20));
+        assert_trap(
+            call("join", &[many, sep]),
+            TrapKind::Limit,
+            "over the limit of 1 GiB",
+        );
+    }
+
+    #[test]
+    fn trim_and_case() {
+        assert_shows(call("trim", &[t("  a b \t\n")]), "a b");
+        assert_shows(call("trim", &[t("\u{3000}x\u{a0}")]), "x");
+        assert_shows(call("trim", &[t("   ")]), "");
+        assert_shows(call("trim", &[t("ab")]), "ab");
+        assert_shows(call("to_upper", &[t("héllo ß")]), "HÉLLO SS");
+        assert_shows(call("to_lower", &[t("HÉLLO")]), "héllo");
+        assert_shows(call("to_lower", &[t("ΟΔΟΣ")]), "οδος");
+    }
+
+    #[test]
+    fn replace_every_occurrence() {
+        assert_shows(call("replace", &[t("a-b-c"), t("-"), t("+")]), "a+b+c");
+        assert_shows(call("replace", &[t("aaa"), t("aa"), t("b")]), "ba");
+        assert_shows(call("replace", &[t("héhé"), t("é"), t("")]), "hh");
+        assert_shows(call("replace", &[t("abc"), t("x"), t("y")]), "abc");
+        assert_shows(call("replace", &[t(""), t("x"), t("y")]), "");
+        assert_trap(
+            call("replace", &[t("abc"), t(""), t("x")]),
+            TrapKind::Fail,
+            "replace with an empty pattern",
+        );
+        let big = t(&"a".repeat(1 << 20));
+        let long = t(&"b".repeat(2048));
+        assert_trap(
+            call("replace", &[big, t("a"), long]),
+            TrapKind::Limit,
+            "replace would make",
+        );
+    }
+
+    #[test]
+    fn repeat_guards_negative_and_huge_counts() {
+        assert_shows(call("repeat", &[t("ab"), i(3)]), "ababab");
+        assert_shows(call("repeat", &[t("ab"), i(0)]), "");
+        assert_shows(call("repeat", &[t(""), i(i64::MAX)]), "");
+        assert_trap(
+            call("repeat", &[t("ab"), i(-1)]),
+            TrapKind::Bounds,
+            "repeat count -1 is negative",
+        );
+        assert_trap(
+            call("repeat", &[t("ab"), i(1 << 30)]),
+            TrapKind::Limit,
+            "repeat would make a text of 2147483648 bytes, over the limit of 1 GiB",
+        );
+        assert_trap(
+            call("repeat", &[t("ab"), i(i64::MAX)]),
+            TrapKind::Limit,
+            "over the limit",
+        );
+    }
+}

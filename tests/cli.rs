@@ -1,0 +1,429 @@
+//! The `wo` command as a black box: every exit status of LANGUAGE.md §12, `--help` and
+//! `--version`, argument passing, images built with `wo build` (round trip over the
+//! whole run corpus, detection by magic bytes, truncated and garbled images refused
+//! with exit 65 and never a panic).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{run_wo, scratch_dir, Outcome};
+
+/// Writes `src` as `dir/name` and returns the path.
+fn write(dir: &Path, name: &str, src: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, src).expect("write a test program");
+    path
+}
+
+/// Writes a one-file program into a fresh scratch directory and runs it.
+fn run_src(label: &str, src: &str, args: &[&str]) -> Outcome {
+    let dir = scratch_dir(label);
+    write(&dir, "app.wo", src);
+    let mut argv = vec!["run", "app.wo", "--"];
+    argv.extend_from_slice(args);
+    run_wo(&dir, &argv)
+}
+
+#[test]
+fn help_and_version_print_on_stdout_and_succeed() {
+    let dir = scratch_dir("help");
+    for flag in ["--help", "-h", "help"] {
+        let res = run_wo(&dir, &[flag]);
+        res.expect_status(0);
+        assert!(res.stdout.contains("Usage: wo"), "{flag}: {}", res.stdout);
+        for cmd in ["run", "build", "check", "disasm"] {
+            assert!(res.stdout.contains(cmd), "{flag} mentions `{cmd}`");
+        }
+        assert!(res.stderr.is_empty(), "{flag}: {}", res.stderr);
+    }
+    for flag in ["--version", "-V"] {
+        let res = run_wo(&dir, &[flag]);
+        res.expect_status(0);
+        assert_eq!(
+            res.stdout,
+            format!("wo {}\n", env!("CARGO_PKG_VERSION")),
+            "{flag}"
+        );
+    }
+    let res = run_wo(&dir, &["run", "--help"]);
+    res.expect_status(0);
+    assert!(res.stdout.contains("--data"), "{}", res.stdout);
+}
+
+#[test]
+fn usage_errors_exit_64() {
+    let dir = scratch_dir("usage");
+    write(&dir, "app.wo", "fn main() {\n}\n");
+    let cases: &[&[&str]] = &[
+        &[],
+        &["repl"],
+        &["db", "verify", "x"],
+        &["frobnicate"],
+        &["--bogus"],
+        &["run"],
+        &["run", "app.wo", "--bogus"],
+        &["run", "app.wo", "stray"],
+        &["run", "app.wo", "--data"],
+        &["run", "app.wo", "--data", ""],
+        &["build", "app.wo"],
+        &["build", "app.wo", "-o"],
+        &["check"],
+        &["disasm"],
+        &["disasm", "app.wo", "other.wo"],
+    ];
+    for args in cases {
+        let res = run_wo(&dir, args);
+        assert_eq!(
+            res.status,
+            Some(64),
+            "`wo {}` is a usage error:\n{}",
+            args.join(" "),
+            res.snapshot()
+        );
+        assert!(
+            res.stdout.is_empty(),
+            "`wo {}` prints usage on stderr",
+            args.join(" ")
+        );
+        assert!(
+            !res.stderr.is_empty(),
+            "`wo {}` says what is wrong",
+            args.join(" ")
+        );
+    }
+}
+
+#[test]
+fn main_value_is_the_exit_status() {
+    for (value, status) in [(0, 0), (3, 3), (255, 255), (256, 0), (300, 44), (-1, 255)] {
+        let src = format!("fn main() -> Int {{\n  print(\"before\")\n  return {value}\n}}\n");
+        let res = run_src("main-value", &src, &[]);
+        res.expect_status(status);
+        assert_eq!(
+            res.stdout, "before\n",
+            "stdout is flushed for main = {value}"
+        );
+    }
+    let res = run_src("main-unit", "fn main() {\n  print(1)\n}\n", &[]);
+    res.expect_status(0);
+}
+
+#[test]
+fn exit_ends_the_program_with_its_status() {
+    let src = "fn stop(n: Int) {\n  exit(n)\n}\nfn main() -> Int {\n  print(\"a\")\n  stop(300)\n  print(\"b\")\n  return 1\n}\n";
+    let res = run_src("exit", src, &[]);
+    res.expect_status(44);
+    assert_eq!(res.stdout, "a\n");
+    let res = run_src(
+        "exit0",
+        "fn main() -> Int {\n  exit(0)\n  return 9\n}\n",
+        &[],
+    );
+    res.expect_status(0);
+}
+
+#[test]
+fn args_after_double_dash_reach_main() {
+    let src = "fn main(args: multi Text) -> Int {\n  print(args)\n  return len(args)\n}\n";
+    let res = run_src("args", src, &["a b", "--data", "-x", ""]);
+    res.expect_status(4);
+    assert_eq!(res.stdout, "[\"a b\", \"--data\", \"-x\", \"\"]\n");
+    let res = run_src("no-args", src, &[]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "[]\n");
+}
+
+#[test]
+fn data_dir_is_accepted() {
+    let dir = scratch_dir("data");
+    write(&dir, "app.wo", "fn main() {\n  print(\"ok\")\n}\n");
+    let res = run_wo(&dir, &["run", "--data", "db", "app.wo"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "ok\n");
+    let res = run_wo(&dir, &["run", "app.wo", "--data", "db", "--", "x"]);
+    res.expect_status(0);
+    let mut cmd = common::wo();
+    cmd.current_dir(&dir)
+        .env("WO_DATA", dir.join("db2"))
+        .args(["run", "app.wo"]);
+    common::output(cmd).expect_status(0);
+}
+
+#[test]
+fn compile_errors_exit_65_with_every_diagnostic() {
+    let dir = scratch_dir("compile-error");
+    write(
+        &dir,
+        "bad.wo",
+        "fn main() {\n  let x: Int = \"text\"\n  print(nope)\n}\n",
+    );
+    for cmd in ["run", "check", "build", "disasm"] {
+        let mut args = vec![cmd, "bad.wo"];
+        if cmd == "build" {
+            args.extend(["-o", "bad.wob"]);
+        }
+        let res = run_wo(&dir, &args);
+        res.expect_status(65);
+        assert!(res.stdout.is_empty(), "{cmd}: {}", res.stdout);
+        assert!(res.stderr.contains("bad.wo:2:"), "{cmd}: {}", res.stderr);
+        assert!(res.stderr.contains("bad.wo:3:"), "{cmd}: {}", res.stderr);
+        assert!(res.stderr.contains(": error: "), "{cmd}: {}", res.stderr);
+        assert!(res.stderr.contains('^'), "{cmd}: carets: {}", res.stderr);
+        assert!(
+            res.stderr.ends_with("wo: 2 errors\n"),
+            "{cmd}: {}",
+            res.stderr
+        );
+    }
+    assert!(!dir.join("bad.wob").exists(), "no image for a failed build");
+}
+
+#[test]
+fn check_reports_all_programs() {
+    let dir = scratch_dir("check-many");
+    write(&dir, "one.wo", "fn main() {\n  print(a)\n}\n");
+    write(&dir, "two.wo", "fn main() {\n  print(b)\n  print(c)\n}\n");
+    write(&dir, "good.wo", "fn main() {\n  print(1)\n}\n");
+    let res = run_wo(&dir, &["check", "one.wo", "good.wo", "two.wo"]);
+    res.expect_status(65);
+    for at in ["one.wo:2:", "two.wo:2:", "two.wo:3:"] {
+        assert!(res.stderr.contains(at), "{at} in {}", res.stderr);
+    }
+    assert!(res.stderr.ends_with("wo: 3 errors\n"), "{}", res.stderr);
+    let res = run_wo(&dir, &["check", "good.wo"]);
+    res.expect_status(0);
+    assert!(
+        res.stderr.is_empty() && res.stdout.is_empty(),
+        "{}",
+        res.snapshot()
+    );
+    // A missing input outranks compile errors, and the others are still checked.
+    let res = run_wo(&dir, &["check", "one.wo", "missing.wo"]);
+    res.expect_status(66);
+    assert!(res.stderr.contains("one.wo:2:"), "{}", res.stderr);
+    assert!(res.stderr.contains("`missing.wo`"), "{}", res.stderr);
+}
+
+#[test]
+fn missing_input_exits_66() {
+    let dir = scratch_dir("missing");
+    std::fs::create_dir(dir.join("empty")).expect("create a directory");
+    for args in [
+        &["run", "nope.wo"][..],
+        &["run", "nope.wob"],
+        &["run", "nodir"],
+        &["run", "empty"],
+        &["check", "nope.wo"],
+        &["disasm", "nope.wo"],
+        &["build", "nope.wo", "-o", "x.wob"],
+    ] {
+        let res = run_wo(&dir, args);
+        res.expect_status(66);
+        assert!(res.stderr.starts_with("wo: "), "{}", res.stderr);
+        assert!(
+            res.stderr.contains(args[1]),
+            "the message names `{}`: {}",
+            args[1],
+            res.stderr
+        );
+    }
+}
+
+#[test]
+fn uncaught_trap_exits_70_with_a_stack() {
+    let src = "fn ratio(a: Int, b: Int) -> Int {\n  return a / b\n}\n\nfn main() {\n  print(\"start\")\n  print(ratio(1, 0))\n}\n";
+    let res = run_src("trap", src, &[]);
+    res.expect_status(70);
+    assert_eq!(res.stdout, "start\n", "stdout is flushed before the report");
+    assert_eq!(
+        res.stderr,
+        "trap DIV0: division by zero\n  at ratio (app.wo:2:10)\n  at main (app.wo:7:9)\n"
+    );
+}
+
+#[test]
+fn uncaught_io_trap_exits_74() {
+    let src = "use fs\n\nfn main() {\n  print(fs.read_text(\"no/such/file.txt\"))\n}\n";
+    let res = run_src("io", src, &[]);
+    res.expect_status(74);
+    assert!(res.stderr.starts_with("trap IO: "), "{}", res.stderr);
+    assert!(
+        res.stderr.contains("  at main (app.wo:4:"),
+        "{}",
+        res.stderr
+    );
+}
+
+/// Builds `app.wo` in `dir` to `app.wob` and returns the image's bytes.
+fn build(dir: &Path, src: &str) -> Vec<u8> {
+    write(dir, "app.wo", src);
+    run_wo(dir, &["build", "app.wo", "-o", "app.wob"]).expect_status(0);
+    std::fs::read(dir.join("app.wob")).expect("the image was written")
+}
+
+const IMAGE_PROGRAM: &str = "const GREETING = \"hi\"\n\nclass P {\n  x: Int\n  fn twice() -> Int {\n    return self.x * 2\n  }\n}\n\nfn main(args: multi Text) -> Int {\n  let p = P { x: len(args) }\n  print(\"${GREETING} ${p.twice()} ${args}\")\n  return p.x\n}\n";
+
+#[test]
+fn built_image_runs_like_its_source() {
+    let dir = scratch_dir("image");
+    let bytes = build(&dir, IMAGE_PROGRAM);
+    assert!(
+        bytes.starts_with(b"WOB\0"),
+        "an image starts with the magic"
+    );
+    let from_src = run_wo(&dir, &["run", "app.wo", "--", "a", "b"]);
+    from_src.expect_status(2);
+    assert_eq!(from_src.stdout, "hi 4 [\"a\", \"b\"]\n");
+    let from_image = run_wo(&dir, &["run", "app.wob", "--", "a", "b"]);
+    assert_eq!(from_image, from_src);
+    // Images are recognised by their magic bytes, not by their name.
+    std::fs::copy(dir.join("app.wob"), dir.join("app.bin")).expect("copy the image");
+    assert_eq!(run_wo(&dir, &["run", "app.bin", "--", "a", "b"]), from_src);
+    run_wo(&dir, &["check", "app.bin"]).expect_status(0);
+    // Rebuilding from an image gives the same image.
+    run_wo(&dir, &["build", "app.wob", "-o", "again.wob"]).expect_status(0);
+    assert_eq!(
+        std::fs::read(dir.join("again.wob")).expect("rebuilt image"),
+        bytes
+    );
+}
+
+#[test]
+fn wob_without_magic_is_an_invalid_image() {
+    let dir = scratch_dir("no-magic");
+    write(&dir, "fake.wob", "fn main() {\n}\n");
+    let res = run_wo(&dir, &["run", "fake.wob"]);
+    res.expect_status(65);
+    assert!(
+        res.stderr.starts_with("wo: invalid image `fake.wob`: "),
+        "{}",
+        res.stderr
+    );
+}
+
+/// Asserts that a damaged image was refused properly: 65, one `wo: invalid image`
+/// line, no output, no panic.
+fn assert_refused(res: &Outcome, what: &str) {
+    assert_eq!(res.status, Some(65), "{what}:\n{}", res.snapshot());
+    assert!(res.stdout.is_empty(), "{what}: {}", res.stdout);
+    assert!(
+        res.stderr.starts_with("wo: invalid image `bad.wob`: "),
+        "{what}: {}",
+        res.stderr
+    );
+    assert!(
+        !res.stderr.contains("internal error"),
+        "{what}: {}",
+        res.stderr
+    );
+}
+
+#[test]
+fn truncated_images_are_refused() {
+    let dir = scratch_dir("truncated");
+    let bytes = build(&dir, IMAGE_PROGRAM);
+    // Every prefix for small images; a spread of cut points otherwise.
+    let step = (bytes.len() / 200).max(1);
+    for cut in (0..bytes.len()).step_by(step) {
+        std::fs::write(dir.join("bad.wob"), &bytes[..cut]).expect("write a truncated image");
+        let res = run_wo(&dir, &["run", "bad.wob", "--", "a", "b"]);
+        assert_refused(&res, &format!("cut at {cut} of {}", bytes.len()));
+    }
+}
+
+#[test]
+fn garbled_images_never_panic() {
+    let dir = scratch_dir("garbled");
+    let bytes = build(&dir, IMAGE_PROGRAM);
+    let good = run_wo(&dir, &["run", "app.wob", "--", "a", "b"]);
+    let step = (bytes.len() / 300).max(1);
+    let mut n_refused = 0;
+    for at in (0..bytes.len()).step_by(step) {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = bytes.clone();
+            bad[at] ^= flip;
+            std::fs::write(dir.join("bad.wob"), &bad).expect("write a garbled image");
+            let res = run_wo(&dir, &["run", "bad.wob", "--", "a", "b"]);
+            let what = format!("byte {at} xor {flip:#04x}");
+            assert!(
+                !res.stderr.contains("internal error"),
+                "{what}: {}",
+                res.snapshot()
+            );
+            assert!(res.status.is_some(), "{what}: killed by a signal");
+            if res.status == Some(65) {
+                assert_refused(&res, &what);
+                n_refused += 1;
+            } else {
+                // A change the format cannot detect must still behave like a program.
+                assert!(
+                    res == good || matches!(res.status, Some(0..=64) | Some(70)),
+                    "{what}: {}",
+                    res.snapshot()
+                );
+            }
+        }
+    }
+    assert!(n_refused > 0, "some damage is detected");
+}
+
+#[test]
+fn build_reports_an_unwritable_output() {
+    let dir = scratch_dir("unwritable");
+    write(&dir, "app.wo", "fn main() {\n}\n");
+    let res = run_wo(&dir, &["build", "app.wo", "-o", "no/such/dir/app.wob"]);
+    res.expect_status(74);
+    assert!(
+        res.stderr
+            .starts_with("wo: cannot write `no/such/dir/app.wob`"),
+        "{}",
+        res.stderr
+    );
+}
+
+/// Every corpus program, compiled to an image, written, read back and run, behaves
+/// exactly as when run from source: same stdout, stderr and status.
+#[test]
+fn image_round_trip_over_the_corpus() {
+    let corpus = common::corpus();
+    assert!(corpus.len() > 20, "the corpus is there");
+    for src in corpus {
+        let name = src
+            .file_name()
+            .expect("a program has a name")
+            .to_string_lossy()
+            .into_owned();
+        let from_src = common::run_program(&src);
+        let build_dir = scratch_dir(&format!("build-{name}"));
+        common::copy_tree(&src, &build_dir.join(&name));
+        let image = build_dir.join("prog.wob");
+        let built = run_wo(
+            &build_dir,
+            &[
+                "build".as_ref(),
+                name.as_ref(),
+                "-o".as_ref(),
+                image.as_os_str(),
+            ],
+        );
+        built.expect_status(0);
+        // Run the image from a fresh copy of the program, so files the program writes
+        // start out the same.
+        let run_dir = scratch_dir(&format!("image-{name}"));
+        common::copy_tree(&src, &run_dir.join(&name));
+        let mut args = vec![
+            "run".to_string(),
+            image.to_string_lossy().into_owned(),
+            "--".to_string(),
+        ];
+        args.extend(common::program_args(&src));
+        let from_image = run_wo(&run_dir, &args);
+        assert_eq!(
+            from_image, from_src,
+            "{name}: the image behaves like the source"
+        );
+        let _ = std::fs::remove_dir_all(&build_dir);
+        let _ = std::fs::remove_dir_all(&run_dir);
+    }
+}

@@ -1,0 +1,717 @@
+//! The `.wob` file format: [`write_image`] serializes an [`Image`], [`read_image`]
+//! decodes one and runs the verifier, so only verified images ever come out of a file.
+//! The byte-by-byte layout, the version-bump rule and the verifier's guarantees are
+//! specified in `docs/image-format.md`; this module is the one place that knows them.
+//!
+//! The reader treats its input as hostile: every length and count is checked against
+//! the bytes that remain before anything is allocated, every value is range-checked,
+//! and a CRC32 trailer catches accidental damage before any section is decoded.
+
+use crate::image::{BuiltinRef, Class, Const, Function, Image, SrcPos};
+use crate::op::{DecodeError, Op, Reader};
+use crate::types::FuncIdx;
+use crate::verify::{verify, VerifyError};
+
+/// The first four bytes of every image.
+pub const MAGIC: [u8; 4] = *b"WOB\0";
+
+/// The image format version this build writes and reads.
+///
+/// Bump it for any change to opcodes (bytes, operands, operand order or widths), to the
+/// header or section layout, or to the builtin catalogue's names and arities. Images of
+/// any other version are refused with an error naming both versions.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// Magic, version, reserved u16.
+const HEADER_LEN: usize = 8;
+/// The CRC32 of everything before it.
+const TRAILER_LEN: usize = 4;
+
+/// The sections, in the order they appear; the discriminant is the tag byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Section {
+    Files = 1,
+    Consts = 2,
+    Classes = 3,
+    Builtins = 4,
+    Program = 5,
+    Functions = 6,
+}
+
+impl Section {
+    fn name(self) -> &'static str {
+        match self {
+            Section::Files => "files",
+            Section::Consts => "constants",
+            Section::Classes => "classes",
+            Section::Builtins => "builtins",
+            Section::Program => "program",
+            Section::Functions => "functions",
+        }
+    }
+}
+
+/// Constant-pool entry tags.
+const CONST_INT: u8 = 0;
+const CONST_FLOAT: u8 = 1;
+const CONST_TEXT: u8 = 2;
+
+/// Why bytes are not a loadable image. The CLI prints these after
+/// ``wo: invalid image `path`: ``; byte offsets count from the start of the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImageError {
+    #[error("not a wo image (it does not start with the bytes `WOB\\0`)")]
+    BadMagic,
+    #[error(
+        "image format version {found} is older than version {supported}, the one this wo \
+         reads; rebuild the image from source with `wo build`"
+    )]
+    TooOld { found: u16, supported: u16 },
+    #[error(
+        "image format version {found} is newer than version {supported}, the one this wo \
+         reads; use a newer wo or rebuild the image from source with `wo build`"
+    )]
+    TooNew { found: u16, supported: u16 },
+    #[error(
+        "checksum mismatch (stored 0x{stored:08x}, computed 0x{computed:08x}): the file is \
+         damaged or truncated"
+    )]
+    Checksum { stored: u32, computed: u32 },
+    #[error("unexpected end of data reading {what} at byte {at}")]
+    Truncated { what: &'static str, at: usize },
+    #[error("expected the {expected} section (tag {expected_tag}) at byte {at}, found tag {found}")]
+    BadSection {
+        expected: &'static str,
+        expected_tag: u8,
+        found: u8,
+        at: usize,
+    },
+    #[error("the {section} section has {n} unexpected trailing bytes at byte {at}")]
+    TrailingBytes {
+        section: &'static str,
+        n: usize,
+        at: usize,
+    },
+    #[error("{n} unexpected bytes after the last section at byte {at}")]
+    TrailingData { n: usize, at: usize },
+    #[error("{what} count {count} at byte {at} is more than the {remaining} bytes that remain can hold")]
+    CountTooLarge {
+        what: &'static str,
+        count: u32,
+        remaining: usize,
+        at: usize,
+    },
+    #[error("{what} at byte {at} is not valid UTF-8")]
+    BadUtf8 { what: &'static str, at: usize },
+    #[error("invalid {what} {value} at byte {at}")]
+    BadValue {
+        what: &'static str,
+        value: u64,
+        at: usize,
+    },
+    #[error("function `{function}` pc {pc}: {error}")]
+    Code {
+        function: String,
+        pc: usize,
+        error: DecodeError,
+    },
+    #[error("function `{function}`: debug table {problem}")]
+    DebugTable { function: String, problem: String },
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------
+
+/// Serializes an image. Write only verified images (the compiler's output is): the
+/// reader verifies, so an image that breaks a verifier rule is written but refused when
+/// read back.
+///
+/// # Panics
+///
+/// When a string, table or function body is longer than a u32 length can state (4 GiB),
+/// which no image that fits in memory alongside its compiler comes near.
+pub fn write_image(image: &Image) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.out.extend_from_slice(&MAGIC);
+    w.u16(FORMAT_VERSION);
+    w.u16(0); // reserved
+
+    w.section(Section::Files, |w| {
+        w.len(image.files.len());
+        for file in &image.files {
+            w.str(file);
+        }
+    });
+    w.section(Section::Consts, |w| {
+        w.len(image.consts.len());
+        for k in &image.consts {
+            match k {
+                Const::Int(i) => {
+                    w.u8(CONST_INT);
+                    w.out.extend_from_slice(&i.to_le_bytes());
+                }
+                Const::Float(f) => {
+                    w.u8(CONST_FLOAT);
+                    w.out.extend_from_slice(&f.to_bits().to_le_bytes());
+                }
+                Const::Text(t) => {
+                    w.u8(CONST_TEXT);
+                    w.str(t);
+                }
+            }
+        }
+    });
+    w.section(Section::Classes, |w| {
+        w.len(image.classes.len());
+        for class in &image.classes {
+            w.str(&class.name);
+            w.len(class.fields.len());
+            for field in &class.fields {
+                w.str(field);
+            }
+        }
+    });
+    w.section(Section::Builtins, |w| {
+        w.len(image.builtins.len());
+        for b in &image.builtins {
+            w.str(&b.name);
+            w.u16(b.arity);
+        }
+    });
+    w.section(Section::Program, |w| {
+        w.u32(image.n_globals);
+        match image.init {
+            Some(f) => {
+                w.u8(1);
+                w.u32(f.0);
+            }
+            None => {
+                w.u8(0);
+                w.u32(0);
+            }
+        }
+        w.u32(image.entry.0);
+    });
+    w.section(Section::Functions, |w| {
+        w.len(image.functions.len());
+        for f in &image.functions {
+            w.str(&f.name);
+            w.u16(f.arity);
+            w.u16(f.n_regs);
+            let mut code = Vec::new();
+            for op in &f.code {
+                op.encode(&mut code);
+            }
+            w.bytes(&code);
+            w.bytes(&encode_positions(&f.pos));
+        }
+    });
+
+    let crc = crc32fast::hash(&w.out);
+    w.u32(crc);
+    w.out
+}
+
+/// Run-length and delta encoding of the per-instruction positions: a sequence of runs,
+/// each `count` (ULEB128, ≥ 1) followed by the zigzag SLEB128 deltas of file, line and
+/// column from the previous run (the first run's deltas are from 0:0:0).
+fn encode_positions(pos: &[SrcPos]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut prev = SrcPos::default();
+    let mut i = 0;
+    while let Some(&cur) = pos.get(i) {
+        let run = pos[i..].iter().take_while(|&&p| p == cur).count();
+        put_uleb(&mut out, u64::try_from(run).expect("a run is shorter than 2^64"));
+        put_sleb(&mut out, i64::from(cur.file) - i64::from(prev.file));
+        put_sleb(&mut out, i64::from(cur.line) - i64::from(prev.line));
+        put_sleb(&mut out, i64::from(cur.col) - i64::from(prev.col));
+        prev = cur;
+        i += run;
+    }
+    out
+}
+
+fn put_uleb(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let low = u8::try_from(v & 0x7f).expect("seven bits fit a byte");
+        v >>= 7;
+        if v == 0 {
+            out.push(low);
+            return;
+        }
+        out.push(low | 0x80);
+    }
+}
+
+fn put_sleb(out: &mut Vec<u8>, v: i64) {
+    // Zigzag: 0, -1, 1, -2, … map to 0, 1, 2, 3, … so small magnitudes stay small.
+    let zigzag = (v << 1) ^ (v >> 63);
+    put_uleb(out, u64::from_ne_bytes(zigzag.to_ne_bytes()));
+}
+
+#[derive(Default)]
+struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.out.push(v);
+    }
+
+    fn u16(&mut self, v: u16) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn u32(&mut self, v: u32) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn len(&mut self, n: usize) {
+        self.u32(u32::try_from(n).expect("image tables and strings are shorter than 4 GiB"));
+    }
+
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.len(b.len());
+        self.out.extend_from_slice(b);
+    }
+
+    /// Writes the tag, a length placeholder, the body, then patches the length.
+    fn section(&mut self, s: Section, body: impl FnOnce(&mut Writer)) {
+        self.u8(s as u8);
+        let at = self.out.len();
+        self.u32(0);
+        body(self);
+        let n = self.out.len() - at - 4;
+        let n = u32::try_from(n).expect("image sections are shorter than 4 GiB");
+        self.out[at..at + 4].copy_from_slice(&n.to_le_bytes());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+// ---------------------------------------------------------------------------------------
+
+/// Decodes and verifies an image. Any damage, any value out of range and any image that
+/// breaks a verifier rule is an error; nothing in `bytes` can make this panic or
+/// allocate much more than `bytes.len()` times a small constant.
+pub fn read_image(bytes: &[u8]) -> Result<Image, ImageError> {
+    let image = decode(bytes)?;
+    verify(&image)?;
+    Ok(image)
+}
+
+fn decode(bytes: &[u8]) -> Result<Image, ImageError> {
+    if bytes.get(..MAGIC.len()) != Some(&MAGIC[..]) {
+        return Err(ImageError::BadMagic);
+    }
+    // The version comes before the checksum: an image of another version may lay out
+    // (or checksum) its bytes differently, and its version is the useful message.
+    let mut header = Cursor::new(bytes, 0);
+    header.take(MAGIC.len(), "the magic bytes")?;
+    let version = header.u16("the format version")?;
+    if version < FORMAT_VERSION {
+        return Err(ImageError::TooOld {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if version > FORMAT_VERSION {
+        return Err(ImageError::TooNew {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if bytes.len() < HEADER_LEN + TRAILER_LEN {
+        return Err(ImageError::Truncated {
+            what: "the header and checksum",
+            at: bytes.len(),
+        });
+    }
+    let (body, trailer) = bytes.split_at(bytes.len() - TRAILER_LEN);
+    let mut stored = [0u8; TRAILER_LEN];
+    stored.copy_from_slice(trailer);
+    let stored = u32::from_le_bytes(stored);
+    let computed = crc32fast::hash(body);
+    if stored != computed {
+        return Err(ImageError::Checksum { stored, computed });
+    }
+
+    let mut r = Cursor::new(body, 0);
+    r.take(MAGIC.len() + 2, "the header")?;
+    let reserved_at = r.abs();
+    let reserved = r.u16("the reserved header field")?;
+    if reserved != 0 {
+        return Err(ImageError::BadValue {
+            what: "reserved header field",
+            value: u64::from(reserved),
+            at: reserved_at,
+        });
+    }
+
+    let mut s = r.section(Section::Files)?;
+    let n = s.count("file", 4)?;
+    let mut files = Vec::with_capacity(n);
+    for _ in 0..n {
+        files.push(s.str("a file name")?);
+    }
+    s.finish(Section::Files)?;
+
+    let mut s = r.section(Section::Consts)?;
+    let n = s.count("constant", 5)?;
+    let mut consts = Vec::with_capacity(n);
+    for _ in 0..n {
+        let at = s.abs();
+        consts.push(match s.u8("a constant tag")? {
+            CONST_INT => Const::Int(i64::from_le_bytes(s.array("an Int constant")?)),
+            CONST_FLOAT => Const::Float(f64::from_bits(u64::from_le_bytes(
+                s.array("a Float constant")?,
+            ))),
+            CONST_TEXT => Const::Text(s.str("a Text constant")?),
+            tag => {
+                return Err(ImageError::BadValue {
+                    what: "constant tag",
+                    value: u64::from(tag),
+                    at,
+                })
+            }
+        });
+    }
+    s.finish(Section::Consts)?;
+
+    let mut s = r.section(Section::Classes)?;
+    let n = s.count("class", 8)?;
+    let mut classes = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = s.str("a class name")?;
+        let n_fields = s.count("field", 4)?;
+        let mut fields = Vec::with_capacity(n_fields);
+        for _ in 0..n_fields {
+            fields.push(s.str("a field name")?);
+        }
+        classes.push(Class { name, fields });
+    }
+    s.finish(Section::Classes)?;
+
+    let mut s = r.section(Section::Builtins)?;
+    let n = s.count("builtin", 6)?;
+    let mut builtins = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = s.str("a builtin name")?;
+        let arity = s.u16("a builtin arity")?;
+        builtins.push(BuiltinRef { name, arity });
+    }
+    s.finish(Section::Builtins)?;
+
+    let mut s = r.section(Section::Program)?;
+    let n_globals = s.u32("the global count")?;
+    let flag_at = s.abs();
+    let has_init = s.u8("the init flag")?;
+    let init_at = s.abs();
+    let init = s.u32("the init function")?;
+    let init = match (has_init, init) {
+        (0, 0) => None,
+        (1, f) => Some(FuncIdx(f)),
+        (0, f) => {
+            return Err(ImageError::BadValue {
+                what: "init function for an image without one",
+                value: u64::from(f),
+                at: init_at,
+            })
+        }
+        (flag, _) => {
+            return Err(ImageError::BadValue {
+                what: "init flag",
+                value: u64::from(flag),
+                at: flag_at,
+            })
+        }
+    };
+    let entry = FuncIdx(s.u32("the entry function")?);
+    s.finish(Section::Program)?;
+
+    let mut s = r.section(Section::Functions)?;
+    let n = s.count("function", 16)?;
+    let mut functions = Vec::with_capacity(n);
+    for _ in 0..n {
+        functions.push(read_function(&mut s)?);
+    }
+    s.finish(Section::Functions)?;
+
+    if !r.at_end() {
+        return Err(ImageError::TrailingData {
+            n: r.remaining(),
+            at: r.abs(),
+        });
+    }
+
+    Ok(Image {
+        files,
+        consts,
+        functions,
+        classes,
+        builtins,
+        n_globals,
+        init,
+        entry,
+    })
+}
+
+fn read_function(s: &mut Cursor<'_>) -> Result<Function, ImageError> {
+    let name = s.str("a function name")?;
+    let arity = s.u16("a function arity")?;
+    let n_regs = s.u16("a register count")?;
+
+    let code_bytes = s.sized("function code")?;
+    let mut r = Reader::new(code_bytes);
+    let mut code = Vec::new();
+    while !r.at_end() {
+        let op = Op::decode(&mut r).map_err(|error| ImageError::Code {
+            function: name.clone(),
+            pc: code.len(),
+            error,
+        })?;
+        code.push(op);
+    }
+
+    let debug = s.sized("a debug table")?;
+    let pos = decode_positions(debug, s.abs() - debug.len(), code.len(), &name)?;
+    Ok(Function {
+        name,
+        arity,
+        n_regs,
+        code,
+        pos,
+    })
+}
+
+/// Decodes the runs [`encode_positions`] writes; they must cover exactly `n_code`
+/// instructions, so the allocation is bounded by the code already decoded.
+fn decode_positions(
+    bytes: &[u8],
+    base: usize,
+    n_code: usize,
+    function: &str,
+) -> Result<Vec<SrcPos>, ImageError> {
+    let problem = |problem: String| ImageError::DebugTable {
+        function: function.to_string(),
+        problem,
+    };
+    let mut d = Cursor::new(bytes, base);
+    let mut pos = Vec::with_capacity(n_code);
+    let mut cur = SrcPos::default();
+    while !d.at_end() {
+        let at = d.abs();
+        let run = d.uleb("a debug run length")?;
+        let left = n_code - pos.len();
+        let run = match usize::try_from(run) {
+            Ok(run) if (1..=left).contains(&run) => run,
+            _ => {
+                return Err(problem(format!(
+                    "has a run of {run} instructions at byte {at} where {left} remain"
+                )))
+            }
+        };
+        cur.file = apply_delta(cur.file, d.sleb("a debug file delta")?)
+            .ok_or_else(|| problem(format!("file index out of range at byte {at}")))?;
+        cur.line = apply_delta(cur.line, d.sleb("a debug line delta")?)
+            .ok_or_else(|| problem(format!("line out of range at byte {at}")))?;
+        cur.col = apply_delta(cur.col, d.sleb("a debug column delta")?)
+            .ok_or_else(|| problem(format!("column out of range at byte {at}")))?;
+        pos.extend(std::iter::repeat(cur).take(run));
+    }
+    if pos.len() != n_code {
+        return Err(problem(format!(
+            "covers {} of the {n_code} instructions",
+            pos.len()
+        )));
+    }
+    Ok(pos)
+}
+
+fn apply_delta(prev: u32, delta: i64) -> Option<u32> {
+    i64::from(prev)
+        .checked_add(delta)
+        .and_then(|v| u32::try_from(v).ok())
+}
+
+/// A bounds-checked view of part of the input; `base` is the absolute offset of
+/// `bytes[0]`, so errors name file offsets.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    base: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(bytes: &'a [u8], base: usize) -> Cursor<'a> {
+        Cursor {
+            bytes,
+            pos: 0,
+            base,
+        }
+    }
+
+    fn abs(&self) -> usize {
+        self.base + self.pos
+    }
+
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], ImageError> {
+        if n > self.remaining() {
+            return Err(ImageError::Truncated {
+                what,
+                at: self.abs(),
+            });
+        }
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], ImageError> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N, what)?);
+        Ok(out)
+    }
+
+    fn u8(&mut self, what: &'static str) -> Result<u8, ImageError> {
+        Ok(self.array::<1>(what)?[0])
+    }
+
+    fn u16(&mut self, what: &'static str) -> Result<u16, ImageError> {
+        Ok(u16::from_le_bytes(self.array(what)?))
+    }
+
+    fn u32(&mut self, what: &'static str) -> Result<u32, ImageError> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+
+    /// A u32 length, then that many bytes.
+    fn sized(&mut self, what: &'static str) -> Result<&'a [u8], ImageError> {
+        let n = self.u32(what)?;
+        let n = usize::try_from(n).map_err(|_| ImageError::Truncated {
+            what,
+            at: self.abs(),
+        })?;
+        self.take(n, what)
+    }
+
+    fn str(&mut self, what: &'static str) -> Result<String, ImageError> {
+        let at = self.abs();
+        let bytes = self.sized(what)?;
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(s.to_string()),
+            Err(_) => Err(ImageError::BadUtf8 { what, at }),
+        }
+    }
+
+    /// A u32 element count, refused when `count * min_size` bytes (each element's
+    /// smallest encoding) do not remain: callers may then allocate `count` elements.
+    fn count(&mut self, what: &'static str, min_size: usize) -> Result<usize, ImageError> {
+        let at = self.abs();
+        let count = self.u32(what)?;
+        let remaining = self.remaining();
+        match usize::try_from(count)
+            .ok()
+            .and_then(|n| n.checked_mul(min_size).map(|bytes| (n, bytes)))
+        {
+            Some((n, bytes)) if bytes <= remaining => Ok(n),
+            _ => Err(ImageError::CountTooLarge {
+                what,
+                count,
+                remaining,
+                at,
+            }),
+        }
+    }
+
+    /// A section header (tag, u32 length), returning a cursor over its body.
+    fn section(&mut self, s: Section) -> Result<Cursor<'a>, ImageError> {
+        let at = self.abs();
+        let tag = self.u8("a section tag")?;
+        if tag != s as u8 {
+            return Err(ImageError::BadSection {
+                expected: s.name(),
+                expected_tag: s as u8,
+                found: tag,
+                at,
+            });
+        }
+        let body = self.sized(s.name())?;
+        Ok(Cursor::new(body, self.abs() - body.len()))
+    }
+
+    fn finish(&self, s: Section) -> Result<(), ImageError> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(ImageError::TrailingBytes {
+                section: s.name(),
+                n: self.remaining(),
+                at: self.abs(),
+            })
+        }
+    }
+
+    /// An unsigned LEB128 of at most 10 bytes, refused when overlong or over 64 bits,
+    /// so each value has exactly one encoding.
+    fn uleb(&mut self, what: &'static str) -> Result<u64, ImageError> {
+        let at = self.abs();
+        let mut v: u64 = 0;
+        for i in 0..10u32 {
+            let byte = self.u8(what)?;
+            let low = u64::from(byte & 0x7f);
+            if i == 9 && byte > 1 {
+                return Err(ImageError::BadValue {
+                    what: "varint (over 64 bits)",
+                    value: u64::from(byte),
+                    at,
+                });
+            }
+            v |= low << (7 * i);
+            if byte & 0x80 == 0 {
+                if i > 0 && byte == 0 {
+                    return Err(ImageError::BadValue {
+                        what: "varint (overlong encoding)",
+                        value: v,
+                        at,
+                    });
+                }
+                return Ok(v);
+            }
+        }
+        Err(ImageError::BadValue {
+            what: "varint (longer than 10 bytes)",
+            value: v,
+            at,
+        })
+    }
+
+    /// A zigzag-encoded signed LEB128.
+    fn sleb(&mut self, what: &'static str) -> Result<i64, ImageError> {
+        let u = self.uleb(what)?;
+        let magnitude = i64::try_from(u >> 1).map_err(|_| ImageError::BadValue {
+            what,
+            value: u,
+            at: self.abs(),
+        })?;
+        Ok(if u & 1 == 0 { magnitude } else { -magnitude - 1 })
+    }
+}

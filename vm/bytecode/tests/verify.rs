@@ -1,0 +1,341 @@
+//! The verifier, one test per rule: each starts from an image that verifies, breaks
+//! exactly one rule and checks that the matching error (and, for a few, its exact text)
+//! comes back.
+
+mod common;
+
+use common::*;
+use wo_bytecode::*;
+
+/// `main` (f0, arity 0, 4 registers) with `code` followed by `RET_NIL`, in an image with
+/// two constants, two functions, the Point class, `print` and `min_int`, two globals.
+fn with_main(code: &[Op]) -> Image {
+    let mut rows: Vec<(Op, u32, u32)> = code.iter().map(|op| (*op, 1, 1)).collect();
+    rows.push((Op::RetNil {}, 2, 1));
+    Image {
+        files: vec!["t.wo".to_string()],
+        consts: vec![Const::Int(1), Const::Text("a".to_string())],
+        functions: vec![
+            func("main", 0, 4, 0, &rows),
+            func("two", 2, 2, 0, &[(Op::Ret { a: Reg(1) }, 5, 1)]),
+        ],
+        classes: vec![Class {
+            name: "Point".to_string(),
+            fields: vec!["x".to_string(), "y".to_string()],
+        }],
+        builtins: vec![
+            BuiltinRef { name: "print".to_string(), arity: 1 },
+            BuiltinRef { name: "min_int".to_string(), arity: 2 },
+        ],
+        n_globals: 2,
+        init: None,
+        entry: FuncIdx(0),
+    }
+}
+
+fn err(image: &Image) -> VerifyError {
+    verify(image).expect_err("the image breaks a rule")
+}
+
+fn r(i: u16) -> Reg {
+    Reg(i)
+}
+
+#[test]
+fn baseline_verifies() {
+    let image = with_main(&[
+        Op::LoadConst { a: r(0), k: ConstIdx(1) },
+        Op::NewList { a: r(0), b: r(0), n: 4 },
+        Op::NewMap { a: r(0), b: r(0), n: 2 },
+        Op::ConcatN { a: r(0), b: r(1), n: 3 },
+        Op::CallBuiltin { f: BuiltinIdx(1), base: r(2), n: 2 },
+        Op::Call { f: FuncIdx(1), base: r(2) },
+        Op::NewObj { a: r(0), c: ClassIdx(0), b: r(2) },
+        Op::GetGlobal { a: r(0), g: GlobalIdx(1) },
+        Op::GetField { a: r(0), b: r(1), f: FieldIdx(65534) },
+        Op::JumpIf { a: r(0), t: Pc(10) },
+    ]);
+    assert_eq!(verify(&image), Ok(()));
+    assert_eq!(verify(&sample_image()), Ok(()));
+}
+
+#[test]
+fn register_out_of_range() {
+    let mut image = with_main(&[
+        Op::LoadNil { a: r(0) },
+        Op::LoadNil { a: r(1) },
+        Op::LoadNil { a: r(2) },
+        Op::Move { a: r(0), b: r(9) },
+    ]);
+    let e = err(&image);
+    assert_eq!(
+        e.to_string(),
+        "function `main` pc 3: register r9 out of range (function has 4 registers)"
+    );
+    // The last register is fine, one past it is not.
+    image.functions[0].code[3] = Op::Move { a: r(0), b: r(3) };
+    assert_eq!(verify(&image), Ok(()));
+    image.functions[0].code[3] = Op::Move { a: r(4), b: r(3) };
+    assert!(matches!(verify(&image), Err(VerifyError::Register { reg: 4, pc: 3, .. })));
+}
+
+#[test]
+fn new_list_run_out_of_range() {
+    let image = with_main(&[Op::NewList { a: r(0), b: r(1), n: 4 }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::RegisterRun { base: 1, len: 4, n_regs: 4, .. }
+    ));
+}
+
+#[test]
+fn new_map_run_counts_two_registers_per_pair() {
+    // 2 pairs from r1 need r1..r4: one too many, though r1 + 2 would fit.
+    let image = with_main(&[Op::NewMap { a: r(0), b: r(1), n: 2 }]);
+    assert!(matches!(err(&image), VerifyError::RegisterRun { base: 1, len: 4, .. }));
+}
+
+#[test]
+fn concat_n_run_out_of_range() {
+    let image = with_main(&[Op::ConcatN { a: r(0), b: r(2), n: 3 }]);
+    assert!(matches!(err(&image), VerifyError::RegisterRun { base: 2, len: 3, .. }));
+}
+
+#[test]
+fn call_builtin_run_out_of_range() {
+    let image = with_main(&[Op::CallBuiltin { f: BuiltinIdx(1), base: r(3), n: 2 }]);
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::RegisterRun { base: 3, len: 2, .. }));
+    assert_eq!(
+        e.to_string(),
+        "function `main` pc 0: 2 registers from r3 out of range (function has 4 registers)"
+    );
+}
+
+#[test]
+fn call_needs_room_for_the_callee_arguments() {
+    // `two` has arity 2: arguments in r3 and r4, but main has only r0..r3.
+    let image = with_main(&[Op::Call { f: FuncIdx(1), base: r(3) }]);
+    assert!(matches!(err(&image), VerifyError::RegisterRun { base: 3, len: 2, .. }));
+}
+
+#[test]
+fn new_obj_needs_room_for_the_fields() {
+    let image = with_main(&[Op::NewObj { a: r(0), c: ClassIdx(0), b: r(3) }]);
+    assert!(matches!(err(&image), VerifyError::RegisterRun { base: 3, len: 2, .. }));
+}
+
+#[test]
+fn constant_index_out_of_range() {
+    let image = with_main(&[Op::LoadConst { a: r(0), k: ConstIdx(2) }]);
+    let e = err(&image);
+    assert!(matches!(
+        e,
+        VerifyError::Index { kind: IndexKind::Const, index: 2, count: 2, .. }
+    ));
+    assert_eq!(
+        e.to_string(),
+        "function `main` pc 0: constant k2 out of range (image has 2 constants)"
+    );
+}
+
+#[test]
+fn function_index_out_of_range() {
+    let image = with_main(&[Op::Call { f: FuncIdx(7), base: r(0) }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::Index { kind: IndexKind::Func, index: 7, count: 2, .. }
+    ));
+}
+
+#[test]
+fn class_index_out_of_range() {
+    let image = with_main(&[Op::NewObj { a: r(0), c: ClassIdx(1), b: r(0) }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::Index { kind: IndexKind::Class, index: 1, count: 1, .. }
+    ));
+}
+
+#[test]
+fn builtin_index_out_of_range() {
+    let image = with_main(&[Op::CallBuiltin { f: BuiltinIdx(2), base: r(0), n: 1 }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::Index { kind: IndexKind::Builtin, index: 2, count: 2, .. }
+    ));
+}
+
+#[test]
+fn global_index_out_of_range() {
+    let image = with_main(&[Op::SetGlobal { g: GlobalIdx(2), a: r(0) }]);
+    let e = err(&image);
+    assert!(matches!(
+        e,
+        VerifyError::Index { kind: IndexKind::Global, index: 2, count: 2, .. }
+    ));
+    assert_eq!(
+        e.to_string(),
+        "function `main` pc 0: global g2 out of range (image has 2 globals)"
+    );
+}
+
+#[test]
+fn jump_target_out_of_range() {
+    // Two instructions (the jump and RET_NIL): @2 is one past the end.
+    let image = with_main(&[Op::JumpIfNot { a: r(0), t: Pc(2) }]);
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::JumpTarget { target: 2, len: 2, pc: 0, .. }));
+    assert_eq!(
+        e.to_string(),
+        "function `main` pc 0: jump target @2 out of range (function has 2 instructions)"
+    );
+}
+
+#[test]
+fn fused_compare_jump_target_out_of_range() {
+    let image = with_main(&[Op::JumpUnlessCmpInt { b: r(0), c: r(1), op: Cmp::Lt, t: Pc(9) }]);
+    assert!(matches!(err(&image), VerifyError::JumpTarget { target: 9, .. }));
+}
+
+#[test]
+fn try_enter_target_out_of_range() {
+    let image = with_main(&[Op::TryEnter { t: Pc(5), err: r(0) }]);
+    assert!(matches!(err(&image), VerifyError::JumpTarget { target: 5, .. }));
+}
+
+#[test]
+fn try_enter_error_register_out_of_range() {
+    let image = with_main(&[Op::TryEnter { t: Pc(1), err: r(4) }]);
+    assert!(matches!(err(&image), VerifyError::Register { reg: 4, .. }));
+}
+
+#[test]
+fn empty_code_is_refused() {
+    let mut image = with_main(&[]);
+    image.functions[1].code.clear();
+    image.functions[1].pos.clear();
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::EmptyCode { .. }));
+    assert_eq!(e.to_string(), "function `two` has no code");
+}
+
+#[test]
+fn last_instruction_must_be_a_terminator() {
+    let mut image = with_main(&[Op::LoadNil { a: r(0) }]);
+    image.functions[0].code.pop();
+    image.functions[0].pos.pop();
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::FallsOffEnd { pc: 0, mnemonic: "LOAD_NIL", .. }));
+    // A conditional jump is not enough: it falls through when the condition fails.
+    let mut image = with_main(&[Op::LoadNil { a: r(0) }]);
+    image.functions[0].code[1] = Op::JumpIfNil { a: r(0), t: Pc(0) };
+    assert!(matches!(err(&image), VerifyError::FallsOffEnd { pc: 1, .. }));
+    // RET and JUMP are.
+    image.functions[0].code[1] = Op::Jump { t: Pc(0) };
+    assert_eq!(verify(&image), Ok(()));
+    image.functions[0].code[1] = Op::Ret { a: r(0) };
+    assert_eq!(verify(&image), Ok(()));
+}
+
+#[test]
+fn builtin_call_count_must_match_arity() {
+    let image = with_main(&[Op::CallBuiltin { f: BuiltinIdx(0), base: r(0), n: 2 }]);
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::BuiltinArgs { n: 2, arity: 1, .. }));
+    assert_eq!(
+        e.to_string(),
+        "function `main` pc 0: builtin `print` called with 2 arguments (it takes 1)"
+    );
+}
+
+#[test]
+fn unknown_builtin_name_is_refused() {
+    let mut image = with_main(&[]);
+    image.builtins.push(BuiltinRef { name: "launch_missiles".to_string(), arity: 0 });
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::UnknownBuiltin { index: 2, .. }));
+    assert_eq!(
+        e.to_string(),
+        "builtin b2 `launch_missiles` is not in this wo's builtin catalogue"
+    );
+}
+
+#[test]
+fn builtin_arity_must_match_the_catalogue() {
+    let mut image = with_main(&[]);
+    image.builtins[0].arity = 2;
+    assert!(matches!(
+        err(&image),
+        VerifyError::BuiltinArity { index: 0, arity: 2, expected: 1, .. }
+    ));
+}
+
+#[test]
+fn registers_must_cover_the_arity() {
+    let mut image = with_main(&[]);
+    image.functions[1].n_regs = 1;
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::RegsBelowArity { arity: 2, n_regs: 1, .. }));
+}
+
+#[test]
+fn one_position_per_instruction() {
+    let mut image = with_main(&[Op::Nop {}]);
+    image.functions[0].pos.pop();
+    assert!(matches!(err(&image), VerifyError::PosCount { n_code: 2, n_pos: 1, .. }));
+}
+
+#[test]
+fn position_file_out_of_range() {
+    let mut image = with_main(&[Op::Nop {}]);
+    image.functions[0].pos[1].file = 1;
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::PosFile { pc: 1, file: 1, n_files: 1, .. }));
+}
+
+#[test]
+fn entry_must_exist() {
+    let mut image = with_main(&[]);
+    image.entry = FuncIdx(2);
+    assert!(matches!(err(&image), VerifyError::NoEntry { entry: 2, n_functions: 2 }));
+}
+
+#[test]
+fn entry_arity_is_zero_or_one() {
+    let mut image = with_main(&[]);
+    image.entry = FuncIdx(1);
+    let e = err(&image);
+    assert!(matches!(e, VerifyError::EntryArity { arity: 2, .. }));
+    assert_eq!(e.to_string(), "entry function `two` has arity 2 (expected 0 or 1)");
+    // Arity 1 (main receiving the arguments) is allowed.
+    image.functions[1].arity = 1;
+    assert_eq!(verify(&image), Ok(()));
+}
+
+#[test]
+fn init_must_exist() {
+    let mut image = with_main(&[]);
+    image.init = Some(FuncIdx(5));
+    assert!(matches!(err(&image), VerifyError::NoInit { init: 5, .. }));
+}
+
+#[test]
+fn init_arity_is_zero() {
+    let mut image = with_main(&[]);
+    image.init = Some(FuncIdx(1));
+    assert!(matches!(err(&image), VerifyError::InitArity { arity: 2, .. }));
+    image.init = Some(FuncIdx(0));
+    assert_eq!(verify(&image), Ok(()));
+}
+
+#[test]
+fn field_index_65535_is_refused() {
+    for op in [
+        Op::GetField { a: r(0), b: r(1), f: FieldIdx(u16::MAX) },
+        Op::SetField { a: r(0), f: FieldIdx(u16::MAX), b: r(1) },
+    ] {
+        let image = with_main(&[op]);
+        assert!(matches!(err(&image), VerifyError::FieldIndex { field: u16::MAX, .. }));
+    }
+}

@@ -1,0 +1,184 @@
+//! The printing rules of LANGUAGE.md §11: how `print`, `text`, `${…}` and the
+//! `TO_TEXT` instruction turn any value into Text. Kept in one module so the
+//! interpreter and the standard library cannot disagree about a value's text.
+//!
+//! Text is written as is at the top level and quoted with the §2 escapes inside a
+//! list, map or object; Floats follow Rust's `{:?}`; a list, map or object that is
+//! already being printed (a cycle) is written as `…`. Nesting deeper than
+//! [`MAX_DEPTH`] is also cut to `…`, so printing never overflows the Rust stack.
+
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+use wo_bytecode::Class;
+
+use crate::value::{Key, Value};
+
+/// How deep lists, maps and objects are printed before the rest is written as `…`.
+pub const MAX_DEPTH: usize = 512;
+
+/// `v` as Text by the printing rules (Text itself unquoted).
+pub fn to_text(v: &Value, classes: &[Class]) -> String {
+    if let Value::Text(t) = v {
+        return t.to_string();
+    }
+    let mut out = String::new();
+    write_value(&mut out, v, classes, false);
+    out
+}
+
+/// Appends `v`'s text to `out`; `quoted` writes a Text value as a quoted literal (as it
+/// appears inside a list, map or object).
+pub fn write_value(out: &mut String, v: &Value, classes: &[Class], quoted: bool) {
+    let mut p = Printer {
+        out,
+        classes,
+        open: Vec::new(),
+    };
+    p.value(v, quoted);
+}
+
+/// Appends `f` exactly as Rust's `{:?}` formats it (`1.0`, `1e16`, `NaN`, `-inf`).
+pub fn write_float(out: &mut String, f: f64) {
+    let _ = write!(out, "{f:?}");
+}
+
+/// Appends `t` as a quoted Text literal with the §2 escapes.
+pub fn write_quoted(out: &mut String, t: &str) {
+    out.push('"');
+    for c in t.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '$' => out.push_str("\\$"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+struct Printer<'a> {
+    out: &'a mut String,
+    classes: &'a [Class],
+    /// Addresses of the lists, maps and objects being printed (outermost first).
+    open: Vec<usize>,
+}
+
+impl Printer<'_> {
+    /// Marks a container as open; false when it already is (a cycle) or too deep.
+    fn enter(&mut self, addr: usize) -> bool {
+        if self.open.len() >= MAX_DEPTH || self.open.contains(&addr) {
+            self.out.push('…');
+            return false;
+        }
+        self.open.push(addr);
+        true
+    }
+
+    fn value(&mut self, v: &Value, quoted: bool) {
+        match v {
+            Value::Nil => self.out.push_str("nil"),
+            Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => {
+                let _ = write!(self.out, "{i}");
+            }
+            Value::Float(f) => write_float(self.out, *f),
+            Value::Text(t) => {
+                if quoted {
+                    write_quoted(self.out, t);
+                } else {
+                    self.out.push_str(t);
+                }
+            }
+            Value::Error(e) => {
+                self.out.push_str(e.kind.name());
+                self.out.push_str(": ");
+                self.out.push_str(&e.message);
+            }
+            Value::List(list) => {
+                if !self.enter(Rc::as_ptr(list) as *const u8 as usize) {
+                    return;
+                }
+                self.out.push('[');
+                // A native cannot run during printing, so the borrow cannot conflict;
+                // still, a list that is mutably borrowed prints as `…` instead of panicking.
+                if let Ok(items) = list.try_borrow() {
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            self.out.push_str(", ");
+                        }
+                        self.value(item, true);
+                    }
+                } else {
+                    self.out.push('…');
+                }
+                self.out.push(']');
+                self.open.pop();
+            }
+            Value::Map(map) => {
+                if !self.enter(Rc::as_ptr(map) as *const u8 as usize) {
+                    return;
+                }
+                self.out.push('{');
+                if let Ok(entries) = map.try_borrow() {
+                    for (i, (k, v)) in entries.iter().enumerate() {
+                        if i > 0 {
+                            self.out.push_str(", ");
+                        }
+                        match k {
+                            Key::Int(n) => {
+                                let _ = write!(self.out, "{n}");
+                            }
+                            Key::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+                            Key::Text(t) => write_quoted(self.out, t),
+                        }
+                        self.out.push_str(": ");
+                        self.value(v, true);
+                    }
+                } else {
+                    self.out.push('…');
+                }
+                self.out.push('}');
+                self.open.pop();
+            }
+            Value::Obj(obj) => {
+                if !self.enter(Rc::as_ptr(obj) as *const u8 as usize) {
+                    return;
+                }
+                let class = usize::try_from(obj.class)
+                    .ok()
+                    .and_then(|c| self.classes.get(c));
+                let name = class.map_or("?", |c| c.name.as_str());
+                self.out.push_str(name);
+                self.out.push_str(" {");
+                if let Ok(fields) = obj.fields.try_borrow() {
+                    for (i, v) in fields.iter().enumerate() {
+                        self.out.push_str(if i > 0 { ", " } else { " " });
+                        let field = class.and_then(|c| c.fields.get(i));
+                        match field {
+                            Some(f) => self.out.push_str(f),
+                            None => {
+                                let _ = write!(self.out, "_{i}");
+                            }
+                        }
+                        self.out.push_str(": ");
+                        self.value(v, true);
+                    }
+                    if !fields.is_empty() {
+                        self.out.push(' ');
+                    }
+                } else {
+                    self.out.push_str(" … ");
+                }
+                self.out.push('}');
+                self.open.pop();
+            }
+        }
+    }
+}

@@ -1,0 +1,1002 @@
+//! The interpreter: links an image's builtins, checks the operand ranges the hot loop
+//! relies on, and runs fibers. It is stackless: a script call pushes a [`Frame`] on the
+//! fiber's frame stack and never recurses on the Rust stack, so deep recursion traps
+//! `STACK` instead of crashing, and [`Vm::resume`] can hand control back between any
+//! two instructions (when the instruction budget runs out) and continue later. That is
+//! the seam fibers, the scheduler and the durable-commit waits build on.
+//!
+//! A [`Fiber`] owns everything one thread of script execution needs: the register
+//! file, the frames of its callers and its try handlers. The [`Vm`] owns what fibers
+//! share: the image, its constants as values, the linked natives, the globals and the
+//! [`Host`]. Registers are frame-relative in the bytecode and absolute here
+//! (`base + r`); a callee's frame starts at the caller's `base + b`, where the caller
+//! has already put the arguments (Lua style), and its result replaces that register.
+//!
+//! The verifier does not type-check, so a hostile image can put a Text where the
+//! instruction expects an Int. Such a mismatch never panics: it ends the run with
+//! [`Status::Fault`] ("internal error: …"). Operand ranges (registers, constants,
+//! functions, jump targets, builtin arities) are checked once at link time by
+//! [`Vm::new`], so the loop can index without further care.
+
+use std::rc::Rc;
+
+use wo_bytecode::{Const, Image, Op};
+
+use crate::display;
+use crate::value::{ErrorValue, Host, Key, MapData, NativeFn, Object, Stop, Trap, TrapKind, Value};
+use crate::{LinkError, StackFrame};
+
+/// The most frames one fiber may hold; a call beyond it traps `STACK`.
+pub const MAX_FRAMES: usize = 100_000;
+/// The most registers one fiber may hold (a bound on memory as well as depth).
+pub const MAX_REGS: usize = 1 << 22;
+/// Instructions (counted on back edges and calls) a fiber runs before [`Vm::resume`]
+/// returns [`Status::Yield`].
+pub const BUDGET: u32 = 1 << 16;
+
+/// One activation: which function, where it continues, where its registers start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub func: u32,
+    /// The next instruction to run; the one being run (or, for a caller, the call) is
+    /// `pc - 1`.
+    pub pc: u32,
+    /// Absolute index of the frame's register 0.
+    pub base: u32,
+}
+
+/// An installed `try`: the frame level it belongs to, where to continue, and the
+/// absolute register that receives the Error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Handler {
+    level: u32,
+    pc: u32,
+    err: u32,
+}
+
+/// One thread of script execution.
+#[derive(Debug)]
+pub struct Fiber {
+    regs: Vec<Value>,
+    /// The callers of `cur`, outermost first; `frames.len()` is `cur`'s level.
+    frames: Vec<Frame>,
+    cur: Frame,
+    handlers: Vec<Handler>,
+}
+
+impl Fiber {
+    /// The number of active frames.
+    pub fn depth(&self) -> usize {
+        self.frames.len() + 1
+    }
+}
+
+/// How [`Vm::resume`] left a fiber.
+#[derive(Debug, Clone)]
+pub enum Status {
+    /// The fiber's function returned this value.
+    Done(Value),
+    /// The budget ran out: call `resume` again to continue.
+    Yield,
+    /// A native asked to end the program (`exit`).
+    Exit(i32),
+    /// An uncaught trap and the stack where it was raised, innermost first.
+    Trap { trap: Trap, stack: Vec<StackFrame> },
+    /// The image broke an invariant the interpreter relies on (a wrong-typed operand).
+    Fault(String),
+}
+
+/// What the instruction loop stopped for.
+enum Step {
+    Done(Value),
+    Yield,
+    Exit(i32),
+    Trap(Trap),
+    Fault(String),
+}
+
+/// The state fibers share.
+pub struct Vm<'img> {
+    image: &'img Image,
+    consts: Vec<Value>,
+    natives: Vec<NativeFn>,
+    pub globals: Vec<Value>,
+    pub host: Host,
+}
+
+impl<'img> Vm<'img> {
+    /// Links `image`'s builtins through `natives` and checks every operand range.
+    /// `host.classes` is replaced by the image's classes.
+    pub fn new(
+        image: &'img Image,
+        natives: &dyn Fn(&str) -> Option<NativeFn>,
+        mut host: Host,
+    ) -> Result<Vm<'img>, LinkError> {
+        let mut linked = Vec::with_capacity(image.builtins.len());
+        for b in &image.builtins {
+            let spec = wo_bytecode::builtins::lookup(&b.name)
+                .ok_or_else(|| LinkError::UnknownBuiltin(b.name.clone()))?;
+            if spec.arity != b.arity {
+                return Err(LinkError::Arity {
+                    name: b.name.clone(),
+                    expected: spec.arity,
+                    found: b.arity,
+                });
+            }
+            let f = natives(&b.name).ok_or_else(|| LinkError::UnknownBuiltin(b.name.clone()))?;
+            linked.push(f);
+        }
+        check_image(image)?;
+        let consts = image
+            .consts
+            .iter()
+            .map(|c| match c {
+                Const::Int(i) => Value::Int(*i),
+                Const::Float(f) => Value::Float(*f),
+                Const::Text(t) => Value::Text(Rc::from(t.as_str())),
+            })
+            .collect();
+        host.classes = Rc::from(image.classes.as_slice());
+        let n_globals = usize::try_from(image.n_globals).unwrap_or(usize::MAX);
+        Ok(Vm {
+            image,
+            consts,
+            natives: linked,
+            globals: vec![Value::Nil; n_globals],
+            host,
+        })
+    }
+
+    pub fn image(&self) -> &'img Image {
+        self.image
+    }
+
+    /// A new fiber that will call function `func` with `args` (checked against its
+    /// arity: extra arguments are dropped, missing ones are nil).
+    pub fn fiber(&self, func: u32, args: Vec<Value>) -> Result<Fiber, String> {
+        let f = self
+            .image
+            .functions
+            .get(func as usize)
+            .ok_or_else(|| format!("no function {func}"))?;
+        let n = usize::from(f.n_regs).max(usize::from(f.arity)).max(1);
+        let mut regs = vec![Value::Nil; n.max(256)];
+        for (slot, a) in regs.iter_mut().zip(args).take(usize::from(f.arity)) {
+            *slot = a;
+        }
+        Ok(Fiber {
+            regs,
+            frames: Vec::new(),
+            cur: Frame {
+                func,
+                pc: 0,
+                base: 0,
+            },
+            handlers: Vec::new(),
+        })
+    }
+
+    /// Runs `fiber` until it finishes, traps, exits or runs through `budget` back
+    /// edges and calls. After [`Status::Yield`] it can be resumed; after anything else
+    /// it is finished.
+    pub fn resume(&mut self, fiber: &mut Fiber, budget: u32) -> Status {
+        let mut budget = budget.max(1);
+        loop {
+            match self.exec(fiber, &mut budget) {
+                Step::Done(v) => return Status::Done(v),
+                Step::Yield => return Status::Yield,
+                Step::Exit(code) => return Status::Exit(code),
+                Step::Fault(msg) => return Status::Fault(msg),
+                Step::Trap(trap) => {
+                    if let Some(stack) = self.unwind(fiber, trap) {
+                        return stack;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `fiber` to its end, resuming after every yield.
+    pub fn run_to_end(&mut self, fiber: &mut Fiber) -> Status {
+        loop {
+            match self.resume(fiber, BUDGET) {
+                Status::Yield => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// The call stack of `fiber`, innermost first.
+    pub fn stack_of(&self, fiber: &Fiber) -> Vec<StackFrame> {
+        std::iter::once(&fiber.cur)
+            .chain(fiber.frames.iter().rev())
+            .map(|fr| self.stack_frame(fr))
+            .collect()
+    }
+
+    fn stack_frame(&self, fr: &Frame) -> StackFrame {
+        let f = self.image.functions.get(fr.func as usize);
+        let pos = f.and_then(|f| f.pos.get((fr.pc as usize).saturating_sub(1)));
+        StackFrame {
+            function: f.map_or_else(|| "?".to_string(), |f| f.name.clone()),
+            file: pos
+                .and_then(|p| self.image.files.get(p.file as usize))
+                .cloned()
+                .unwrap_or_default(),
+            line: pos.map_or(0, |p| p.line),
+            col: pos.map_or(0, |p| p.col),
+        }
+    }
+
+    /// Delivers `trap` to the innermost handler of `fiber`, or returns the final status
+    /// when there is none.
+    fn unwind(&mut self, fiber: &mut Fiber, trap: Trap) -> Option<Status> {
+        let line = i64::from(self.stack_frame(&fiber.cur).line);
+        let Some(h) = fiber.handlers.pop() else {
+            let stack = self.stack_of(fiber);
+            return Some(Status::Trap { trap, stack });
+        };
+        let level = h.level as usize;
+        if level < fiber.frames.len() {
+            fiber.cur = fiber.frames[level];
+            fiber.frames.truncate(level);
+        }
+        fiber.cur.pc = h.pc;
+        let err = Value::Error(Rc::new(ErrorValue {
+            kind: trap.kind,
+            message: Rc::from(trap.message),
+            line,
+        }));
+        match fiber.regs.get_mut(h.err as usize) {
+            Some(slot) => *slot = err,
+            None => return Some(Status::Fault("handler register out of range".into())),
+        }
+        None
+    }
+
+    /// The instruction loop.
+    #[allow(clippy::too_many_lines)] // one arm per opcode reads best as one match
+    fn exec(&mut self, fiber: &mut Fiber, budget: &mut u32) -> Step {
+        let image: &'img Image = self.image;
+        let consts = &self.consts[..];
+        let natives = &self.natives[..];
+        let globals = &mut self.globals;
+        let host = &mut self.host;
+        let Fiber {
+            regs,
+            frames,
+            cur,
+            handlers,
+        } = fiber;
+
+        let mut func = cur.func as usize;
+        let mut code: &'img [Op] = &image.functions[func].code;
+        let mut pc = cur.pc as usize;
+        let mut base = cur.base as usize;
+        let mut left = *budget;
+        // The current frame's registers: `fr[r]` is `R[r]`.
+        let Some(mut fr) = regs.get_mut(base..base + usize::from(image.functions[func].n_regs))
+        else {
+            return Step::Fault("internal error: frame outside the register file".into());
+        };
+
+        // Saves the current frame into the fiber.
+        macro_rules! save {
+            () => {{
+                *cur = Frame {
+                    func: func as u32,
+                    pc: pc as u32,
+                    base: base as u32,
+                };
+                *budget = left;
+            }};
+        }
+        macro_rules! trap {
+            ($kind:ident, $msg:expr) => {{
+                save!();
+                return Step::Trap(Trap::new(TrapKind::$kind, $msg));
+            }};
+        }
+        macro_rules! fault {
+            ($what:expr) => {{
+                let name = &image.functions[func].name;
+                let op = code[pc - 1];
+                return Step::Fault(format!(
+                    "internal error: {} in function `{}` at @{} ({})",
+                    $what,
+                    name,
+                    pc - 1,
+                    op.mnemonic()
+                ));
+            }};
+        }
+        macro_rules! r {
+            ($x:expr) => {
+                fr[$x.0 as usize]
+            };
+        }
+        macro_rules! int {
+            ($x:expr) => {
+                match &r!($x) {
+                    Value::Int(v) => *v,
+                    other => fault!(format!("expected Int, found {}", type_name(other))),
+                }
+            };
+        }
+        macro_rules! float {
+            ($x:expr) => {
+                match &r!($x) {
+                    Value::Float(v) => *v,
+                    other => fault!(format!("expected Float, found {}", type_name(other))),
+                }
+            };
+        }
+        macro_rules! boolean {
+            ($x:expr) => {
+                match &r!($x) {
+                    Value::Bool(v) => *v,
+                    other => fault!(format!("expected Bool, found {}", type_name(other))),
+                }
+            };
+        }
+        macro_rules! text {
+            ($x:expr) => {
+                match &r!($x) {
+                    Value::Text(v) => v,
+                    other => fault!(format!("expected Text, found {}", type_name(other))),
+                }
+            };
+        }
+        macro_rules! int_arith {
+            ($a:expr, $b:expr, $c:expr, $method:ident, $sym:literal) => {{
+                let (x, y) = match (&r!($b), &r!($c)) {
+                    (Value::Int(x), Value::Int(y)) => (*x, *y),
+                    (x, y) => fault!(format!(
+                        "expected Int operands, found {} and {}",
+                        type_name(x),
+                        type_name(y)
+                    )),
+                };
+                match x.$method(y) {
+                    Some(v) => set_int(&mut r!($a), v),
+                    None => trap!(Overflow, concat!("integer overflow in `", $sym, "`")),
+                }
+            }};
+        }
+        macro_rules! float_arith {
+            ($a:expr, $b:expr, $c:expr, $op:tt) => {{
+                let v = float!($b) $op float!($c);
+                r!($a) = Value::Float(v);
+            }};
+        }
+        macro_rules! back_edge {
+            ($t:expr, $at:expr) => {{
+                let t = $t.0 as usize;
+                pc = t;
+                if t < $at + 1 {
+                    left -= 1;
+                    if left == 0 {
+                        save!();
+                        return Step::Yield;
+                    }
+                }
+            }};
+        }
+
+        loop {
+            let Some(&op) = code.get(pc) else {
+                save!();
+                return Step::Fault(format!(
+                    "internal error: function `{}` ran past its end",
+                    image.functions[func].name
+                ));
+            };
+            let at = pc;
+            pc += 1;
+            match op {
+                Op::Nop {} => {}
+                Op::Move { a, b } => {
+                    let v = r!(b).clone();
+                    r!(a) = v;
+                }
+                Op::LoadConst { a, k } => r!(a) = consts[k.index()].clone(),
+                Op::LoadInt { a, v } => set_int(&mut r!(a), i64::from(v)),
+                Op::LoadNil { a } => r!(a) = Value::Nil,
+                Op::LoadBool { a, v } => r!(a) = Value::Bool(v),
+                Op::GetGlobal { a, g } => r!(a) = globals[g.index()].clone(),
+                Op::SetGlobal { g, a } => globals[g.index()] = r!(a).clone(),
+
+                Op::AddInt { a, b, c } => int_arith!(a, b, c, checked_add, "+"),
+                Op::SubInt { a, b, c } => int_arith!(a, b, c, checked_sub, "-"),
+                Op::MulInt { a, b, c } => int_arith!(a, b, c, checked_mul, "*"),
+                Op::DivInt { a, b, c } => {
+                    let (x, y) = (int!(b), int!(c));
+                    if y == 0 {
+                        trap!(Div0, "division by zero");
+                    }
+                    match x.checked_div(y) {
+                        Some(v) => set_int(&mut r!(a), v),
+                        None => trap!(Overflow, "integer overflow in `/`"),
+                    }
+                }
+                Op::RemInt { a, b, c } => {
+                    let (x, y) = (int!(b), int!(c));
+                    if y == 0 {
+                        trap!(Div0, "division by zero");
+                    }
+                    set_int(&mut r!(a), x.wrapping_rem(y));
+                }
+                Op::AddIntImm { a, b, v } => match &r!(b) {
+                    Value::Int(x) => match x.checked_add(i64::from(v)) {
+                        Some(s) => set_int(&mut r!(a), s),
+                        None => trap!(Overflow, "integer overflow in `+`"),
+                    },
+                    other => fault!(format!("expected Int, found {}", type_name(other))),
+                },
+                Op::NegInt { a, b } => match int!(b).checked_neg() {
+                    Some(v) => set_int(&mut r!(a), v),
+                    None => trap!(Overflow, "integer overflow in `-`"),
+                },
+                Op::AddFloat { a, b, c } => float_arith!(a, b, c, +),
+                Op::SubFloat { a, b, c } => float_arith!(a, b, c, -),
+                Op::MulFloat { a, b, c } => float_arith!(a, b, c, *),
+                Op::DivFloat { a, b, c } => float_arith!(a, b, c, /),
+                Op::RemFloat { a, b, c } => float_arith!(a, b, c, %),
+                Op::NegFloat { a, b } => {
+                    let v = -float!(b);
+                    r!(a) = Value::Float(v);
+                }
+                Op::IntToFloat { a, b } => {
+                    let v = int!(b) as f64;
+                    r!(a) = Value::Float(v);
+                }
+                Op::FloatToInt { a, b } => {
+                    let f = float!(b);
+                    // 2^63 is exact as an f64; every finite value in [-2^63, 2^63) fits.
+                    if f.is_nan()
+                        || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)
+                    {
+                        let mut msg = String::from("int() of ");
+                        display::write_float(&mut msg, f);
+                        msg.push_str(" is out of range");
+                        trap!(Overflow, msg);
+                    }
+                    set_int(&mut r!(a), f as i64);
+                }
+
+                Op::CmpInt { a, b, c, op } => {
+                    let v = op.test(&int!(b), &int!(c));
+                    r!(a) = Value::Bool(v);
+                }
+                Op::CmpFloat { a, b, c, op } => {
+                    let v = op.test(&float!(b), &float!(c));
+                    r!(a) = Value::Bool(v);
+                }
+                Op::CmpText { a, b, c, op } => {
+                    let v = op.test(text!(b).as_bytes(), text!(c).as_bytes());
+                    r!(a) = Value::Bool(v);
+                }
+                Op::Eq { a, b, c } => {
+                    let v = values_eq(&r!(b), &r!(c));
+                    r!(a) = Value::Bool(v);
+                }
+                Op::Ne { a, b, c } => {
+                    let v = !values_eq(&r!(b), &r!(c));
+                    r!(a) = Value::Bool(v);
+                }
+                Op::Not { a, b } => {
+                    let v = !boolean!(b);
+                    r!(a) = Value::Bool(v);
+                }
+
+                Op::Concat { a, b, c } => {
+                    let (x, y) = (text!(b), text!(c));
+                    let mut s = String::with_capacity(x.len() + y.len());
+                    s.push_str(x);
+                    s.push_str(y);
+                    r!(a) = Value::Text(Rc::from(s));
+                }
+                Op::ConcatN { a, b, n } => {
+                    let lo = b.index();
+                    let parts = &fr[lo..lo + usize::from(n)];
+                    let mut len = 0;
+                    for p in parts {
+                        match p {
+                            Value::Text(t) => len += t.len(),
+                            other => fault!(format!("expected Text, found {}", type_name(other))),
+                        }
+                    }
+                    let mut s = String::with_capacity(len);
+                    for p in parts {
+                        if let Value::Text(t) = p {
+                            s.push_str(t);
+                        }
+                    }
+                    r!(a) = Value::Text(Rc::from(s));
+                }
+                Op::ToText { a, b } => {
+                    let v = match &r!(b) {
+                        Value::Text(t) => Value::Text(t.clone()),
+                        other => Value::Text(Rc::from(display::to_text(other, &host.classes))),
+                    };
+                    r!(a) = v;
+                }
+
+                Op::Jump { t } => back_edge!(t, at),
+                Op::JumpIf { a, t } => {
+                    if boolean!(a) {
+                        back_edge!(t, at);
+                    }
+                }
+                Op::JumpIfNot { a, t } => {
+                    if !boolean!(a) {
+                        back_edge!(t, at);
+                    }
+                }
+                Op::JumpIfNil { a, t } => {
+                    if matches!(r!(a), Value::Nil) {
+                        back_edge!(t, at);
+                    }
+                }
+                Op::JumpIfNotNil { a, t } => {
+                    if !matches!(r!(a), Value::Nil) {
+                        back_edge!(t, at);
+                    }
+                }
+                Op::JumpUnlessCmpInt { b, c, op, t } => {
+                    let hold = match (&r!(b), &r!(c)) {
+                        (Value::Int(x), Value::Int(y)) => op.test(x, y),
+                        (x, y) => fault!(format!(
+                            "expected Int operands, found {} and {}",
+                            type_name(x),
+                            type_name(y)
+                        )),
+                    };
+                    if !hold {
+                        back_edge!(t, at);
+                    }
+                }
+
+                Op::Call { f, base: b } => {
+                    let callee = &image.functions[f.index()];
+                    let new_base = base + b.index();
+                    let top = new_base + usize::from(callee.n_regs);
+                    if frames.len() + 1 >= MAX_FRAMES || top > MAX_REGS {
+                        trap!(Stack, format!("call depth limit of {MAX_FRAMES} exceeded"));
+                    }
+                    if top > regs.len() {
+                        grow(regs, top);
+                    }
+                    // Registers past the arguments start as nil.
+                    for slot in &mut regs[new_base + usize::from(callee.arity)..top] {
+                        if !matches!(slot, Value::Nil) {
+                            *slot = Value::Nil;
+                        }
+                    }
+                    frames.push(Frame {
+                        func: func as u32,
+                        pc: pc as u32,
+                        base: base as u32,
+                    });
+                    func = f.index();
+                    code = &callee.code;
+                    pc = 0;
+                    base = new_base;
+                    fr = &mut regs[new_base..top];
+                    left -= 1;
+                    if left == 0 {
+                        save!();
+                        return Step::Yield;
+                    }
+                }
+                Op::CallBuiltin { f, base: b, n } => {
+                    let lo = b.index();
+                    let native = natives[f.index()];
+                    match native(host, &fr[lo..lo + usize::from(n)]) {
+                        Ok(v) => fr[lo] = v,
+                        Err(Stop::Trap(t)) => {
+                            save!();
+                            return Step::Trap(t);
+                        }
+                        Err(Stop::Exit(code)) => {
+                            save!();
+                            return Step::Exit(code);
+                        }
+                    }
+                }
+                Op::Ret { a } => {
+                    let v = std::mem::take(&mut r!(a));
+                    match frames.pop() {
+                        None => {
+                            save!();
+                            return Step::Done(v);
+                        }
+                        Some(caller) => {
+                            regs[base] = v;
+                            drop_handlers(handlers, frames.len());
+                            func = caller.func as usize;
+                            let f = &image.functions[func];
+                            code = &f.code;
+                            pc = caller.pc as usize;
+                            base = caller.base as usize;
+                            fr = &mut regs[base..base + usize::from(f.n_regs)];
+                        }
+                    }
+                }
+                Op::RetNil {} => match frames.pop() {
+                    None => {
+                        save!();
+                        return Step::Done(Value::Nil);
+                    }
+                    Some(caller) => {
+                        regs[base] = Value::Nil;
+                        drop_handlers(handlers, frames.len());
+                        func = caller.func as usize;
+                        let f = &image.functions[func];
+                        code = &f.code;
+                        pc = caller.pc as usize;
+                        base = caller.base as usize;
+                        fr = &mut regs[base..base + usize::from(f.n_regs)];
+                    }
+                },
+                Op::TryEnter { t, err } => handlers.push(Handler {
+                    level: frames.len() as u32,
+                    pc: t.0,
+                    err: (base + err.index()) as u32,
+                }),
+                Op::TryExit {} => {
+                    if handlers
+                        .last()
+                        .is_some_and(|h| h.level as usize == frames.len())
+                    {
+                        handlers.pop();
+                    } else {
+                        fault!("TRY_EXIT without a handler in this frame");
+                    }
+                }
+                Op::Unwrap { a, b } => {
+                    if matches!(r!(b), Value::Nil) {
+                        trap!(Nil, "unwrap of nil");
+                    }
+                    let v = r!(b).clone();
+                    r!(a) = v;
+                }
+
+                Op::NewList { a, b, n } => {
+                    let lo = b.index();
+                    let items = fr[lo..lo + usize::from(n)].to_vec();
+                    r!(a) = Value::List(Rc::new(std::cell::RefCell::new(items)));
+                }
+                Op::ListGet { a, b, c } => {
+                    let i = int!(c);
+                    let v = match &r!(b) {
+                        Value::List(l) => {
+                            let l = l.borrow();
+                            match usize::try_from(i).ok().and_then(|i| l.get(i)) {
+                                Some(v) => v.clone(),
+                                None => trap!(Bounds, bounds_msg(i, l.len())),
+                            }
+                        }
+                        other => fault!(format!("expected a list, found {}", type_name(other))),
+                    };
+                    r!(a) = v;
+                }
+                Op::ListSet { a, b, c } => {
+                    let i = int!(b);
+                    let v = r!(c).clone();
+                    match &r!(a) {
+                        Value::List(l) => {
+                            let mut l = l.borrow_mut();
+                            let len = l.len();
+                            match usize::try_from(i).ok().and_then(|i| l.get_mut(i)) {
+                                Some(slot) => *slot = v,
+                                None => {
+                                    drop(l);
+                                    trap!(Bounds, bounds_msg(i, len));
+                                }
+                            }
+                        }
+                        other => fault!(format!("expected a list, found {}", type_name(other))),
+                    }
+                }
+                Op::ListLen { a, b } => {
+                    let n = match &r!(b) {
+                        Value::List(l) => l.borrow().len(),
+                        other => fault!(format!("expected a list, found {}", type_name(other))),
+                    };
+                    set_int(&mut r!(a), n as i64);
+                }
+                Op::NewMap { a, b, n } => {
+                    let lo = b.index();
+                    let mut m =
+                        MapData::with_capacity_and_hasher(usize::from(n), Default::default());
+                    for pair in fr[lo..lo + 2 * usize::from(n)].chunks_exact(2) {
+                        let Some(k) = to_key(&pair[0]) else {
+                            fault!(format!("a map key cannot be {}", type_name(&pair[0])));
+                        };
+                        m.insert(k, pair[1].clone());
+                    }
+                    r!(a) = Value::Map(Rc::new(std::cell::RefCell::new(m)));
+                }
+                Op::MapGet { a, b, c } => {
+                    let v = match (&r!(b), &r!(c)) {
+                        (Value::Map(m), k) => {
+                            let Some(k) = to_key(k) else {
+                                fault!(format!("a map key cannot be {}", type_name(k)));
+                            };
+                            m.borrow().get(&k).cloned().unwrap_or_default()
+                        }
+                        (other, _) => fault!(format!("expected a map, found {}", type_name(other))),
+                    };
+                    r!(a) = v;
+                }
+                Op::MapSet { a, b, c } => {
+                    let v = r!(c).clone();
+                    let Some(k) = to_key(&r!(b)) else {
+                        fault!(format!("a map key cannot be {}", type_name(&r!(b))));
+                    };
+                    match &r!(a) {
+                        Value::Map(m) => {
+                            m.borrow_mut().insert(k, v);
+                        }
+                        other => fault!(format!("expected a map, found {}", type_name(other))),
+                    }
+                }
+                Op::MapLen { a, b } => {
+                    let n = match &r!(b) {
+                        Value::Map(m) => m.borrow().len(),
+                        other => fault!(format!("expected a map, found {}", type_name(other))),
+                    };
+                    set_int(&mut r!(a), n as i64);
+                }
+                Op::MapEntry { k, v, m, i } => {
+                    let idx = int!(i);
+                    let (key, val) = match &r!(m) {
+                        Value::Map(map) => {
+                            let map = map.borrow();
+                            match usize::try_from(idx).ok().and_then(|i| map.get_index(i)) {
+                                Some((key, val)) => (key_value(key), val.clone()),
+                                None => trap!(Bounds, bounds_msg_map(idx, map.len())),
+                            }
+                        }
+                        other => fault!(format!("expected a map, found {}", type_name(other))),
+                    };
+                    r!(k) = key;
+                    r!(v) = val;
+                }
+
+                Op::NewObj { a, c, b } => {
+                    let n = image.classes[c.index()].fields.len();
+                    let lo = b.index();
+                    let fields = fr[lo..lo + n].to_vec();
+                    r!(a) = Value::Obj(Rc::new(Object {
+                        class: c.0,
+                        fields: std::cell::RefCell::new(fields),
+                    }));
+                }
+                Op::GetField { a, b, f } => {
+                    let v = match &r!(b) {
+                        Value::Obj(o) => match o.fields.borrow().get(f.index()) {
+                            Some(v) => v.clone(),
+                            None => fault!(format!("no field {} in the object", f.index())),
+                        },
+                        Value::Error(e) => match f.index() {
+                            0 => Value::Text(Rc::from(e.kind.name())),
+                            1 => Value::Int(e.kind.code()),
+                            2 => Value::Text(e.message.clone()),
+                            3 => Value::Int(e.line),
+                            n => fault!(format!("no field {n} in an Error")),
+                        },
+                        other => fault!(format!("expected an object, found {}", type_name(other))),
+                    };
+                    r!(a) = v;
+                }
+                Op::SetField { a, f, b } => {
+                    let v = r!(b).clone();
+                    match &r!(a) {
+                        Value::Obj(o) => match o.fields.borrow_mut().get_mut(f.index()) {
+                            Some(slot) => *slot = v,
+                            None => fault!(format!("no field {} in the object", f.index())),
+                        },
+                        other => fault!(format!("expected an object, found {}", type_name(other))),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Grows the register file to at least `top` (in chunks, never past [`MAX_REGS`]).
+#[cold]
+fn grow(regs: &mut Vec<Value>, top: usize) {
+    let want = (regs.len() * 2).max(top).min(MAX_REGS).max(top);
+    regs.resize(want, Value::Nil);
+}
+
+/// Drops the handlers of frames above `level` (the frame that just returned).
+#[inline(always)]
+fn drop_handlers(handlers: &mut Vec<Handler>, level: usize) {
+    while handlers.last().is_some_and(|h| h.level as usize > level) {
+        handlers.pop();
+    }
+}
+
+#[inline(always)]
+fn set_int(slot: &mut Value, v: i64) {
+    if let Value::Int(x) = slot {
+        *x = v;
+    } else {
+        *slot = Value::Int(v);
+    }
+}
+
+fn bounds_msg(i: i64, len: usize) -> String {
+    format!("index {i} out of range for list of length {len}")
+}
+
+fn bounds_msg_map(i: i64, len: usize) -> String {
+    format!("entry {i} out of range for map of length {len}")
+}
+
+/// `==` of LANGUAGE.md §3: scalars and Text by content, references by identity, nil
+/// equals only nil.
+pub fn values_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Nil, Value::Nil) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Text(x), Value::Text(y)) => x == y,
+        (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
+        (Value::Map(x), Value::Map(y)) => Rc::ptr_eq(x, y),
+        (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
+        (Value::Error(x), Value::Error(y)) => Rc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// A value as a map key (`Int`, `Text` or `Bool`).
+pub fn to_key(v: &Value) -> Option<Key> {
+    match v {
+        Value::Int(i) => Some(Key::Int(*i)),
+        Value::Bool(b) => Some(Key::Bool(*b)),
+        Value::Text(t) => Some(Key::Text(t.clone())),
+        _ => None,
+    }
+}
+
+/// A map key as a value.
+pub fn key_value(k: &Key) -> Value {
+    match k {
+        Key::Int(i) => Value::Int(*i),
+        Key::Bool(b) => Value::Bool(*b),
+        Key::Text(t) => Value::Text(t.clone()),
+    }
+}
+
+/// The name of a value's runtime type, for internal error messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Nil => "nil",
+        Value::Bool(_) => "Bool",
+        Value::Int(_) => "Int",
+        Value::Float(_) => "Float",
+        Value::Text(_) => "Text",
+        Value::List(_) => "a list",
+        Value::Map(_) => "a map",
+        Value::Obj(_) => "an object",
+        Value::Error(_) => "an Error",
+    }
+}
+
+/// Checks every operand range the instruction loop indexes without checking: register
+/// runs inside the frame, constant, function, class, global and builtin indices, jump
+/// targets, call arities, and that no function can run past its last instruction.
+fn check_image(image: &Image) -> Result<(), LinkError> {
+    let bad = |f: &str, at: usize, msg: String| {
+        Err(LinkError::Invalid(format!(
+            "function `{f}` instruction {at}: {msg}"
+        )))
+    };
+    let entry = image.functions.get(image.entry.index()).ok_or_else(|| {
+        LinkError::Invalid(format!("entry function {} does not exist", image.entry.0))
+    })?;
+    if entry.arity > 1 {
+        return Err(LinkError::Invalid(format!(
+            "entry function `{}` takes {} parameters (0 or 1 expected)",
+            entry.name, entry.arity
+        )));
+    }
+    if let Some(init) = image.init {
+        match image.functions.get(init.index()) {
+            Some(f) if f.arity == 0 => {}
+            Some(f) => {
+                return Err(LinkError::Invalid(format!(
+                    "init function `{}` takes parameters",
+                    f.name
+                )))
+            }
+            None => {
+                return Err(LinkError::Invalid(format!(
+                    "init function {} does not exist",
+                    init.0
+                )))
+            }
+        }
+    }
+    for func in &image.functions {
+        let name = func.name.as_str();
+        let n_regs = usize::from(func.n_regs);
+        if n_regs < usize::from(func.arity) {
+            return Err(LinkError::Invalid(format!(
+                "function `{name}` has {n_regs} registers for {} parameters",
+                func.arity
+            )));
+        }
+        match func.code.last() {
+            Some(Op::Ret { .. } | Op::RetNil {} | Op::Jump { .. }) => {}
+            _ => {
+                return Err(LinkError::Invalid(format!(
+                    "function `{name}` does not end in a return or a jump"
+                )))
+            }
+        }
+        let run = |at: usize, b: usize, n: usize| -> Result<(), LinkError> {
+            if b + n > n_regs {
+                return bad(
+                    name,
+                    at,
+                    format!("registers r{b}..r{} outside the frame of {n_regs}", b + n),
+                );
+            }
+            Ok(())
+        };
+        for (at, op) in func.code.iter().enumerate() {
+            for (_, operand) in op.operands() {
+                use wo_bytecode::op::OperandRef as O;
+                let ok = match operand {
+                    O::Reg(r) => r.index() < n_regs,
+                    O::Const(k) => k.index() < image.consts.len(),
+                    O::Func(f) => f.index() < image.functions.len(),
+                    O::Class(c) => c.index() < image.classes.len(),
+                    O::Builtin(b) => b.index() < image.builtins.len(),
+                    O::Global(g) => u64::from(g.0) < u64::from(image.n_globals),
+                    O::Pc(t) => t.index() < func.code.len(),
+                    _ => true,
+                };
+                if !ok {
+                    return bad(name, at, format!("operand {operand:?} out of range"));
+                }
+            }
+            match *op {
+                Op::ConcatN { b, n, .. } | Op::NewList { b, n, .. } => {
+                    run(at, b.index(), usize::from(n))?;
+                }
+                Op::NewMap { b, n, .. } => run(at, b.index(), 2 * usize::from(n))?,
+                Op::NewObj { b, c, .. } => {
+                    run(at, b.index(), image.classes[c.index()].fields.len())?
+                }
+                Op::Call { f, base } => {
+                    run(
+                        at,
+                        base.index(),
+                        usize::from(image.functions[f.index()].arity).max(1),
+                    )?;
+                }
+                Op::CallBuiltin { f, base, n } => {
+                    let expected = image.builtins[f.index()].arity;
+                    if n != expected {
+                        return bad(
+                            name,
+                            at,
+                            format!("builtin takes {expected} arguments, the call passes {n}"),
+                        );
+                    }
+                    run(at, base.index(), usize::from(n).max(1))?;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,1342 @@
+//! The interpreter on hand-built images: arithmetic, every trap an instruction raises,
+//! try/catch across frames, deep recursion, the exit status, `main`'s arguments, `init`
+//! and globals, linking, faults on ill-typed images, and resuming after a yield.
+
+mod common;
+
+use common::*;
+use wo_bytecode::{BuiltinIdx, ClassIdx, Cmp, Const, FieldIdx, FuncIdx, GlobalIdx, Op, Pc};
+use wo_vm::{LinkError, RunResult, StackFrame, Status, TrapKind, Value, Vm};
+
+fn int_op(kind: &str, x: i64, y: i64) -> wo_bytecode::Image {
+    let (a, b, c) = (r(0), r(1), r(2));
+    let op = match kind {
+        "+" => Op::AddInt { a, b, c },
+        "-" => Op::SubInt { a, b, c },
+        "*" => Op::MulInt { a, b, c },
+        "/" => Op::DivInt { a, b, c },
+        "%" => Op::RemInt { a, b, c },
+        _ => unreachable!("no such operator"),
+    };
+    let mut code = vec![
+        Op::LoadConst {
+            a: r(1),
+            k: wo_bytecode::ConstIdx(0),
+        },
+        Op::LoadConst {
+            a: r(2),
+            k: wo_bytecode::ConstIdx(1),
+        },
+        op,
+    ];
+    code.extend(print_reg(0, 3));
+    code.push(Op::RetNil {});
+    with_consts(
+        image(vec![func("main", 0, 4, 1, code)]),
+        vec![Const::Int(x), Const::Int(y)],
+    )
+}
+
+fn int_result(kind: &str, x: i64, y: i64) -> Result<i64, (TrapKind, String)> {
+    match run(&int_op(kind, x, y)) {
+        (RunResult::Exit(0), out) => Ok(out.trim().parse().expect("an Int was printed")),
+        (RunResult::Trap { trap, .. }, _) => Err((trap.kind, trap.message)),
+        (other, _) => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn int_arithmetic() {
+    assert_eq!(int_result("+", 2, 3), Ok(5));
+    assert_eq!(int_result("-", 2, 3), Ok(-1));
+    assert_eq!(int_result("*", -4, 3), Ok(-12));
+    assert_eq!(int_result("/", 7, 2), Ok(3));
+    assert_eq!(int_result("/", -7, 2), Ok(-3));
+    assert_eq!(int_result("%", -7, 2), Ok(-1));
+    assert_eq!(int_result("%", 7, -2), Ok(1));
+    assert_eq!(int_result("%", i64::MIN, -1), Ok(0));
+    assert_eq!(int_result("/", i64::MIN, 1), Ok(i64::MIN));
+}
+
+#[test]
+fn int_traps() {
+    let overflow = |op: &str| Err((TrapKind::Overflow, format!("integer overflow in `{op}`")));
+    assert_eq!(int_result("+", i64::MAX, 1), overflow("+"));
+    assert_eq!(int_result("-", i64::MIN, 1), overflow("-"));
+    assert_eq!(int_result("*", i64::MAX, 2), overflow("*"));
+    assert_eq!(int_result("/", i64::MIN, -1), overflow("/"));
+    let div0 = Err((TrapKind::Div0, "division by zero".to_string()));
+    assert_eq!(int_result("/", 1, 0), div0);
+    assert_eq!(int_result("%", 1, 0), div0);
+}
+
+fn unary(op: Op, input: Const) -> (RunResult, String) {
+    let mut code = vec![
+        Op::LoadConst {
+            a: r(1),
+            k: wo_bytecode::ConstIdx(0),
+        },
+        op,
+    ];
+    code.extend(print_reg(0, 2));
+    code.push(Op::RetNil {});
+    run(&with_consts(
+        image(vec![func("main", 0, 3, 1, code)]),
+        vec![input],
+    ))
+}
+
+#[test]
+fn unary_ops_and_their_traps() {
+    let neg = Op::NegInt { a: r(0), b: r(1) };
+    assert_eq!(unary(neg, Const::Int(5)).1, "-5\n");
+    assert_trap(
+        &unary(neg, Const::Int(i64::MIN)).0,
+        TrapKind::Overflow,
+        "integer overflow in `-`",
+    );
+    let imm = Op::AddIntImm {
+        a: r(0),
+        b: r(1),
+        v: 1,
+    };
+    assert_eq!(unary(imm, Const::Int(41)).1, "42\n");
+    assert_trap(
+        &unary(imm, Const::Int(i64::MAX)).0,
+        TrapKind::Overflow,
+        "integer overflow in `+`",
+    );
+    let to_int = Op::FloatToInt { a: r(0), b: r(1) };
+    assert_eq!(unary(to_int, Const::Float(-2.9)).1, "-2\n");
+    assert_eq!(
+        unary(to_int, Const::Float(i64::MIN as f64)).1,
+        "-9223372036854775808\n"
+    );
+    assert_trap(
+        &unary(to_int, Const::Float(f64::NAN)).0,
+        TrapKind::Overflow,
+        "int() of NaN is out of range",
+    );
+    assert_trap(
+        &unary(to_int, Const::Float(-(i64::MIN as f64))).0,
+        TrapKind::Overflow,
+        "int() of 9.223372036854776e18 is out of range",
+    );
+    assert_trap(
+        &unary(to_int, Const::Float(f64::NEG_INFINITY)).0,
+        TrapKind::Overflow,
+        "int() of -inf is out of range",
+    );
+    let to_float = Op::IntToFloat { a: r(0), b: r(1) };
+    assert_eq!(unary(to_float, Const::Int(3)).1, "3.0\n");
+    let negf = Op::NegFloat { a: r(0), b: r(1) };
+    assert_eq!(unary(negf, Const::Float(0.0)).1, "-0.0\n");
+}
+
+#[test]
+fn float_arithmetic_is_ieee() {
+    let (a, b, c) = (r(0), r(1), r(2));
+    let cases = [
+        (Op::AddFloat { a, b, c }, 0.1, 0.2, "0.30000000000000004"),
+        (Op::SubFloat { a, b, c }, 1.0, 3.0, "-2.0"),
+        (Op::MulFloat { a, b, c }, 1e200, 1e200, "inf"),
+        (Op::DivFloat { a, b, c }, 1.0, 0.0, "inf"),
+        (Op::DivFloat { a, b, c }, 0.0, 0.0, "NaN"),
+        (Op::RemFloat { a, b, c }, -7.5, 2.0, "-1.5"),
+    ];
+    for (op, x, y, want) in cases {
+        let mut code = vec![
+            Op::LoadConst {
+                a: r(1),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::LoadConst {
+                a: r(2),
+                k: wo_bytecode::ConstIdx(1),
+            },
+            op,
+        ];
+        code.extend(print_reg(0, 3));
+        code.push(Op::RetNil {});
+        let img = with_consts(
+            image(vec![func("main", 0, 4, 1, code)]),
+            vec![Const::Float(x), Const::Float(y)],
+        );
+        assert_eq!(run(&img).1, format!("{want}\n"), "{op:?}");
+    }
+}
+
+#[test]
+fn comparisons_and_equality() {
+    // Each case: two constants, an instruction producing a Bool in r0.
+    let (a, b, c) = (r(0), r(1), r(2));
+    let cases: Vec<(Op, Const, Const, bool)> = vec![
+        (
+            Op::CmpInt {
+                a,
+                b,
+                c,
+                op: Cmp::Lt,
+            },
+            Const::Int(1),
+            Const::Int(2),
+            true,
+        ),
+        (
+            Op::CmpInt {
+                a,
+                b,
+                c,
+                op: Cmp::Ge,
+            },
+            Const::Int(1),
+            Const::Int(2),
+            false,
+        ),
+        (
+            Op::CmpFloat {
+                a,
+                b,
+                c,
+                op: Cmp::Eq,
+            },
+            Const::Float(f64::NAN),
+            Const::Float(f64::NAN),
+            false,
+        ),
+        (
+            Op::CmpFloat {
+                a,
+                b,
+                c,
+                op: Cmp::Ne,
+            },
+            Const::Float(f64::NAN),
+            Const::Float(f64::NAN),
+            true,
+        ),
+        (
+            Op::CmpText {
+                a,
+                b,
+                c,
+                op: Cmp::Lt,
+            },
+            Const::Text("B".into()),
+            Const::Text("a".into()),
+            true,
+        ),
+        (
+            Op::CmpText {
+                a,
+                b,
+                c,
+                op: Cmp::Le,
+            },
+            Const::Text("ab".into()),
+            Const::Text("a".into()),
+            false,
+        ),
+        (
+            Op::Eq { a, b, c },
+            Const::Text("x".into()),
+            Const::Text("x".into()),
+            true,
+        ),
+        (Op::Eq { a, b, c }, Const::Int(1), Const::Float(1.0), false),
+        (Op::Ne { a, b, c }, Const::Int(1), Const::Int(2), true),
+        (
+            Op::Eq { a, b, c },
+            Const::Float(-0.0),
+            Const::Float(0.0),
+            true,
+        ),
+    ];
+    for (op, x, y, want) in cases {
+        let mut code = vec![
+            Op::LoadConst {
+                a: r(1),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::LoadConst {
+                a: r(2),
+                k: wo_bytecode::ConstIdx(1),
+            },
+            op,
+        ];
+        code.extend(print_reg(0, 3));
+        code.push(Op::RetNil {});
+        let img = with_consts(image(vec![func("main", 0, 4, 1, code)]), vec![x, y]);
+        assert_eq!(run(&img).1, format!("{want}\n"), "{op:?}");
+    }
+}
+
+#[test]
+fn equality_of_references_and_nil() {
+    // r1 = [], r2 = [], r3 = r1; print(r1 == r2, r1 == r3, nil == nil, nil == 0, not true)
+    let mut code = vec![
+        Op::NewList {
+            a: r(1),
+            b: r(0),
+            n: 0,
+        },
+        Op::NewList {
+            a: r(2),
+            b: r(0),
+            n: 0,
+        },
+        Op::Move { a: r(3), b: r(1) },
+        Op::LoadNil { a: r(4) },
+        Op::LoadNil { a: r(5) },
+        Op::LoadInt { a: r(6), v: 0 },
+        Op::Eq {
+            a: r(10),
+            b: r(1),
+            c: r(2),
+        },
+        Op::Eq {
+            a: r(11),
+            b: r(1),
+            c: r(3),
+        },
+        Op::Eq {
+            a: r(12),
+            b: r(4),
+            c: r(5),
+        },
+        Op::Eq {
+            a: r(13),
+            b: r(4),
+            c: r(6),
+        },
+        Op::Ne {
+            a: r(14),
+            b: r(6),
+            c: r(4),
+        },
+        Op::LoadBool { a: r(15), v: true },
+        Op::Not { a: r(15), b: r(15) },
+        Op::NewList {
+            a: r(0),
+            b: r(10),
+            n: 6,
+        },
+    ];
+    code.extend(print_reg(0, 16));
+    code.push(Op::RetNil {});
+    let img = image(vec![func("main", 0, 17, 1, code)]);
+    assert_eq!(run(&img).1, "[false, true, true, false, true, false]\n");
+}
+
+#[test]
+fn lists_and_bounds() {
+    // xs = [10, 20, 30]; xs[1] = 21; print(xs, len(xs), xs[2]); xs[i] with i from const.
+    let list = |idx: i64, set: bool| {
+        let mut code = vec![
+            Op::LoadInt { a: r(1), v: 10 },
+            Op::LoadInt { a: r(2), v: 20 },
+            Op::LoadInt { a: r(3), v: 30 },
+            Op::NewList {
+                a: r(0),
+                b: r(1),
+                n: 3,
+            },
+            Op::LoadInt { a: r(4), v: 1 },
+            Op::LoadInt { a: r(5), v: 21 },
+            Op::ListSet {
+                a: r(0),
+                b: r(4),
+                c: r(5),
+            },
+            Op::LoadConst {
+                a: r(4),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            if set {
+                Op::ListSet {
+                    a: r(0),
+                    b: r(4),
+                    c: r(5),
+                }
+            } else {
+                Op::ListGet {
+                    a: r(6),
+                    b: r(0),
+                    c: r(4),
+                }
+            },
+            Op::ListLen { a: r(7), b: r(0) },
+            Op::NewList {
+                a: r(8),
+                b: r(6),
+                n: 2,
+            },
+        ];
+        code.extend(print_reg(0, 9));
+        code.extend(print_reg(8, 9));
+        code.push(Op::RetNil {});
+        run(&with_consts(
+            image(vec![func("main", 0, 10, 1, code)]),
+            vec![Const::Int(idx)],
+        ))
+    };
+    assert_eq!(list(2, false).1, "[10, 21, 30]\n[30, 3]\n");
+    assert_eq!(list(0, true).1, "[21, 21, 30]\n[nil, 3]\n");
+    let (res, out) = list(5, false);
+    assert_trap(
+        &res,
+        TrapKind::Bounds,
+        "index 5 out of range for list of length 3",
+    );
+    assert_eq!(out, "");
+    assert_trap(
+        &list(-1, false).0,
+        TrapKind::Bounds,
+        "index -1 out of range for list of length 3",
+    );
+    assert_trap(
+        &list(3, true).0,
+        TrapKind::Bounds,
+        "index 3 out of range for list of length 3",
+    );
+}
+
+#[test]
+fn maps_get_set_and_iterate_in_insertion_order() {
+    let img = with_consts(
+        image(vec![func(
+            "main",
+            0,
+            20,
+            1,
+            vec![
+                // m = {"b": 1, "a": 2}
+                Op::LoadConst {
+                    a: r(1),
+                    k: wo_bytecode::ConstIdx(0),
+                },
+                Op::LoadInt { a: r(2), v: 1 },
+                Op::LoadConst {
+                    a: r(3),
+                    k: wo_bytecode::ConstIdx(1),
+                },
+                Op::LoadInt { a: r(4), v: 2 },
+                Op::NewMap {
+                    a: r(0),
+                    b: r(1),
+                    n: 2,
+                },
+                // m["c"] = 3; m["b"] = 10 (replaces in place)
+                Op::LoadConst {
+                    a: r(1),
+                    k: wo_bytecode::ConstIdx(2),
+                },
+                Op::LoadInt { a: r(2), v: 3 },
+                Op::MapSet {
+                    a: r(0),
+                    b: r(1),
+                    c: r(2),
+                },
+                Op::LoadConst {
+                    a: r(1),
+                    k: wo_bytecode::ConstIdx(0),
+                },
+                Op::LoadInt { a: r(2), v: 10 },
+                Op::MapSet {
+                    a: r(0),
+                    b: r(1),
+                    c: r(2),
+                },
+                // print(m); print(m["zz"]); print(len(m))
+                Op::Move { a: r(19), b: r(0) },
+                Op::CallBuiltin {
+                    f: BuiltinIdx(PRINT),
+                    base: r(19),
+                    n: 1,
+                },
+                Op::LoadConst {
+                    a: r(1),
+                    k: wo_bytecode::ConstIdx(3),
+                },
+                Op::MapGet {
+                    a: r(19),
+                    b: r(0),
+                    c: r(1),
+                },
+                Op::CallBuiltin {
+                    f: BuiltinIdx(PRINT),
+                    base: r(19),
+                    n: 1,
+                },
+                Op::MapLen { a: r(19), b: r(0) },
+                Op::CallBuiltin {
+                    f: BuiltinIdx(PRINT),
+                    base: r(19),
+                    n: 1,
+                },
+                // for i in 0..len: k, v = entry i; print([k, v])
+                Op::LoadInt { a: r(5), v: 0 },
+                Op::MapLen { a: r(6), b: r(0) },
+                Op::JumpUnlessCmpInt {
+                    b: r(5),
+                    c: r(6),
+                    op: Cmp::Lt,
+                    t: Pc(26),
+                },
+                Op::MapEntry {
+                    k: r(7),
+                    v: r(8),
+                    m: r(0),
+                    i: r(5),
+                },
+                Op::NewList {
+                    a: r(19),
+                    b: r(7),
+                    n: 2,
+                },
+                Op::CallBuiltin {
+                    f: BuiltinIdx(PRINT),
+                    base: r(19),
+                    n: 1,
+                },
+                Op::AddIntImm {
+                    a: r(5),
+                    b: r(5),
+                    v: 1,
+                },
+                Op::Jump { t: Pc(20) },
+                // entry 3 is out of range
+                Op::MapEntry {
+                    k: r(7),
+                    v: r(8),
+                    m: r(0),
+                    i: r(5),
+                },
+                Op::RetNil {},
+            ],
+        )]),
+        vec![
+            Const::Text("b".into()),
+            Const::Text("a".into()),
+            Const::Text("c".into()),
+            Const::Text("zz".into()),
+        ],
+    );
+    let (res, out) = run(&img);
+    assert_eq!(
+        out,
+        "{\"b\": 10, \"a\": 2, \"c\": 3}\nnil\n3\n[\"b\", 10]\n[\"a\", 2]\n[\"c\", 3]\n"
+    );
+    assert_trap(
+        &res,
+        TrapKind::Bounds,
+        "entry 3 out of range for map of length 3",
+    );
+}
+
+#[test]
+fn objects_fields_and_text() {
+    let img = with_consts(
+        with_classes(
+            image(vec![func(
+                "main",
+                0,
+                10,
+                1,
+                vec![
+                    Op::LoadInt { a: r(1), v: 1 },
+                    Op::LoadInt { a: r(2), v: 2 },
+                    Op::LoadConst {
+                        a: r(3),
+                        k: wo_bytecode::ConstIdx(0),
+                    },
+                    Op::NewObj {
+                        a: r(0),
+                        c: ClassIdx(0),
+                        b: r(1),
+                    },
+                    Op::LoadInt { a: r(4), v: 7 },
+                    Op::SetField {
+                        a: r(0),
+                        f: FieldIdx(1),
+                        b: r(4),
+                    },
+                    Op::GetField {
+                        a: r(5),
+                        b: r(0),
+                        f: FieldIdx(1),
+                    },
+                    Op::AddIntImm {
+                        a: r(5),
+                        b: r(5),
+                        v: 1,
+                    },
+                    // text(p) .. " " .. text(r5)
+                    Op::ToText { a: r(6), b: r(0) },
+                    Op::LoadConst {
+                        a: r(7),
+                        k: wo_bytecode::ConstIdx(1),
+                    },
+                    Op::ToText { a: r(8), b: r(5) },
+                    Op::ConcatN {
+                        a: r(9),
+                        b: r(6),
+                        n: 3,
+                    },
+                    Op::Concat {
+                        a: r(9),
+                        b: r(9),
+                        c: r(7),
+                    },
+                    Op::CallBuiltin {
+                        f: BuiltinIdx(PRINT),
+                        base: r(9),
+                        n: 1,
+                    },
+                    Op::RetNil {},
+                ],
+            )]),
+            &[("Point", &["x", "y", "label"])],
+        ),
+        vec![Const::Text("a\"b".into()), Const::Text(" ".into())],
+    );
+    assert_eq!(run(&img).1, "Point { x: 1, y: 7, label: \"a\\\"b\" } 8 \n");
+}
+
+/// `main` calls `f`, which calls `g`, which divides by zero; the handler in `main`
+/// receives the Error and `main`'s registers are intact.
+#[test]
+fn try_catch_across_frames() {
+    let main = func(
+        "main",
+        0,
+        8,
+        1,
+        vec![
+            Op::LoadInt { a: r(0), v: 99 },
+            Op::TryEnter {
+                t: Pc(5),
+                err: r(1),
+            },
+            Op::Call {
+                f: FuncIdx(1),
+                base: r(2),
+            },
+            Op::TryExit {},
+            Op::Jump { t: Pc(20) },
+            // handler
+            Op::GetField {
+                a: r(2),
+                b: r(1),
+                f: FieldIdx(0),
+            },
+            Op::GetField {
+                a: r(3),
+                b: r(1),
+                f: FieldIdx(1),
+            },
+            Op::GetField {
+                a: r(4),
+                b: r(1),
+                f: FieldIdx(2),
+            },
+            Op::GetField {
+                a: r(5),
+                b: r(1),
+                f: FieldIdx(3),
+            },
+            Op::Move { a: r(6), b: r(1) },
+            Op::Move { a: r(7), b: r(0) },
+            Op::NewList {
+                a: r(2),
+                b: r(2),
+                n: 6,
+            },
+            Op::CallBuiltin {
+                f: BuiltinIdx(PRINT),
+                base: r(2),
+                n: 1,
+            },
+            Op::Jump { t: Pc(20) },
+            Op::Nop {},
+            Op::Nop {},
+            Op::Nop {},
+            Op::Nop {},
+            Op::Nop {},
+            Op::Nop {},
+            Op::LoadInt { a: r(0), v: 3 },
+            Op::Ret { a: r(0) },
+        ],
+    );
+    let f = func(
+        "f",
+        0,
+        2,
+        100,
+        vec![
+            Op::LoadInt { a: r(0), v: 5 },
+            Op::Call {
+                f: FuncIdx(2),
+                base: r(1),
+            },
+            Op::Ret { a: r(1) },
+        ],
+    );
+    let g = func(
+        "g",
+        0,
+        3,
+        200,
+        vec![
+            Op::LoadInt { a: r(0), v: 1 },
+            Op::LoadInt { a: r(1), v: 0 },
+            Op::DivInt {
+                a: r(2),
+                b: r(0),
+                c: r(1),
+            },
+            Op::Ret { a: r(2) },
+        ],
+    );
+    let (res, out) = run(&image(vec![main, f, g]));
+    assert_eq!(res, RunResult::Exit(3));
+    assert_eq!(
+        out,
+        "[\"DIV0\", 1, \"division by zero\", 202, DIV0: division by zero, 99]\n"
+    );
+}
+
+/// A frame that returns from inside its `try` must not leave its handler behind: a
+/// later trap in the caller goes to the caller's own handler.
+#[test]
+fn return_inside_try_drops_the_handler() {
+    let main = func(
+        "main",
+        0,
+        6,
+        1,
+        vec![
+            Op::TryEnter {
+                t: Pc(7),
+                err: r(1),
+            },
+            Op::Call {
+                f: FuncIdx(1),
+                base: r(2),
+            },
+            Op::CallBuiltin {
+                f: BuiltinIdx(PRINT),
+                base: r(2),
+                n: 1,
+            },
+            Op::LoadInt { a: r(3), v: 0 },
+            Op::DivInt {
+                a: r(3),
+                b: r(3),
+                c: r(3),
+            },
+            Op::TryExit {},
+            Op::RetNil {},
+            // main's handler
+            Op::LoadConst {
+                a: r(2),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::CallBuiltin {
+                f: BuiltinIdx(PRINT),
+                base: r(2),
+                n: 1,
+            },
+            Op::Move { a: r(2), b: r(1) },
+            Op::CallBuiltin {
+                f: BuiltinIdx(PRINT),
+                base: r(2),
+                n: 1,
+            },
+            Op::LoadInt { a: r(0), v: 7 },
+            Op::Ret { a: r(0) },
+        ],
+    );
+    let f = func(
+        "f",
+        0,
+        3,
+        100,
+        vec![
+            Op::TryEnter {
+                t: Pc(3),
+                err: r(1),
+            },
+            Op::LoadInt { a: r(0), v: 42 },
+            Op::Ret { a: r(0) },
+            // f's handler: must never run
+            Op::LoadInt { a: r(0), v: -1 },
+            Op::Ret { a: r(0) },
+        ],
+    );
+    let img = with_consts(
+        image(vec![main, f]),
+        vec![Const::Text("caught in main".into())],
+    );
+    let (res, out) = run(&img);
+    assert_eq!(out, "42\ncaught in main\nDIV0: division by zero\n");
+    assert_eq!(res, RunResult::Exit(7));
+}
+
+/// After `TRY_EXIT` the handler is gone; nested handlers are innermost first; a trap
+/// raised by a native (`fail`) is caught like one raised by an instruction.
+#[test]
+fn nested_try_and_try_exit() {
+    let main = func(
+        "main",
+        0,
+        6,
+        1,
+        vec![
+            Op::TryEnter {
+                t: Pc(8),
+                err: r(1),
+            }, // outer
+            Op::TryEnter {
+                t: Pc(5),
+                err: r(2),
+            }, // inner
+            Op::LoadConst {
+                a: r(3),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::CallBuiltin {
+                f: BuiltinIdx(FAIL),
+                base: r(3),
+                n: 1,
+            },
+            Op::RetNil {},
+            // inner handler: print, leave the outer try, then trap uncaught
+            Op::Move { a: r(3), b: r(2) },
+            Op::CallBuiltin {
+                f: BuiltinIdx(PRINT),
+                base: r(3),
+                n: 1,
+            },
+            Op::TryExit {},
+            Op::Unwrap { a: r(4), b: r(5) },
+            Op::RetNil {},
+        ],
+    );
+    let img = with_consts(image(vec![main]), vec![Const::Text("inner".into())]);
+    let (res, out) = run(&img);
+    assert_eq!(out, "FAIL: inner\n");
+    assert_trap(&res, TrapKind::Nil, "unwrap of nil");
+}
+
+fn recursive(depth_base: u16) -> wo_bytecode::Image {
+    // main: try { rec() } catch (e) { print(e) }; return 5
+    let main = func(
+        "main",
+        0,
+        4,
+        1,
+        vec![
+            Op::TryEnter {
+                t: Pc(3),
+                err: r(1),
+            },
+            Op::Call {
+                f: FuncIdx(1),
+                base: r(2),
+            },
+            Op::TryExit {},
+            Op::CallBuiltin {
+                f: BuiltinIdx(PRINT),
+                base: r(1),
+                n: 1,
+            },
+            Op::LoadInt { a: r(0), v: 5 },
+            Op::Ret { a: r(0) },
+        ],
+    );
+    let rec = func(
+        "rec",
+        0,
+        depth_base + 1,
+        50,
+        vec![
+            Op::Call {
+                f: FuncIdx(1),
+                base: r(depth_base),
+            },
+            Op::Ret { a: r(0) },
+        ],
+    );
+    image(vec![main, rec])
+}
+
+#[test]
+fn deep_recursion_traps_stack_and_can_be_caught() {
+    for base in [0, 1, 200] {
+        let (res, out) = run(&recursive(base));
+        assert_eq!(
+            out, "STACK: call depth limit of 100000 exceeded\n",
+            "base {base}"
+        );
+        assert_eq!(res, RunResult::Exit(5));
+    }
+}
+
+#[test]
+fn uncaught_trap_reports_the_stack_innermost_first() {
+    let main = func(
+        "main",
+        0,
+        2,
+        1,
+        vec![
+            Op::Nop {},
+            Op::Call {
+                f: FuncIdx(1),
+                base: r(1),
+            },
+            Op::RetNil {},
+        ],
+    );
+    let f = func(
+        "f",
+        0,
+        2,
+        100,
+        vec![
+            Op::LoadNil { a: r(0) },
+            Op::Unwrap { a: r(1), b: r(0) },
+            Op::RetNil {},
+        ],
+    );
+    let (res, out, _) = run_args(&image(vec![main, f]), &[]);
+    assert_eq!(out, "");
+    let frame = |function: &str, line| StackFrame {
+        function: function.into(),
+        file: "test.wo".into(),
+        line,
+        col: 5,
+    };
+    match res {
+        RunResult::Trap { trap, stack } => {
+            assert_eq!(trap.kind, TrapKind::Nil);
+            assert_eq!(stack, vec![frame("f", 101), frame("main", 2)]);
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
+
+fn returns(c: Const) -> wo_bytecode::Image {
+    with_consts(
+        image(vec![func(
+            "main",
+            0,
+            1,
+            1,
+            vec![
+                Op::LoadConst {
+                    a: r(0),
+                    k: wo_bytecode::ConstIdx(0),
+                },
+                Op::Ret { a: r(0) },
+            ],
+        )]),
+        vec![c],
+    )
+}
+
+#[test]
+fn main_value_is_the_exit_status() {
+    assert_eq!(run(&returns(Const::Int(3))).0, RunResult::Exit(3));
+    assert_eq!(run(&returns(Const::Int(300))).0, RunResult::Exit(44));
+    assert_eq!(run(&returns(Const::Int(-1))).0, RunResult::Exit(255));
+    assert_eq!(run(&returns(Const::Int(256))).0, RunResult::Exit(0));
+    let nil = image(vec![func("main", 0, 0, 1, vec![Op::RetNil {}])]);
+    assert_eq!(run(&nil).0, RunResult::Exit(0));
+}
+
+#[test]
+fn exit_from_a_native_ends_the_program_and_flushes() {
+    let img = with_consts(
+        image(vec![func(
+            "main",
+            0,
+            2,
+            1,
+            vec![
+                Op::LoadConst {
+                    a: r(0),
+                    k: wo_bytecode::ConstIdx(0),
+                },
+                Op::CallBuiltin {
+                    f: BuiltinIdx(PRINT),
+                    base: r(0),
+                    n: 1,
+                },
+                Op::LoadConst {
+                    a: r(0),
+                    k: wo_bytecode::ConstIdx(0),
+                },
+                Op::CallBuiltin {
+                    f: BuiltinIdx(PRINT_ERR),
+                    base: r(0),
+                    n: 1,
+                },
+                // exit is not caught by a try
+                Op::TryEnter {
+                    t: Pc(8),
+                    err: r(1),
+                },
+                Op::LoadInt { a: r(0), v: 4 },
+                Op::CallBuiltin {
+                    f: BuiltinIdx(EXIT),
+                    base: r(0),
+                    n: 1,
+                },
+                Op::RetNil {},
+                Op::RetNil {},
+            ],
+        )]),
+        vec![Const::Text("bye".into())],
+    );
+    let (res, out, err) = run_args(&img, &[]);
+    assert_eq!(res, RunResult::Exit(4));
+    assert_eq!(out, "bye\n");
+    assert_eq!(err, "bye\n");
+}
+
+#[test]
+fn main_receives_the_arguments() {
+    let img = image(vec![func(
+        "main",
+        1,
+        2,
+        1,
+        vec![
+            Op::Move { a: r(1), b: r(0) },
+            Op::CallBuiltin {
+                f: BuiltinIdx(PRINT),
+                base: r(1),
+                n: 1,
+            },
+            Op::ListLen { a: r(1), b: r(0) },
+            Op::Ret { a: r(1) },
+        ],
+    )]);
+    let (res, out, _) = run_args(&img, &["a", "b c", "\"q\""]);
+    assert_eq!(out, "[\"a\", \"b c\", \"\\\"q\\\"\"]\n");
+    assert_eq!(res, RunResult::Exit(3));
+    let (res, out, _) = run_args(&img, &[]);
+    assert_eq!(out, "[]\n");
+    assert_eq!(res, RunResult::Exit(0));
+}
+
+#[test]
+fn init_sets_globals_before_main() {
+    let main = func(
+        "main",
+        0,
+        1,
+        1,
+        vec![
+            Op::GetGlobal {
+                a: r(0),
+                g: GlobalIdx(1),
+            },
+            Op::CallBuiltin {
+                f: BuiltinIdx(PRINT),
+                base: r(0),
+                n: 1,
+            },
+            Op::GetGlobal {
+                a: r(0),
+                g: GlobalIdx(0),
+            },
+            Op::Ret { a: r(0) },
+        ],
+    );
+    let init = func(
+        "init",
+        0,
+        1,
+        10,
+        vec![
+            Op::LoadInt { a: r(0), v: 12 },
+            Op::SetGlobal {
+                g: GlobalIdx(0),
+                a: r(0),
+            },
+            Op::LoadConst {
+                a: r(0),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::SetGlobal {
+                g: GlobalIdx(1),
+                a: r(0),
+            },
+            Op::RetNil {},
+        ],
+    );
+    let mut img = with_consts(image(vec![main, init]), vec![Const::Text("limit".into())]);
+    img.n_globals = 2;
+    img.init = Some(FuncIdx(1));
+    let (res, out) = run(&img);
+    assert_eq!(out, "limit\n");
+    assert_eq!(res, RunResult::Exit(12));
+}
+
+#[test]
+fn a_trap_in_init_ends_the_program() {
+    let main = func("main", 0, 0, 1, vec![Op::RetNil {}]);
+    let init = func(
+        "init",
+        0,
+        2,
+        10,
+        vec![
+            Op::LoadNil { a: r(0) },
+            Op::Unwrap { a: r(1), b: r(0) },
+            Op::RetNil {},
+        ],
+    );
+    let mut img = image(vec![main, init]);
+    img.init = Some(FuncIdx(1));
+    assert_trap(&run(&img).0, TrapKind::Nil, "unwrap of nil");
+}
+
+#[test]
+fn linking_checks_names_and_arities() {
+    let main = || func("main", 0, 0, 1, vec![Op::RetNil {}]);
+    let link = |img: &wo_bytecode::Image| {
+        let (h, _) = host();
+        wo_vm::run(img, &natives, Vec::new(), h)
+    };
+    let mut img = image(vec![main()]);
+    img.builtins.push(wo_bytecode::BuiltinRef {
+        name: "no_such".into(),
+        arity: 1,
+    });
+    assert_eq!(link(&img), Err(LinkError::UnknownBuiltin("no_such".into())));
+    let mut img = image(vec![main()]);
+    img.builtins[0].arity = 2;
+    assert_eq!(
+        link(&img),
+        Err(LinkError::Arity {
+            name: "print".into(),
+            expected: 1,
+            found: 2
+        })
+    );
+    // Known to the catalogue but not provided by the native table.
+    let mut img = image(vec![main()]);
+    img.builtins.push(wo_bytecode::BuiltinRef {
+        name: "len_list".into(),
+        arity: 1,
+    });
+    assert_eq!(
+        link(&img),
+        Err(LinkError::UnknownBuiltin("len_list".into()))
+    );
+}
+
+#[test]
+fn out_of_range_operands_are_refused_before_running() {
+    let bad = [
+        func(
+            "main",
+            0,
+            1,
+            1,
+            vec![Op::LoadNil { a: r(1) }, Op::RetNil {}],
+        ),
+        func("main", 0, 1, 1, vec![Op::Jump { t: Pc(9) }]),
+        func("main", 0, 1, 1, vec![Op::LoadNil { a: r(0) }]),
+        func(
+            "main",
+            0,
+            1,
+            1,
+            vec![
+                Op::Call {
+                    f: FuncIdx(7),
+                    base: r(0),
+                },
+                Op::RetNil {},
+            ],
+        ),
+        func(
+            "main",
+            0,
+            2,
+            1,
+            vec![
+                Op::CallBuiltin {
+                    f: BuiltinIdx(PRINT),
+                    base: r(1),
+                    n: 2,
+                },
+                Op::RetNil {},
+            ],
+        ),
+        func(
+            "main",
+            0,
+            2,
+            1,
+            vec![
+                Op::NewList {
+                    a: r(0),
+                    b: r(1),
+                    n: 2,
+                },
+                Op::RetNil {},
+            ],
+        ),
+    ];
+    for f in bad {
+        let (h, _) = host();
+        let res = wo_vm::run(&image(vec![f.clone()]), &natives, Vec::new(), h);
+        assert!(
+            matches!(res, Err(LinkError::Invalid(_))),
+            "{:?}: {res:?}",
+            f.code
+        );
+    }
+}
+
+#[test]
+fn ill_typed_operands_fault_instead_of_panicking() {
+    let cases = [
+        vec![
+            Op::LoadNil { a: r(0) },
+            Op::AddInt {
+                a: r(0),
+                b: r(0),
+                c: r(0),
+            },
+            Op::RetNil {},
+        ],
+        vec![
+            Op::LoadInt { a: r(0), v: 1 },
+            Op::JumpIf { a: r(0), t: Pc(0) },
+            Op::RetNil {},
+        ],
+        vec![
+            Op::LoadInt { a: r(0), v: 1 },
+            Op::GetField {
+                a: r(0),
+                b: r(0),
+                f: FieldIdx(0),
+            },
+            Op::RetNil {},
+        ],
+        vec![
+            Op::NewList {
+                a: r(0),
+                b: r(0),
+                n: 0,
+            },
+            Op::MapSet {
+                a: r(0),
+                b: r(0),
+                c: r(0),
+            },
+            Op::RetNil {},
+        ],
+        vec![Op::LoadBool { a: r(0), v: true }, Op::Ret { a: r(0) }],
+        vec![Op::TryExit {}, Op::RetNil {}],
+    ];
+    for code in cases {
+        let img = image(vec![func("main", 0, 1, 1, code.clone())]);
+        match run(&img).0 {
+            RunResult::Fault(msg) => assert!(msg.starts_with("internal error: "), "{msg}"),
+            other => panic!("{code:?}: expected a fault, got {other:?}"),
+        }
+    }
+}
+
+/// `resume` hands control back when the budget runs out and continues where it
+/// stopped: a 1000-iteration loop resumed with a budget of 7.
+#[test]
+fn resume_after_yield_continues_the_loop() {
+    let img = image(vec![func(
+        "main",
+        0,
+        2,
+        1,
+        vec![
+            Op::LoadInt { a: r(0), v: 0 },
+            Op::LoadInt { a: r(1), v: 1000 },
+            Op::AddIntImm {
+                a: r(0),
+                b: r(0),
+                v: 1,
+            },
+            Op::JumpUnlessCmpInt {
+                b: r(0),
+                c: r(1),
+                op: Cmp::Ge,
+                t: Pc(2),
+            },
+            Op::Ret { a: r(0) },
+        ],
+    )]);
+    let (h, _) = host();
+    let mut vm = Vm::new(&img, &natives, h).expect("links");
+    let mut fiber = vm.fiber(0, Vec::new()).expect("a fiber");
+    let mut yields = 0;
+    let v = loop {
+        match vm.resume(&mut fiber, 7) {
+            Status::Yield => yields += 1,
+            Status::Done(v) => break v,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert!(matches!(v, Value::Int(1000)), "{v:?}");
+    assert_eq!(yields, 999 / 7);
+}
+
+/// A million-object chain is freed without overflowing the Rust stack.
+#[test]
+fn long_object_chain_drops_without_recursion() {
+    let img = with_classes(
+        image(vec![func(
+            "main",
+            0,
+            5,
+            1,
+            vec![
+                Op::LoadNil { a: r(0) }, // head
+                Op::LoadInt { a: r(2), v: 0 },
+                Op::LoadInt {
+                    a: r(3),
+                    v: 1_000_000,
+                },
+                Op::Move { a: r(1), b: r(0) },
+                Op::NewObj {
+                    a: r(0),
+                    c: ClassIdx(0),
+                    b: r(1),
+                },
+                Op::AddIntImm {
+                    a: r(2),
+                    b: r(2),
+                    v: 1,
+                },
+                Op::JumpUnlessCmpInt {
+                    b: r(2),
+                    c: r(3),
+                    op: Cmp::Ge,
+                    t: Pc(3),
+                },
+                Op::LoadNil { a: r(0) },
+                Op::LoadNil { a: r(1) },
+                Op::LoadInt { a: r(0), v: 9 },
+                Op::Ret { a: r(0) },
+            ],
+        )]),
+        &[("Node", &["next"])],
+    );
+    assert_eq!(run(&img).0, RunResult::Exit(9));
+}
