@@ -38,6 +38,8 @@ pub enum Failure {
     },
     /// An uncaught trap, already reported with its stack; `io` for the `IO` kind.
     Trap { io: bool },
+    /// The VM or the compiler broke an invariant; the text starts `internal error:`.
+    Internal(String),
     /// The program ended with this status (`main`'s value or `exit(n)`), not 0.
     Program(u8),
 }
@@ -58,7 +60,7 @@ impl Failure {
             Failure::Input(_) => NOINPUT,
             Failure::Output { .. } => IOERR,
             Failure::Trap { io: true } => IOERR,
-            Failure::Trap { io: false } => SOFTWARE,
+            Failure::Trap { io: false } | Failure::Internal(_) => SOFTWARE,
             Failure::Program(code) => *code,
         }
     }
@@ -78,7 +80,9 @@ impl fmt::Display for Failure {
             Failure::InvalidImage { path, reason } => {
                 write!(f, "invalid image `{}`: {reason}", path.display())
             }
-            Failure::BadSource(msg) | Failure::Input(msg) => f.write_str(msg),
+            Failure::BadSource(msg) | Failure::Input(msg) | Failure::Internal(msg) => {
+                f.write_str(msg)
+            }
             Failure::Output { path, source } => {
                 write!(f, "cannot write `{}`: {source}", path.display())
             }
@@ -118,5 +122,6 @@ mod tests {
         assert_eq!(Failure::Input("missing".into()).status(), 66);
         assert_eq!(Failure::Trap { io: false }.status(), 70);
         assert_eq!(Failure::Trap { io: true }.status(), 74);
+        assert_eq!(Failure::Internal("internal error: x".into()).status(), 70);
     }
 }

@@ -65,7 +65,10 @@ pub fn compile(path: &Path, tally: &mut Tally) -> Result<(Image, SourceMap), Fai
     let sources = wo_compiler::load_sources(path).map_err(load_error)?;
     match wo_compiler::compile(&sources) {
         Ok(image) => Ok((image, sources)),
-        Err(diags) => {
+        Err(mut diags) => {
+            // Present them in source order (file, then position), whatever stage found
+            // them; the sort is stable, so one position keeps the compiler's order.
+            diags.sort_by_key(|d| (d.span.file.0, d.span.lo));
             tally.add(&diags);
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(render_all(&sources, &diags).as_bytes());

@@ -1134,9 +1134,14 @@ impl<'a> Checker<'a> {
             }
             Ty::Nullable(inner) if matches!(**inner, Ty::Class(_) | Ty::Error) => {
                 let t = self.tyname(&obj.ty);
+                let note = if matches!(obj.kind, E::Local(_)) {
+                    "check `if x != nil { … }` first, or use `unwrap(…)`"
+                } else {
+                    "copy it to a local and check `if x != nil { … }` first, or use `unwrap(…)`"
+                };
                 self.diags.push(
                     Diagnostic::error("nil", span, format!("this value has type {t} and may be nil"))
-                        .with_note("copy it to a local and check `if x != nil { … }` first, or use `unwrap(…)`"),
+                        .with_note(note),
                 );
                 None
             }

@@ -132,6 +132,10 @@ impl FnGen {
     }
 
     fn alloc_n(&mut self, n: usize) -> Reg {
+        if n == 0 {
+            // An empty run names no register; r0 keeps the operand in range.
+            return Reg(0);
+        }
         let r = self.next;
         self.next = self.next.saturating_add(idx32(n));
         self.max = self.max.max(self.next);

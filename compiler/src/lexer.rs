@@ -612,7 +612,11 @@ fn text_value(lex: &mut logos::Lexer<Tok>) -> Vec<TextPart> {
     let start = lex.span().start;
     let (n, closed) = scan_text(lex.remainder().as_bytes(), lex.extras.depth);
     lex.bump(n);
-    let body_end = if closed { start + 1 + n - 1 } else { start + 1 + n };
+    let body_end = if closed {
+        start + 1 + n - 1
+    } else {
+        start + 1 + n
+    };
     let src = lex.source();
     let body = src.get(start + 1..body_end).unwrap_or("");
     if !closed {
@@ -724,7 +728,10 @@ fn decode_escape(body: &str, i: usize) -> (usize, Result<char, String>) {
     // `\u{…}` with 1 to 6 hex digits naming a Unicode scalar value.
     let after_u = rest.get(1..).unwrap_or("");
     if !after_u.starts_with('{') {
-        return (2, Err("`\\u` must be followed by `{hex digits}`".to_string()));
+        return (
+            2,
+            Err("`\\u` must be followed by `{hex digits}`".to_string()),
+        );
     }
     let Some(close) = after_u.find('}') else {
         return (3, Err("unterminated `\\u{…}` escape".to_string()));
@@ -741,7 +748,9 @@ fn decode_escape(body: &str, i: usize) -> (usize, Result<char, String>) {
         Some(ch) => (len, Ok(ch)),
         None => (
             len,
-            Err(format!("`\\u{{{hex}}}` is not a valid Unicode scalar value")),
+            Err(format!(
+                "`\\u{{{hex}}}` is not a valid Unicode scalar value"
+            )),
         ),
     }
 }
@@ -772,7 +781,10 @@ mod tests {
         assert_eq!(kinds("}\nelse"), ["RBrace", "Else"]);
         assert_eq!(kinds("x\n  where y"), ["x", "Where", "y", "AUTO;"]);
         assert_eq!(kinds("return\nx"), ["Return", "AUTO;", "x", "AUTO;"]);
-        assert_eq!(kinds("f( -- c\n1)"), ["f", "LParen", "1", "RParen", "AUTO;"]);
+        assert_eq!(
+            kinds("f( -- c\n1)"),
+            ["f", "LParen", "1", "RParen", "AUTO;"]
+        );
     }
 
     #[test]
@@ -783,7 +795,10 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(kinds("1_000_000 0xFF 0b1010"), ["1000000", "255", "10", "AUTO;"]);
+        assert_eq!(
+            kinds("1_000_000 0xFF 0b1010"),
+            ["1000000", "255", "10", "AUTO;"]
+        );
         let toks = tokenize("1.0e-3 2e9 1..2", FileId(0), 0, 0, Mode::File).toks;
         assert!(matches!(toks[0].1, Tok::Float(v) if v == 1.0e-3));
         assert!(matches!(toks[1].1, Tok::Float(v) if v == 2e9));

@@ -168,8 +168,8 @@ impl ErrCtx<'_> {
 
 /// Tokens that can start an expression.
 const EXPR_START: &[&str] = &[
-    "lid", "uid", "int", "float", "str", "true", "false", "nil", "self", "(", "[", "{", "-",
-    "not", "try", "from", "insert", "spawn",
+    "lid", "uid", "int", "float", "str", "true", "false", "nil", "self", "(", "[", "{", "-", "not",
+    "try", "from", "insert", "spawn",
 ];
 /// Tokens that can start a statement but not an expression.
 const STMT_START: &[&str] = &[
@@ -187,13 +187,29 @@ const STMT_START: &[&str] = &[
 /// Tokens that can follow a complete operand.
 const OPERATORS: &[&str] = &[
     "??", "or", "and", "==", "!=", "<", "<=", ">", ">=", "..", "+", "-", "*", "/", "%", ".", "[",
-    "=", "+=", "-=", "*=", "/=", "%=",
 ];
+/// The assignment operators.
+const ASSIGN_OPS: &[&str] = &["=", "+=", "-=", "*=", "/=", "%="];
 /// Keywords that read like names, for which a keyword diagnostic is clearer than a
 /// list of expected tokens even where an expression could start.
 const NAME_LIKE_KEYWORDS: &[&str] = &[
-    "order", "by", "asc", "desc", "take", "skip", "select", "where", "map", "multi", "task", "ref",
-    "in", "use", "const", "class", "transaction",
+    "order",
+    "by",
+    "asc",
+    "desc",
+    "take",
+    "skip",
+    "select",
+    "where",
+    "map",
+    "multi",
+    "task",
+    "ref",
+    "in",
+    "use",
+    "const",
+    "class",
+    "transaction",
 ];
 
 /// Converts one LALRPOP error into a diagnostic. This is the only place that knows
@@ -358,13 +374,14 @@ fn summarize(expected: &[String]) -> Vec<String> {
     let stmt = STMT_START.iter().filter(|s| has(s)).count() >= 3;
     let expr = has("int") && has("lid");
     let ops = has("+") && has("*") && has("==");
+    let assign = has("=") && has("+=");
     let mut out: Vec<String> = Vec::new();
     for e in expected {
         let e = e.as_str();
         if (stmt || expr) && (EXPR_START.contains(&e) || STMT_START.contains(&e)) {
             continue;
         }
-        if ops && OPERATORS.contains(&e) {
+        if (ops && OPERATORS.contains(&e)) || (assign && ASSIGN_OPS.contains(&e)) {
             continue;
         }
         let name = match e {
@@ -380,7 +397,7 @@ fn summarize(expected: &[String]) -> Vec<String> {
             out.push(name);
         }
     }
-    if ops {
+    if ops || assign {
         out.push("operator".to_string());
     }
     if stmt {

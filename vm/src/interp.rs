@@ -17,6 +17,11 @@
 //! [`Status::Fault`] ("internal error: …"). Operand ranges (registers, constants,
 //! functions, jump targets, builtin arities) are checked once at link time by
 //! [`Vm::new`], so the loop can index without further care.
+//!
+//! Register contract for code generators: at function entry registers `0 … arity-1`
+//! hold the arguments and the others hold whatever an earlier frame left there (they
+//! are not cleared, for speed, as in Lua): a function must write a register before it
+//! reads it. The register file only grows; returning does not shrink it.
 
 use std::rc::Rc;
 
@@ -298,17 +303,9 @@ impl<'img> Vm<'img> {
             }};
         }
         macro_rules! fault {
-            ($what:expr) => {{
-                let name = &image.functions[func].name;
-                let op = code[pc - 1];
-                return Step::Fault(format!(
-                    "internal error: {} in function `{}` at @{} ({})",
-                    $what,
-                    name,
-                    pc - 1,
-                    op.mnemonic()
-                ));
-            }};
+            ($($arg:tt)*) => {
+                return fault_step(image, func, pc - 1, format_args!($($arg)*))
+            };
         }
         macro_rules! r {
             ($x:expr) => {
@@ -319,7 +316,7 @@ impl<'img> Vm<'img> {
             ($x:expr) => {
                 match &r!($x) {
                     Value::Int(v) => *v,
-                    other => fault!(format!("expected Int, found {}", type_name(other))),
+                    other => fault!("expected Int, found {}", type_name(other)),
                 }
             };
         }
@@ -327,7 +324,7 @@ impl<'img> Vm<'img> {
             ($x:expr) => {
                 match &r!($x) {
                     Value::Float(v) => *v,
-                    other => fault!(format!("expected Float, found {}", type_name(other))),
+                    other => fault!("expected Float, found {}", type_name(other)),
                 }
             };
         }
@@ -335,7 +332,7 @@ impl<'img> Vm<'img> {
             ($x:expr) => {
                 match &r!($x) {
                     Value::Bool(v) => *v,
-                    other => fault!(format!("expected Bool, found {}", type_name(other))),
+                    other => fault!("expected Bool, found {}", type_name(other)),
                 }
             };
         }
@@ -343,7 +340,7 @@ impl<'img> Vm<'img> {
             ($x:expr) => {
                 match &r!($x) {
                     Value::Text(v) => v,
-                    other => fault!(format!("expected Text, found {}", type_name(other))),
+                    other => fault!("expected Text, found {}", type_name(other)),
                 }
             };
         }
@@ -351,11 +348,11 @@ impl<'img> Vm<'img> {
             ($a:expr, $b:expr, $c:expr, $method:ident, $sym:literal) => {{
                 let (x, y) = match (&r!($b), &r!($c)) {
                     (Value::Int(x), Value::Int(y)) => (*x, *y),
-                    (x, y) => fault!(format!(
+                    (x, y) => fault!(
                         "expected Int operands, found {} and {}",
                         type_name(x),
                         type_name(y)
-                    )),
+                    ),
                 };
                 match x.$method(y) {
                     Some(v) => set_int(&mut r!($a), v),
@@ -431,7 +428,7 @@ impl<'img> Vm<'img> {
                         Some(s) => set_int(&mut r!(a), s),
                         None => trap!(Overflow, "integer overflow in `+`"),
                     },
-                    other => fault!(format!("expected Int, found {}", type_name(other))),
+                    other => fault!("expected Int, found {}", type_name(other)),
                 },
                 Op::NegInt { a, b } => match int!(b).checked_neg() {
                     Some(v) => set_int(&mut r!(a), v),
@@ -503,7 +500,7 @@ impl<'img> Vm<'img> {
                     for p in parts {
                         match p {
                             Value::Text(t) => len += t.len(),
-                            other => fault!(format!("expected Text, found {}", type_name(other))),
+                            other => fault!("expected Text, found {}", type_name(other)),
                         }
                     }
                     let mut s = String::with_capacity(len);
@@ -546,11 +543,11 @@ impl<'img> Vm<'img> {
                 Op::JumpUnlessCmpInt { b, c, op, t } => {
                     let hold = match (&r!(b), &r!(c)) {
                         (Value::Int(x), Value::Int(y)) => op.test(x, y),
-                        (x, y) => fault!(format!(
+                        (x, y) => fault!(
                             "expected Int operands, found {} and {}",
                             type_name(x),
                             type_name(y)
-                        )),
+                        ),
                     };
                     if !hold {
                         back_edge!(t, at);
@@ -567,12 +564,8 @@ impl<'img> Vm<'img> {
                     if top > regs.len() {
                         grow(regs, top);
                     }
-                    // Registers past the arguments start as nil.
-                    for slot in &mut regs[new_base + usize::from(callee.arity)..top] {
-                        if !matches!(slot, Value::Nil) {
-                            *slot = Value::Nil;
-                        }
-                    }
+                    // Registers past the arguments keep whatever an earlier frame left
+                    // there: code must write a register before reading it.
                     frames.push(Frame {
                         func: func as u32,
                         pc: pc as u32,
@@ -605,14 +598,15 @@ impl<'img> Vm<'img> {
                     }
                 }
                 Op::Ret { a } => {
-                    let v = std::mem::take(&mut r!(a));
+                    // The result goes to the callee's R[0], which is the caller's R[b];
+                    // a swap moves it there without dropping anything.
+                    fr.swap(0, a.index());
                     match frames.pop() {
                         None => {
                             save!();
-                            return Step::Done(v);
+                            return Step::Done(std::mem::take(&mut fr[0]));
                         }
                         Some(caller) => {
-                            regs[base] = v;
                             drop_handlers(handlers, frames.len());
                             func = caller.func as usize;
                             let f = &image.functions[func];
@@ -677,7 +671,7 @@ impl<'img> Vm<'img> {
                                 None => trap!(Bounds, bounds_msg(i, l.len())),
                             }
                         }
-                        other => fault!(format!("expected a list, found {}", type_name(other))),
+                        other => fault!("expected a list, found {}", type_name(other)),
                     };
                     r!(a) = v;
                 }
@@ -696,13 +690,13 @@ impl<'img> Vm<'img> {
                                 }
                             }
                         }
-                        other => fault!(format!("expected a list, found {}", type_name(other))),
+                        other => fault!("expected a list, found {}", type_name(other)),
                     }
                 }
                 Op::ListLen { a, b } => {
                     let n = match &r!(b) {
                         Value::List(l) => l.borrow().len(),
-                        other => fault!(format!("expected a list, found {}", type_name(other))),
+                        other => fault!("expected a list, found {}", type_name(other)),
                     };
                     set_int(&mut r!(a), n as i64);
                 }
@@ -712,7 +706,7 @@ impl<'img> Vm<'img> {
                         MapData::with_capacity_and_hasher(usize::from(n), Default::default());
                     for pair in fr[lo..lo + 2 * usize::from(n)].chunks_exact(2) {
                         let Some(k) = to_key(&pair[0]) else {
-                            fault!(format!("a map key cannot be {}", type_name(&pair[0])));
+                            fault!("a map key cannot be {}", type_name(&pair[0]));
                         };
                         m.insert(k, pair[1].clone());
                     }
@@ -722,30 +716,30 @@ impl<'img> Vm<'img> {
                     let v = match (&r!(b), &r!(c)) {
                         (Value::Map(m), k) => {
                             let Some(k) = to_key(k) else {
-                                fault!(format!("a map key cannot be {}", type_name(k)));
+                                fault!("a map key cannot be {}", type_name(k));
                             };
                             m.borrow().get(&k).cloned().unwrap_or_default()
                         }
-                        (other, _) => fault!(format!("expected a map, found {}", type_name(other))),
+                        (other, _) => fault!("expected a map, found {}", type_name(other)),
                     };
                     r!(a) = v;
                 }
                 Op::MapSet { a, b, c } => {
                     let v = r!(c).clone();
                     let Some(k) = to_key(&r!(b)) else {
-                        fault!(format!("a map key cannot be {}", type_name(&r!(b))));
+                        fault!("a map key cannot be {}", type_name(&r!(b)));
                     };
                     match &r!(a) {
                         Value::Map(m) => {
                             m.borrow_mut().insert(k, v);
                         }
-                        other => fault!(format!("expected a map, found {}", type_name(other))),
+                        other => fault!("expected a map, found {}", type_name(other)),
                     }
                 }
                 Op::MapLen { a, b } => {
                     let n = match &r!(b) {
                         Value::Map(m) => m.borrow().len(),
-                        other => fault!(format!("expected a map, found {}", type_name(other))),
+                        other => fault!("expected a map, found {}", type_name(other)),
                     };
                     set_int(&mut r!(a), n as i64);
                 }
@@ -759,7 +753,7 @@ impl<'img> Vm<'img> {
                                 None => trap!(Bounds, bounds_msg_map(idx, map.len())),
                             }
                         }
-                        other => fault!(format!("expected a map, found {}", type_name(other))),
+                        other => fault!("expected a map, found {}", type_name(other)),
                     };
                     r!(k) = key;
                     r!(v) = val;
@@ -778,16 +772,16 @@ impl<'img> Vm<'img> {
                     let v = match &r!(b) {
                         Value::Obj(o) => match o.fields.borrow().get(f.index()) {
                             Some(v) => v.clone(),
-                            None => fault!(format!("no field {} in the object", f.index())),
+                            None => fault!("no field {} in the object", f.index()),
                         },
                         Value::Error(e) => match f.index() {
                             0 => Value::Text(Rc::from(e.kind.name())),
                             1 => Value::Int(e.kind.code()),
                             2 => Value::Text(e.message.clone()),
                             3 => Value::Int(e.line),
-                            n => fault!(format!("no field {n} in an Error")),
+                            n => fault!("no field {n} in an Error"),
                         },
-                        other => fault!(format!("expected an object, found {}", type_name(other))),
+                        other => fault!("expected an object, found {}", type_name(other)),
                     };
                     r!(a) = v;
                 }
@@ -796,14 +790,26 @@ impl<'img> Vm<'img> {
                     match &r!(a) {
                         Value::Obj(o) => match o.fields.borrow_mut().get_mut(f.index()) {
                             Some(slot) => *slot = v,
-                            None => fault!(format!("no field {} in the object", f.index())),
+                            None => fault!("no field {} in the object", f.index()),
                         },
-                        other => fault!(format!("expected an object, found {}", type_name(other))),
+                        other => fault!("expected an object, found {}", type_name(other)),
                     }
                 }
             }
         }
     }
+}
+
+/// Builds the status for an image that broke an interpreter invariant at `at`.
+#[cold]
+#[inline(never)]
+fn fault_step(image: &Image, func: usize, at: usize, what: std::fmt::Arguments<'_>) -> Step {
+    let f = &image.functions[func];
+    let op = f.code.get(at).map_or("?", |op| op.mnemonic());
+    Step::Fault(format!(
+        "internal error: {what} in function `{}` at @{at} ({op})",
+        f.name
+    ))
 }
 
 /// Grows the register file to at least `top` (in chunks, never past [`MAX_REGS`]).

@@ -49,7 +49,11 @@ fn function(
     }
     // With several source files, the header names the function's file and a source
     // comment names its file only when that differs.
-    let home = f.pos.first().map(|p| p.file).filter(|_| image.files.len() > 1);
+    let home = f
+        .pos
+        .first()
+        .map(|p| p.file)
+        .filter(|_| image.files.len() > 1);
     let home_name = home
         .and_then(|file| usize::try_from(file).ok())
         .and_then(|i| image.files.get(i))
@@ -66,7 +70,11 @@ fn function(
     );
 
     let operands: Vec<String> = f.code.iter().map(operand_text).collect();
-    let ops_width = operands.iter().map(|s| s.chars().count()).max().unwrap_or(0);
+    let ops_width = operands
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0);
     let pc_width = f.code.len().saturating_sub(1).to_string().len().max(3);
     let line_width = f
         .pos
@@ -88,7 +96,10 @@ fn function(
         if here != prev {
             if let Some(p) = pos.filter(|p| p.line > 0) {
                 if let Some(text) = source_line(p.file, p.line) {
-                    let file = match usize::try_from(p.file).ok().and_then(|i| image.files.get(i)) {
+                    let file = match usize::try_from(p.file)
+                        .ok()
+                        .and_then(|i| image.files.get(i))
+                    {
                         Some(name) if home.is_some_and(|home| home != p.file) => {
                             format!("{name}:")
                         }

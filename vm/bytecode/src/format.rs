@@ -81,7 +81,9 @@ pub enum ImageError {
     Checksum { stored: u32, computed: u32 },
     #[error("unexpected end of data reading {what} at byte {at}")]
     Truncated { what: &'static str, at: usize },
-    #[error("expected the {expected} section (tag {expected_tag}) at byte {at}, found tag {found}")]
+    #[error(
+        "expected the {expected} section (tag {expected_tag}) at byte {at}, found tag {found}"
+    )]
     BadSection {
         expected: &'static str,
         expected_tag: u8,
@@ -96,7 +98,9 @@ pub enum ImageError {
     },
     #[error("{n} unexpected bytes after the last section at byte {at}")]
     TrailingData { n: usize, at: usize },
-    #[error("{what} count {count} at byte {at} is more than the {remaining} bytes that remain can hold")]
+    #[error(
+        "{what} count {count} at byte {at} is more than the {remaining} bytes that remain can hold"
+    )]
     CountTooLarge {
         what: &'static str,
         count: u32,
@@ -226,7 +230,10 @@ fn encode_positions(pos: &[SrcPos]) -> Vec<u8> {
     let mut i = 0;
     while let Some(&cur) = pos.get(i) {
         let run = pos[i..].iter().take_while(|&&p| p == cur).count();
-        put_uleb(&mut out, u64::try_from(run).expect("a run is shorter than 2^64"));
+        put_uleb(
+            &mut out,
+            u64::try_from(run).expect("a run is shorter than 2^64"),
+        );
         put_sleb(&mut out, i64::from(cur.file) - i64::from(prev.file));
         put_sleb(&mut out, i64::from(cur.line) - i64::from(prev.line));
         put_sleb(&mut out, i64::from(cur.col) - i64::from(prev.col));
@@ -472,13 +479,14 @@ fn read_function(s: &mut Cursor<'_>) -> Result<Function, ImageError> {
     let n_regs = s.u16("a register count")?;
 
     let code_bytes = s.sized("function code")?;
+    let code_base = s.abs() - code_bytes.len();
     let mut r = Reader::new(code_bytes);
     let mut code = Vec::new();
     while !r.at_end() {
         let op = Op::decode(&mut r).map_err(|error| ImageError::Code {
             function: name.clone(),
             pc: code.len(),
-            error,
+            error: in_file(error, code_base),
         })?;
         code.push(op);
     }
@@ -492,6 +500,22 @@ fn read_function(s: &mut Cursor<'_>) -> Result<Function, ImageError> {
         code,
         pos,
     })
+}
+
+/// Moves a decode error's offset from the start of a function's code to the start of
+/// the file, like every other offset in an [`ImageError`].
+fn in_file(error: DecodeError, base: usize) -> DecodeError {
+    match error {
+        DecodeError::Truncated(at) => DecodeError::Truncated(base + at),
+        DecodeError::UnknownOpcode { code, at } => DecodeError::UnknownOpcode {
+            code,
+            at: base + at,
+        },
+        DecodeError::BadOperand { value, at } => DecodeError::BadOperand {
+            value,
+            at: base + at,
+        },
+    }
 }
 
 /// Decodes the runs [`encode_positions`] writes; they must cover exactly `n_code`
@@ -527,7 +551,7 @@ fn decode_positions(
             .ok_or_else(|| problem(format!("line out of range at byte {at}")))?;
         cur.col = apply_delta(cur.col, d.sleb("a debug column delta")?)
             .ok_or_else(|| problem(format!("column out of range at byte {at}")))?;
-        pos.extend(std::iter::repeat(cur).take(run));
+        pos.resize(pos.len() + run, cur);
     }
     if pos.len() != n_code {
         return Err(problem(format!(
@@ -712,6 +736,10 @@ impl<'a> Cursor<'a> {
             value: u,
             at: self.abs(),
         })?;
-        Ok(if u & 1 == 0 { magnitude } else { -magnitude - 1 })
+        Ok(if u & 1 == 0 {
+            magnitude
+        } else {
+            -magnitude - 1
+        })
     }
 }

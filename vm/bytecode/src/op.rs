@@ -21,7 +21,10 @@ impl<'a> Reader<'a> {
     }
 
     pub fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let end = self.pos.checked_add(N).ok_or(DecodeError::Truncated(self.pos))?;
+        let end = self
+            .pos
+            .checked_add(N)
+            .ok_or(DecodeError::Truncated(self.pos))?;
         let slice = self
             .bytes
             .get(self.pos..end)

@@ -314,8 +314,18 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
         }
     };
 
-    for (_, operand) in op.operands() {
+    // The first register of a run that is only read (`b` of NEW_LIST, NEW_MAP,
+    // CONCAT_N, NEW_OBJ) is checked with its run below instead: an empty run may start
+    // one past the last register (`[]` compiled at the top of the frame reads nothing).
+    let run_base = match op {
+        Op::NewList { .. } | Op::NewMap { .. } | Op::ConcatN { .. } | Op::NewObj { .. } => {
+            Some("b")
+        }
+        _ => None,
+    };
+    for (name, operand) in op.operands() {
         match operand {
+            OperandRef::Reg(_) if run_base == Some(name) => {}
             OperandRef::Reg(r) => {
                 if r.0 >= f.n_regs {
                     return Err(VerifyError::Register {
@@ -355,8 +365,10 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
                     });
                 }
             }
-            OperandRef::Imm(_) | OperandRef::Count(_) | OperandRef::Cmp(_) | OperandRef::Bool(_) => {
-            }
+            OperandRef::Imm(_)
+            | OperandRef::Count(_)
+            | OperandRef::Cmp(_)
+            | OperandRef::Bool(_) => {}
         }
     }
 

@@ -52,16 +52,50 @@ fn unverified_images_do_not_panic() {
             arity: 0,
             n_regs: 0,
             code: vec![
-                Op::LoadConst { a: Reg(9), k: ConstIdx(99) },
-                Op::Call { f: FuncIdx(99), base: Reg(0) },
-                Op::CallBuiltin { f: BuiltinIdx(9), base: Reg(0), n: 1 },
-                Op::NewObj { a: Reg(0), c: ClassIdx(9), b: Reg(u16::MAX) },
-                Op::NewList { a: Reg(0), b: Reg(u16::MAX), n: u16::MAX },
-                Op::NewMap { a: Reg(0), b: Reg(u16::MAX), n: u16::MAX },
-                Op::ConcatN { a: Reg(0), b: Reg(u16::MAX), n: u16::MAX },
-                Op::GetField { a: Reg(0), b: Reg(0), f: FieldIdx(u16::MAX) },
+                Op::LoadConst {
+                    a: Reg(9),
+                    k: ConstIdx(99),
+                },
+                Op::Call {
+                    f: FuncIdx(99),
+                    base: Reg(0),
+                },
+                Op::CallBuiltin {
+                    f: BuiltinIdx(9),
+                    base: Reg(0),
+                    n: 1,
+                },
+                Op::NewObj {
+                    a: Reg(0),
+                    c: ClassIdx(9),
+                    b: Reg(u16::MAX),
+                },
+                Op::NewList {
+                    a: Reg(0),
+                    b: Reg(u16::MAX),
+                    n: u16::MAX,
+                },
+                Op::NewMap {
+                    a: Reg(0),
+                    b: Reg(u16::MAX),
+                    n: u16::MAX,
+                },
+                Op::ConcatN {
+                    a: Reg(0),
+                    b: Reg(u16::MAX),
+                    n: u16::MAX,
+                },
+                Op::GetField {
+                    a: Reg(0),
+                    b: Reg(0),
+                    f: FieldIdx(u16::MAX),
+                },
             ],
-            pos: vec![SrcPos { file: 7, line: 3, col: 1 }],
+            pos: vec![SrcPos {
+                file: 7,
+                line: 3,
+                col: 1,
+            }],
         }],
         ..Image::default()
     };
@@ -74,7 +108,12 @@ fn unverified_images_do_not_panic() {
 fn a_line_from_another_file_names_its_file() {
     let mut image = sample_image();
     image.functions[2].pos[5].file = 1;
-    let text = disasm(&image, &|file, line| Some(format!("line {line} of file {file}")));
+    let text = disasm(&image, &|file, line| {
+        Some(format!("line {line} of file {file}"))
+    });
     assert!(text.contains("; 4 | line 4 of file 0\n"), "{text}");
-    assert!(text.contains("; every_op.wo:4 | line 4 of file 1\n"), "{text}");
+    assert!(
+        text.contains("; every_op.wo:4 | line 4 of file 1\n"),
+        "{text}"
+    );
 }

@@ -24,8 +24,14 @@ fn with_main(code: &[Op]) -> Image {
             fields: vec!["x".to_string(), "y".to_string()],
         }],
         builtins: vec![
-            BuiltinRef { name: "print".to_string(), arity: 1 },
-            BuiltinRef { name: "min_int".to_string(), arity: 2 },
+            BuiltinRef {
+                name: "print".to_string(),
+                arity: 1,
+            },
+            BuiltinRef {
+                name: "min_int".to_string(),
+                arity: 2,
+            },
         ],
         n_globals: 2,
         init: None,
@@ -44,15 +50,48 @@ fn r(i: u16) -> Reg {
 #[test]
 fn baseline_verifies() {
     let image = with_main(&[
-        Op::LoadConst { a: r(0), k: ConstIdx(1) },
-        Op::NewList { a: r(0), b: r(0), n: 4 },
-        Op::NewMap { a: r(0), b: r(0), n: 2 },
-        Op::ConcatN { a: r(0), b: r(1), n: 3 },
-        Op::CallBuiltin { f: BuiltinIdx(1), base: r(2), n: 2 },
-        Op::Call { f: FuncIdx(1), base: r(2) },
-        Op::NewObj { a: r(0), c: ClassIdx(0), b: r(2) },
-        Op::GetGlobal { a: r(0), g: GlobalIdx(1) },
-        Op::GetField { a: r(0), b: r(1), f: FieldIdx(65534) },
+        Op::LoadConst {
+            a: r(0),
+            k: ConstIdx(1),
+        },
+        Op::NewList {
+            a: r(0),
+            b: r(0),
+            n: 4,
+        },
+        Op::NewMap {
+            a: r(0),
+            b: r(0),
+            n: 2,
+        },
+        Op::ConcatN {
+            a: r(0),
+            b: r(1),
+            n: 3,
+        },
+        Op::CallBuiltin {
+            f: BuiltinIdx(1),
+            base: r(2),
+            n: 2,
+        },
+        Op::Call {
+            f: FuncIdx(1),
+            base: r(2),
+        },
+        Op::NewObj {
+            a: r(0),
+            c: ClassIdx(0),
+            b: r(2),
+        },
+        Op::GetGlobal {
+            a: r(0),
+            g: GlobalIdx(1),
+        },
+        Op::GetField {
+            a: r(0),
+            b: r(1),
+            f: FieldIdx(65534),
+        },
         Op::JumpIf { a: r(0), t: Pc(10) },
     ]);
     assert_eq!(verify(&image), Ok(()));
@@ -76,36 +115,81 @@ fn register_out_of_range() {
     image.functions[0].code[3] = Op::Move { a: r(0), b: r(3) };
     assert_eq!(verify(&image), Ok(()));
     image.functions[0].code[3] = Op::Move { a: r(4), b: r(3) };
-    assert!(matches!(verify(&image), Err(VerifyError::Register { reg: 4, pc: 3, .. })));
+    assert!(matches!(
+        verify(&image),
+        Err(VerifyError::Register { reg: 4, pc: 3, .. })
+    ));
 }
 
 #[test]
 fn new_list_run_out_of_range() {
-    let image = with_main(&[Op::NewList { a: r(0), b: r(1), n: 4 }]);
+    let image = with_main(&[Op::NewList {
+        a: r(0),
+        b: r(1),
+        n: 4,
+    }]);
     assert!(matches!(
         err(&image),
-        VerifyError::RegisterRun { base: 1, len: 4, n_regs: 4, .. }
+        VerifyError::RegisterRun {
+            base: 1,
+            len: 4,
+            n_regs: 4,
+            ..
+        }
     ));
 }
 
 #[test]
 fn new_map_run_counts_two_registers_per_pair() {
     // 2 pairs from r1 need r1..r4: one too many, though r1 + 2 would fit.
-    let image = with_main(&[Op::NewMap { a: r(0), b: r(1), n: 2 }]);
-    assert!(matches!(err(&image), VerifyError::RegisterRun { base: 1, len: 4, .. }));
+    let image = with_main(&[Op::NewMap {
+        a: r(0),
+        b: r(1),
+        n: 2,
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::RegisterRun {
+            base: 1,
+            len: 4,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn concat_n_run_out_of_range() {
-    let image = with_main(&[Op::ConcatN { a: r(0), b: r(2), n: 3 }]);
-    assert!(matches!(err(&image), VerifyError::RegisterRun { base: 2, len: 3, .. }));
+    let image = with_main(&[Op::ConcatN {
+        a: r(0),
+        b: r(2),
+        n: 3,
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::RegisterRun {
+            base: 2,
+            len: 3,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn call_builtin_run_out_of_range() {
-    let image = with_main(&[Op::CallBuiltin { f: BuiltinIdx(1), base: r(3), n: 2 }]);
+    let image = with_main(&[Op::CallBuiltin {
+        f: BuiltinIdx(1),
+        base: r(3),
+        n: 2,
+    }]);
     let e = err(&image);
-    assert!(matches!(e, VerifyError::RegisterRun { base: 3, len: 2, .. }));
+    assert!(matches!(
+        e,
+        VerifyError::RegisterRun {
+            base: 3,
+            len: 2,
+            ..
+        }
+    ));
     assert_eq!(
         e.to_string(),
         "function `main` pc 0: 2 registers from r3 out of range (function has 4 registers)"
@@ -115,23 +199,52 @@ fn call_builtin_run_out_of_range() {
 #[test]
 fn call_needs_room_for_the_callee_arguments() {
     // `two` has arity 2: arguments in r3 and r4, but main has only r0..r3.
-    let image = with_main(&[Op::Call { f: FuncIdx(1), base: r(3) }]);
-    assert!(matches!(err(&image), VerifyError::RegisterRun { base: 3, len: 2, .. }));
+    let image = with_main(&[Op::Call {
+        f: FuncIdx(1),
+        base: r(3),
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::RegisterRun {
+            base: 3,
+            len: 2,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn new_obj_needs_room_for_the_fields() {
-    let image = with_main(&[Op::NewObj { a: r(0), c: ClassIdx(0), b: r(3) }]);
-    assert!(matches!(err(&image), VerifyError::RegisterRun { base: 3, len: 2, .. }));
+    let image = with_main(&[Op::NewObj {
+        a: r(0),
+        c: ClassIdx(0),
+        b: r(3),
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::RegisterRun {
+            base: 3,
+            len: 2,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn constant_index_out_of_range() {
-    let image = with_main(&[Op::LoadConst { a: r(0), k: ConstIdx(2) }]);
+    let image = with_main(&[Op::LoadConst {
+        a: r(0),
+        k: ConstIdx(2),
+    }]);
     let e = err(&image);
     assert!(matches!(
         e,
-        VerifyError::Index { kind: IndexKind::Const, index: 2, count: 2, .. }
+        VerifyError::Index {
+            kind: IndexKind::Const,
+            index: 2,
+            count: 2,
+            ..
+        }
     ));
     assert_eq!(
         e.to_string(),
@@ -141,38 +254,72 @@ fn constant_index_out_of_range() {
 
 #[test]
 fn function_index_out_of_range() {
-    let image = with_main(&[Op::Call { f: FuncIdx(7), base: r(0) }]);
+    let image = with_main(&[Op::Call {
+        f: FuncIdx(7),
+        base: r(0),
+    }]);
     assert!(matches!(
         err(&image),
-        VerifyError::Index { kind: IndexKind::Func, index: 7, count: 2, .. }
+        VerifyError::Index {
+            kind: IndexKind::Func,
+            index: 7,
+            count: 2,
+            ..
+        }
     ));
 }
 
 #[test]
 fn class_index_out_of_range() {
-    let image = with_main(&[Op::NewObj { a: r(0), c: ClassIdx(1), b: r(0) }]);
+    let image = with_main(&[Op::NewObj {
+        a: r(0),
+        c: ClassIdx(1),
+        b: r(0),
+    }]);
     assert!(matches!(
         err(&image),
-        VerifyError::Index { kind: IndexKind::Class, index: 1, count: 1, .. }
+        VerifyError::Index {
+            kind: IndexKind::Class,
+            index: 1,
+            count: 1,
+            ..
+        }
     ));
 }
 
 #[test]
 fn builtin_index_out_of_range() {
-    let image = with_main(&[Op::CallBuiltin { f: BuiltinIdx(2), base: r(0), n: 1 }]);
+    let image = with_main(&[Op::CallBuiltin {
+        f: BuiltinIdx(2),
+        base: r(0),
+        n: 1,
+    }]);
     assert!(matches!(
         err(&image),
-        VerifyError::Index { kind: IndexKind::Builtin, index: 2, count: 2, .. }
+        VerifyError::Index {
+            kind: IndexKind::Builtin,
+            index: 2,
+            count: 2,
+            ..
+        }
     ));
 }
 
 #[test]
 fn global_index_out_of_range() {
-    let image = with_main(&[Op::SetGlobal { g: GlobalIdx(2), a: r(0) }]);
+    let image = with_main(&[Op::SetGlobal {
+        g: GlobalIdx(2),
+        a: r(0),
+    }]);
     let e = err(&image);
     assert!(matches!(
         e,
-        VerifyError::Index { kind: IndexKind::Global, index: 2, count: 2, .. }
+        VerifyError::Index {
+            kind: IndexKind::Global,
+            index: 2,
+            count: 2,
+            ..
+        }
     ));
     assert_eq!(
         e.to_string(),
@@ -185,7 +332,15 @@ fn jump_target_out_of_range() {
     // Two instructions (the jump and RET_NIL): @2 is one past the end.
     let image = with_main(&[Op::JumpIfNot { a: r(0), t: Pc(2) }]);
     let e = err(&image);
-    assert!(matches!(e, VerifyError::JumpTarget { target: 2, len: 2, pc: 0, .. }));
+    assert!(matches!(
+        e,
+        VerifyError::JumpTarget {
+            target: 2,
+            len: 2,
+            pc: 0,
+            ..
+        }
+    ));
     assert_eq!(
         e.to_string(),
         "function `main` pc 0: jump target @2 out of range (function has 2 instructions)"
@@ -194,19 +349,36 @@ fn jump_target_out_of_range() {
 
 #[test]
 fn fused_compare_jump_target_out_of_range() {
-    let image = with_main(&[Op::JumpUnlessCmpInt { b: r(0), c: r(1), op: Cmp::Lt, t: Pc(9) }]);
-    assert!(matches!(err(&image), VerifyError::JumpTarget { target: 9, .. }));
+    let image = with_main(&[Op::JumpUnlessCmpInt {
+        b: r(0),
+        c: r(1),
+        op: Cmp::Lt,
+        t: Pc(9),
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::JumpTarget { target: 9, .. }
+    ));
 }
 
 #[test]
 fn try_enter_target_out_of_range() {
-    let image = with_main(&[Op::TryEnter { t: Pc(5), err: r(0) }]);
-    assert!(matches!(err(&image), VerifyError::JumpTarget { target: 5, .. }));
+    let image = with_main(&[Op::TryEnter {
+        t: Pc(5),
+        err: r(0),
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::JumpTarget { target: 5, .. }
+    ));
 }
 
 #[test]
 fn try_enter_error_register_out_of_range() {
-    let image = with_main(&[Op::TryEnter { t: Pc(1), err: r(4) }]);
+    let image = with_main(&[Op::TryEnter {
+        t: Pc(1),
+        err: r(4),
+    }]);
     assert!(matches!(err(&image), VerifyError::Register { reg: 4, .. }));
 }
 
@@ -226,11 +398,21 @@ fn last_instruction_must_be_a_terminator() {
     image.functions[0].code.pop();
     image.functions[0].pos.pop();
     let e = err(&image);
-    assert!(matches!(e, VerifyError::FallsOffEnd { pc: 0, mnemonic: "LOAD_NIL", .. }));
+    assert!(matches!(
+        e,
+        VerifyError::FallsOffEnd {
+            pc: 0,
+            mnemonic: "LOAD_NIL",
+            ..
+        }
+    ));
     // A conditional jump is not enough: it falls through when the condition fails.
     let mut image = with_main(&[Op::LoadNil { a: r(0) }]);
     image.functions[0].code[1] = Op::JumpIfNil { a: r(0), t: Pc(0) };
-    assert!(matches!(err(&image), VerifyError::FallsOffEnd { pc: 1, .. }));
+    assert!(matches!(
+        err(&image),
+        VerifyError::FallsOffEnd { pc: 1, .. }
+    ));
     // RET and JUMP are.
     image.functions[0].code[1] = Op::Jump { t: Pc(0) };
     assert_eq!(verify(&image), Ok(()));
@@ -240,7 +422,11 @@ fn last_instruction_must_be_a_terminator() {
 
 #[test]
 fn builtin_call_count_must_match_arity() {
-    let image = with_main(&[Op::CallBuiltin { f: BuiltinIdx(0), base: r(0), n: 2 }]);
+    let image = with_main(&[Op::CallBuiltin {
+        f: BuiltinIdx(0),
+        base: r(0),
+        n: 2,
+    }]);
     let e = err(&image);
     assert!(matches!(e, VerifyError::BuiltinArgs { n: 2, arity: 1, .. }));
     assert_eq!(
@@ -252,7 +438,10 @@ fn builtin_call_count_must_match_arity() {
 #[test]
 fn unknown_builtin_name_is_refused() {
     let mut image = with_main(&[]);
-    image.builtins.push(BuiltinRef { name: "launch_missiles".to_string(), arity: 0 });
+    image.builtins.push(BuiltinRef {
+        name: "launch_missiles".to_string(),
+        arity: 0,
+    });
     let e = err(&image);
     assert!(matches!(e, VerifyError::UnknownBuiltin { index: 2, .. }));
     assert_eq!(
@@ -267,7 +456,12 @@ fn builtin_arity_must_match_the_catalogue() {
     image.builtins[0].arity = 2;
     assert!(matches!(
         err(&image),
-        VerifyError::BuiltinArity { index: 0, arity: 2, expected: 1, .. }
+        VerifyError::BuiltinArity {
+            index: 0,
+            arity: 2,
+            expected: 1,
+            ..
+        }
     ));
 }
 
@@ -276,14 +470,28 @@ fn registers_must_cover_the_arity() {
     let mut image = with_main(&[]);
     image.functions[1].n_regs = 1;
     let e = err(&image);
-    assert!(matches!(e, VerifyError::RegsBelowArity { arity: 2, n_regs: 1, .. }));
+    assert!(matches!(
+        e,
+        VerifyError::RegsBelowArity {
+            arity: 2,
+            n_regs: 1,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn one_position_per_instruction() {
     let mut image = with_main(&[Op::Nop {}]);
     image.functions[0].pos.pop();
-    assert!(matches!(err(&image), VerifyError::PosCount { n_code: 2, n_pos: 1, .. }));
+    assert!(matches!(
+        err(&image),
+        VerifyError::PosCount {
+            n_code: 2,
+            n_pos: 1,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -291,14 +499,28 @@ fn position_file_out_of_range() {
     let mut image = with_main(&[Op::Nop {}]);
     image.functions[0].pos[1].file = 1;
     let e = err(&image);
-    assert!(matches!(e, VerifyError::PosFile { pc: 1, file: 1, n_files: 1, .. }));
+    assert!(matches!(
+        e,
+        VerifyError::PosFile {
+            pc: 1,
+            file: 1,
+            n_files: 1,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn entry_must_exist() {
     let mut image = with_main(&[]);
     image.entry = FuncIdx(2);
-    assert!(matches!(err(&image), VerifyError::NoEntry { entry: 2, n_functions: 2 }));
+    assert!(matches!(
+        err(&image),
+        VerifyError::NoEntry {
+            entry: 2,
+            n_functions: 2
+        }
+    ));
 }
 
 #[test]
@@ -307,7 +529,10 @@ fn entry_arity_is_zero_or_one() {
     image.entry = FuncIdx(1);
     let e = err(&image);
     assert!(matches!(e, VerifyError::EntryArity { arity: 2, .. }));
-    assert_eq!(e.to_string(), "entry function `two` has arity 2 (expected 0 or 1)");
+    assert_eq!(
+        e.to_string(),
+        "entry function `two` has arity 2 (expected 0 or 1)"
+    );
     // Arity 1 (main receiving the arguments) is allowed.
     image.functions[1].arity = 1;
     assert_eq!(verify(&image), Ok(()));
@@ -324,7 +549,10 @@ fn init_must_exist() {
 fn init_arity_is_zero() {
     let mut image = with_main(&[]);
     image.init = Some(FuncIdx(1));
-    assert!(matches!(err(&image), VerifyError::InitArity { arity: 2, .. }));
+    assert!(matches!(
+        err(&image),
+        VerifyError::InitArity { arity: 2, .. }
+    ));
     image.init = Some(FuncIdx(0));
     assert_eq!(verify(&image), Ok(()));
 }
@@ -332,10 +560,82 @@ fn init_arity_is_zero() {
 #[test]
 fn field_index_65535_is_refused() {
     for op in [
-        Op::GetField { a: r(0), b: r(1), f: FieldIdx(u16::MAX) },
-        Op::SetField { a: r(0), f: FieldIdx(u16::MAX), b: r(1) },
+        Op::GetField {
+            a: r(0),
+            b: r(1),
+            f: FieldIdx(u16::MAX),
+        },
+        Op::SetField {
+            a: r(0),
+            f: FieldIdx(u16::MAX),
+            b: r(1),
+        },
     ] {
         let image = with_main(&[op]);
-        assert!(matches!(err(&image), VerifyError::FieldIndex { field: u16::MAX, .. }));
+        assert!(matches!(
+            err(&image),
+            VerifyError::FieldIndex {
+                field: u16::MAX,
+                ..
+            }
+        ));
     }
+}
+
+#[test]
+fn an_empty_run_may_start_one_past_the_last_register() {
+    // `[]` compiled when the frame is full: `b` is r4 in a 4-register frame, read never.
+    for op in [
+        Op::NewList {
+            a: r(0),
+            b: r(4),
+            n: 0,
+        },
+        Op::NewMap {
+            a: r(0),
+            b: r(4),
+            n: 0,
+        },
+        Op::ConcatN {
+            a: r(0),
+            b: r(4),
+            n: 0,
+        },
+    ] {
+        assert_eq!(verify(&with_main(&[op])), Ok(()), "{}", op.mnemonic());
+    }
+    // One further is out of range even though nothing is read.
+    let image = with_main(&[Op::NewList {
+        a: r(0),
+        b: r(5),
+        n: 0,
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::RegisterRun {
+            base: 5,
+            len: 0,
+            ..
+        }
+    ));
+    // The result register is still an ordinary register operand.
+    let image = with_main(&[Op::NewList {
+        a: r(4),
+        b: r(0),
+        n: 0,
+    }]);
+    assert!(matches!(err(&image), VerifyError::Register { reg: 4, .. }));
+}
+
+#[test]
+fn a_call_base_must_be_a_register_even_without_arguments() {
+    // CALL and CALL_BUILTIN write their result to R[base].
+    let mut image = with_main(&[Op::Call {
+        f: FuncIdx(2),
+        base: r(4),
+    }]);
+    image
+        .functions
+        .push(func("zero", 0, 1, 0, &[(Op::RetNil {}, 9, 1)]));
+    assert!(matches!(err(&image), VerifyError::Register { reg: 4, .. }));
 }
