@@ -66,9 +66,16 @@ pub fn compile(path: &Path, tally: &mut Tally) -> Result<(Image, SourceMap), Fai
     match wo_compiler::compile(&sources) {
         Ok(image) => Ok((image, sources)),
         Err(mut diags) => {
-            // Present them in source order (file, then position), whatever stage found
-            // them; the sort is stable, so one position keeps the compiler's order.
-            diags.sort_by_key(|d| (d.span.file.0, d.span.lo));
+            // Present them in source order (file, then line), whatever stage found
+            // them. Within a line the compiler's order stands (the sort is stable): it
+            // reports a cause before the errors that follow from it.
+            diags.sort_by_key(|d| {
+                let line = sources
+                    .files
+                    .get(d.span.file.0 as usize)
+                    .map_or(0, |f| f.line_col(d.span.lo).0);
+                (d.span.file.0, line)
+            });
             tally.add(&diags);
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(render_all(&sources, &diags).as_bytes());

@@ -1,5 +1,6 @@
-//! Rendering compiler diagnostics for people. The compiler hands over data
-//! (`Diagnostic` with byte spans); this module alone decides what it looks like:
+//! Rendering for people: compiler diagnostics and uncaught-trap reports. The compiler
+//! hands over data (`Diagnostic` with byte spans); this module alone decides what a
+//! diagnostic looks like:
 //!
 //! ```text
 //! app.wo:2:14: error: expected `Int`, found `Text`
@@ -16,8 +17,10 @@
 //! puts the position on a second line.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use wo_compiler::{Diagnostic, Severity, SourceMap, Span};
+use wo_vm::{StackFrame, Trap};
 
 /// Counts of rendered diagnostics, for the summary line.
 #[derive(Debug, Default, Clone, Copy)]
@@ -144,6 +147,53 @@ fn snippet(
     let _ = writeln!(out, "{:width$} | {pad}{marks}{sep}{text}", "");
 }
 
+/// Prints an uncaught trap on stderr: `trap DIV0: division by zero`, then one
+/// `  at function (file:line:col)` line per frame, innermost first. Runs of identical
+/// frames (deep recursion) are folded into one line and a count, and a very long stack
+/// keeps only its two ends, so a `STACK` trap does not print 100 000 lines.
+pub fn report_trap(trap: &Trap, stack: &[StackFrame]) {
+    let mut text = format!("trap {}: {}\n", trap.kind.name(), trap.message);
+    for line in stack_lines(stack) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// At most this many frame lines are printed; the innermost ones first, then the
+/// outermost ones.
+const MAX_FRAME_LINES: usize = 40;
+
+fn stack_lines(stack: &[StackFrame]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while i < stack.len() {
+        let frame = &stack[i];
+        let mut n_same = 1;
+        while stack.get(i + n_same) == Some(frame) {
+            n_same += 1;
+        }
+        lines.push(format!(
+            "  at {} ({}:{}:{})",
+            frame.function, frame.file, frame.line, frame.col
+        ));
+        if n_same > 1 {
+            lines.push(format!("  … the frame above {} more times", n_same - 1));
+        }
+        i += n_same;
+    }
+    if lines.len() > MAX_FRAME_LINES {
+        let keep_tail = MAX_FRAME_LINES / 4;
+        let keep_head = MAX_FRAME_LINES - keep_tail;
+        let n_omitted = lines.len() - keep_head - keep_tail;
+        let tail = lines.split_off(lines.len() - keep_tail);
+        lines.truncate(keep_head);
+        lines.push(format!("  … {n_omitted} more lines"));
+        lines.extend(tail);
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +248,41 @@ mod tests {
         t.errors = 3;
         t.warnings = 1;
         assert_eq!(t.summary().as_deref(), Some("wo: 3 errors, 1 warning"));
+    }
+
+    fn frame(function: &str, line: u32) -> StackFrame {
+        StackFrame {
+            function: function.to_string(),
+            file: "app.wo".to_string(),
+            line,
+            col: 3,
+        }
+    }
+
+    #[test]
+    fn repeated_frames_are_folded() {
+        let mut stack = vec![frame("down", 2); 1000];
+        stack.push(frame("main", 6));
+        assert_eq!(
+            stack_lines(&stack),
+            [
+                "  at down (app.wo:2:3)",
+                "  … the frame above 999 more times",
+                "  at main (app.wo:6:3)",
+            ]
+        );
+    }
+
+    #[test]
+    fn long_stacks_keep_both_ends() {
+        // Mutual recursion: no two neighbours are equal.
+        let stack: Vec<StackFrame> = (0..100)
+            .map(|i| frame(if i % 2 == 0 { "even" } else { "odd" }, i))
+            .collect();
+        let lines = stack_lines(&stack);
+        assert_eq!(lines.len(), MAX_FRAME_LINES + 1);
+        assert_eq!(lines[0], "  at even (app.wo:0:3)");
+        assert_eq!(lines[30], "  … 60 more lines");
+        assert_eq!(lines[MAX_FRAME_LINES], "  at odd (app.wo:99:3)");
     }
 }

@@ -86,6 +86,8 @@ pub fn generate(p: &Program, sources: &SourceMap) -> Result<Image, Diagnostic> {
             })
             .collect(),
         builtins: g.builtins,
+        tables: Vec::new(),
+        queries: Vec::new(),
         n_globals: u32::try_from(p.globals.len()).unwrap_or(u32::MAX),
         init,
         entry: FuncIdx(u32::try_from(p.main).unwrap_or(0)),

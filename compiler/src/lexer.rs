@@ -204,6 +204,7 @@ pub enum Tok {
     #[regex("[0-9][0-9_]*", |lex| int_value(lex, 10, 0))]
     #[regex("0[xX][0-9a-fA-F_]+", |lex| int_value(lex, 16, 2))]
     #[regex("0[bB][01_]+", |lex| int_value(lex, 2, 2))]
+    #[regex("0[xXbB]", |lex| int_value(lex, 2, 2))]
     Int(u128),
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9]+)?", float_value)]
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9]+", float_value)]

@@ -106,11 +106,36 @@ fn merge(
     errs: Vec<Error>,
     cut: Option<usize>,
 ) -> Vec<Diagnostic> {
-    let mut syntax: Vec<Diagnostic> = errs.into_iter().map(|e| syntax_error(ctx, e)).collect();
-    if let Some(cut) = cut {
-        syntax.retain(|d| (d.span.lo as usize) < cut);
+    let mut errs = errs;
+    // Recovered errors are collected as their productions reduce, not in source order.
+    errs.sort_by_key(|e| match e {
+        ParseError::UnrecognizedToken { token, .. } | ParseError::ExtraToken { token } => token.0,
+        ParseError::UnrecognizedEof { location, .. } | ParseError::InvalidToken { location } => {
+            *location
+        }
+        ParseError::User { .. } => 0,
+    });
+    let mut syntax: Vec<Diagnostic> = Vec::new();
+    // The token index of the last reported syntax error.
+    let mut last_idx: Option<usize> = None;
+    for e in errs {
+        if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
+            // The input ended because the nesting guard cut it, not in the source.
+            continue;
+        }
+        let d = syntax_error(ctx, e);
+        let lo = d.span.lo as usize;
+        if cut.is_some_and(|cut| lo >= cut) {
+            continue;
+        }
+        // An error on the token right after the last one is a cascade of it.
+        let idx = ctx.toks.partition_point(|t| t.0 < lo);
+        if last_idx.is_some_and(|last| idx <= last + 1) {
+            continue;
+        }
+        last_idx = Some(idx);
+        syntax.push(d);
     }
-    syntax.sort_by_key(|d| d.span.lo);
     let mut all: Vec<(bool, Diagnostic)> = lex.into_iter().map(|d| (true, d)).collect();
     all.extend(syntax.into_iter().map(|d| (false, d)));
     all.sort_by_key(|(_, d)| d.span.lo);
@@ -252,6 +277,13 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                 }
             }
             match tok {
+                Tok::Ge if has(">") => {
+                    return Diagnostic::error(
+                        "syntax",
+                        span,
+                        "unexpected `>=`: write a space between a type's closing `>` and `=`",
+                    );
+                }
                 Tok::UId(name) if has("lid") && !has("uid") => {
                     let kind = lower_name_kind(ctx, idx, prev, &has);
                     return Diagnostic::error(
@@ -284,7 +316,10 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         None if ctx.mode == Mode::Interp => "unexpected `}` at the end of the interpolation".into(),
         None => "unexpected end of input".to_string(),
     };
-    let wanted = summarize(&expected);
+    let mut wanted = summarize(&expected);
+    if wanted.is_empty() && ctx.mode == Mode::Interp && found.is_some() {
+        wanted.push("`}`".to_string());
+    }
     let msg = match wanted.len() {
         0 => msg,
         1 => format!("{msg}, expected {}", wanted[0]),

@@ -795,6 +795,17 @@ impl<'img> Vm<'img> {
                         other => fault!("expected an object, found {}", type_name(other)),
                     }
                 }
+                // The database instructions arrive with the tables milestone.
+                Op::DbInsert { .. }
+                | Op::DbGetField { .. }
+                | Op::DbUpdateField { .. }
+                | Op::DbDelete { .. }
+                | Op::DbFind { .. }
+                | Op::DbRowId { .. }
+                | Op::DbAlive { .. }
+                | Op::DbQuery { .. }
+                | Op::TxBegin {}
+                | Op::TxCommit {} => fault!("database instructions are not supported yet"),
             }
         }
     }

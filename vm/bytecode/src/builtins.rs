@@ -80,6 +80,8 @@ catalogue! {
     "avg_float" / 1: "avg(xs) -> ?Float over Float elements; nil on empty",
     "first" / 1: "first(xs) -> ?T; nil on empty",
     "yield" / 0: "yield(): lets other fibers run",
+    "order_by" / 3: "order_by(keys, values, desc_mask): a query's `order by` done in bytecode: sorts `values` by the key lists in `keys` (one list per value; key i descending when bit i of desc_mask is set), stable, nil first",
+    "skip_take" / 3: "skip_take(xs, skip, take): a new list without the first `skip` elements and at most `take` of the rest; nil means absent, negative counts as 0",
     "time.ticks" / 0: "time.ticks() -> Int: monotonic microseconds",
     "time.now" / 0: "time.now() -> Int: milliseconds since the Unix epoch",
     "time.sleep" / 1: "time.sleep(ms): parks the fiber",

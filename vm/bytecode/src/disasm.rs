@@ -139,6 +139,8 @@ fn operand_text(op: &Op) -> String {
             OperandRef::Global(g) => g.to_string(),
             OperandRef::Field(field) => field.to_string(),
             OperandRef::Pc(t) => t.to_string(),
+            OperandRef::Table(t) => t.to_string(),
+            OperandRef::Query(q) => q.to_string(),
             OperandRef::Imm(v) => v.to_string(),
             OperandRef::Count(n) => n.to_string(),
             OperandRef::Cmp(c) => c.symbol().to_string(),

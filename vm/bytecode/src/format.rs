@@ -467,6 +467,8 @@ fn decode(bytes: &[u8]) -> Result<Image, ImageError> {
         functions,
         classes,
         builtins,
+        tables: Vec::new(),
+        queries: Vec::new(),
         n_globals,
         init,
         entry,

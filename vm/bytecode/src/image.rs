@@ -3,7 +3,7 @@
 //! VM runs after the verifier has accepted it.
 
 use crate::op::Op;
-use crate::types::FuncIdx;
+use crate::types::{ClassIdx, Cmp, FuncIdx};
 
 /// A constant-pool entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +51,97 @@ pub struct BuiltinRef {
     pub arity: u16,
 }
 
+/// A column's type; `Ref` names a table by its index in [`Image::tables`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    Int,
+    Float,
+    Bool,
+    Text,
+    Ref(u32),
+}
+
+/// One column of a table: the field of the same position in the table's class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKind {
+    /// `index: [cols]`: equality lookups.
+    Hash,
+    /// `@unique`: a hash index whose non-nil keys are distinct.
+    Unique,
+    /// `sorted: [col]`: ranges and ordering.
+    Sorted,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    /// Column positions.
+    pub columns: Vec<u16>,
+    pub kind: IndexKind,
+}
+
+/// A `@table` class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// The class whose instances are this table's rows (its fields are the columns).
+    pub class: ClassIdx,
+    /// The stored name (`@table(name: …)`, default the class name).
+    pub name: String,
+    pub columns: Vec<Column>,
+    pub indexes: Vec<Index>,
+    /// `durable: false` tables are never logged.
+    pub durable: bool,
+}
+
+/// What a query predicate or sort key reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryCol {
+    Id,
+    Col(u16),
+}
+
+/// `row.col <op> arg[arg]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryPred {
+    pub col: QueryCol,
+    pub op: Cmp,
+    pub arg: u16,
+}
+
+/// What `DB_QUERY` produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryAgg {
+    /// The list of rows.
+    Rows,
+    Count,
+    Exists,
+    Sum(QueryCol),
+    Min(QueryCol),
+    Max(QueryCol),
+    Avg(QueryCol),
+}
+
+/// A query the engine runs by itself (the parts of a `from … select` the compiler
+/// could push down): all predicates hold; order by the keys (`true` = descending);
+/// then skip and take, whose values are arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryDesc {
+    pub table: u32,
+    pub preds: Vec<QueryPred>,
+    pub order: Vec<(QueryCol, bool)>,
+    pub skip: Option<u16>,
+    pub take: Option<u16>,
+    /// Number of argument registers `DB_QUERY` passes.
+    pub n_args: u16,
+    pub agg: QueryAgg,
+}
+
 /// A whole program.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Image {
@@ -60,6 +151,10 @@ pub struct Image {
     pub functions: Vec<Function>,
     pub classes: Vec<Class>,
     pub builtins: Vec<BuiltinRef>,
+    /// The `@table` classes, in declaration order.
+    pub tables: Vec<Table>,
+    /// Query descriptors used by `DB_QUERY`.
+    pub queries: Vec<QueryDesc>,
     /// Number of global slots (one per `const`), all nil until `init` sets them.
     pub n_globals: u32,
     /// Runs before `entry`: evaluates the constants. Arity 0.

@@ -63,6 +63,8 @@ pub enum OperandRef {
     Global(GlobalIdx),
     Field(FieldIdx),
     Pc(Pc),
+    Table(TableIdx),
+    Query(QueryIdx),
     Imm(i64),
     Count(u16),
     Cmp(Cmp),
@@ -100,6 +102,8 @@ int_operand!(BuiltinIdx, u16, 2, Builtin);
 int_operand!(GlobalIdx, u32, 4, Global);
 int_operand!(FieldIdx, u16, 2, Field);
 int_operand!(Pc, u32, 4, Pc);
+int_operand!(TableIdx, u32, 4, Table);
+int_operand!(QueryIdx, u32, 4, Query);
 
 impl Operand for i32 {
     fn encode(self, out: &mut Vec<u8>) {
@@ -348,6 +352,32 @@ opcodes! {
     GetField = 0x61, "GET_FIELD" { a: Reg, b: Reg, f: FieldIdx }
     /// `R[a].f = R[b]` on an object.
     SetField = 0x62, "SET_FIELD" { a: Reg, f: FieldIdx, b: Reg }
+
+    /// `R[a] = insert into table t` with its columns from `R[b] …` in declaration
+    /// order; traps UNIQUE, FK (and IO once durable).
+    DbInsert = 0x70, "DB_INSERT" { a: Reg, t: TableIdx, b: Reg }
+    /// `R[a] = column f of row R[b]` (a row of table t); traps DB when the row was
+    /// deleted.
+    DbGetField = 0x71, "DB_GET_FIELD" { a: Reg, b: Reg, t: TableIdx, f: FieldIdx }
+    /// `column f of row R[a] = R[b]` (a row of table t); traps DB, UNIQUE, FK.
+    DbUpdateField = 0x72, "DB_UPDATE_FIELD" { a: Reg, t: TableIdx, f: FieldIdx, b: Reg }
+    /// Deletes row R[a] of table t; traps DB (already deleted) and FK (still
+    /// referenced).
+    DbDelete = 0x73, "DB_DELETE" { a: Reg, t: TableIdx }
+    /// `R[a] = the row of table t with id R[b]`, or nil.
+    DbFind = 0x74, "DB_FIND" { a: Reg, t: TableIdx, b: Reg }
+    /// `R[a] = R[b].id` (a row's id; readable even after a delete).
+    DbRowId = 0x75, "DB_ROW_ID" { a: Reg, b: Reg }
+    /// `R[a] = whether row R[b] still exists`.
+    DbAlive = 0x76, "DB_ALIVE" { a: Reg, b: Reg }
+    /// `R[a] = run query q` with its arguments in `R[b] …`: a list of rows, or the
+    /// aggregate the descriptor names.
+    DbQuery = 0x77, "DB_QUERY" { a: Reg, q: QueryIdx, b: Reg }
+    /// Starts a transaction; traps DB when one is already active. A trap that leaves
+    /// the transaction (unwinding past the point where it began) rolls it back.
+    TxBegin = 0x78, "TX_BEGIN" {}
+    /// Commits the active transaction (one log write and one sync once durable).
+    TxCommit = 0x79, "TX_COMMIT" {}
 }
 
 impl Op {

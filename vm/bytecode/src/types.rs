@@ -61,6 +61,14 @@ index_type!(
     /// An instruction index within one function (jump targets are absolute).
     Pc(u32), "@"
 );
+index_type!(
+    /// An index into the image's table list (not the class list).
+    TableIdx(u32), "t"
+);
+index_type!(
+    /// An index into the image's query descriptors.
+    QueryIdx(u32), "q"
+);
 
 /// A comparison operator carried as an operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -339,6 +339,8 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
             OperandRef::Const(k) => index(IndexKind::Const, k.0, image.consts.len())?,
             OperandRef::Func(i) => index(IndexKind::Func, i.0, image.functions.len())?,
             OperandRef::Class(c) => index(IndexKind::Class, c.0, image.classes.len())?,
+            // Tables and queries are checked by the tables milestone's verifier rules.
+            OperandRef::Table(_) | OperandRef::Query(_) => {}
             OperandRef::Builtin(b) => {
                 index(IndexKind::Builtin, u32::from(b.0), image.builtins.len())?;
             }
