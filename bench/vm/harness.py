@@ -113,7 +113,9 @@ def main():
     big = os.path.join(gen_dir, "big.wo")
     subprocess.run([args.python, os.path.join(HERE, "gen_big.py"), big, "50000"], check=True)
     with open(big) as f:
-        n_lines = sum(1 for _ in f)
+        src = f.read().splitlines()
+    n_lines = len(src)
+    n_funcs = sum(1 for line in src if line.startswith("fn "))
     ct = []
     for _ in range(max(7, args.rounds)):
         dt, _ = run_once([args.wo, "check", big])
@@ -150,7 +152,7 @@ def main():
     L.append(f"- machine: {os.cpu_count()} vCPU (`nproc` = {len(os.sched_getaffinity(0))}), "
              f"{cpu}, {platform.system()} {platform.release()}")
     L.append(f"- wo: {ver([args.wo, '--version'])}, release build, commit {rev}")
-    L.append(f"- peers: {ver([args.lua, '-v'])}; CPython {ver([args.python, '--version']).split()[-1]} "
+    L.append(f"- peers: {ver([args.lua, '-v']).split('  ')[0]}; CPython {ver([args.python, '--version']).split()[-1]} "
              f"(`{args.python}`)")
     L.append("")
     L.append("Times are medians of wall time per process (startup included). Ratios are "
@@ -176,7 +178,7 @@ def main():
              f"{statistics.median(et['true']) * 1000:.2f} ms median ({n_empty} runs); "
              f"the empty-program times include it.")
     L.append(f"- compile speed: `wo check` on a generated {n_lines}-line program "
-             f"(`bench/vm/gen_big.py`: {n_lines // 32}-odd small functions with arithmetic, ifs, loops, "
+             f"(`bench/vm/gen_big.py`: {n_funcs} small functions with arithmetic, ifs, loops, "
              f"lists, maps, a class, calls): median {check_s * 1000:.0f} ms "
              f"(min {min(ct) * 1000:.0f}, max {max(ct) * 1000:.0f}) → "
              f"**{lines_per_s / 1000:.0f}k lines/s** (process startup included). "

@@ -10,11 +10,12 @@ use crate::ast::{self, AssignOp, ExprKind as A, StmtKind as S, TypeKind};
 use crate::diag::{Diagnostic, SourceMap, Span};
 use crate::tir::{
     self, BinOp, ClassId, ClassInfo, Expr, ExprKind as E, FieldInfo, Func, FuncId, Global,
-    LocalId, Stmt, StmtKind as T, Ty, UnOp,
+    LocalId, Stmt, StmtKind as T, TableInfo, Ty, UnOp,
 };
 use wo_bytecode::Cmp;
 
 mod builtin;
+mod table;
 
 /// The standard modules a program may `use`.
 pub const MODULES: &[&str] = &["time", "math", "env", "fs", "random"];
@@ -66,6 +67,14 @@ pub(crate) struct Checker<'a> {
     init_order: Vec<usize>,
     uses: HashSet<String>,
     ctx: FnCtx,
+    /// Classes declared with `@table`.
+    table_classes: HashSet<ClassId>,
+    /// Table index → class.
+    tables: Vec<ClassId>,
+    /// While resolving the column types of a table, `ref T` is allowed.
+    in_table: bool,
+    /// Lexical depth of `transaction` blocks in the current function.
+    tx_depth: usize,
 }
 
 /// Checks a whole program. Diagnostics are appended to `diags`; the returned program is
@@ -86,6 +95,10 @@ pub fn check(modules: &[ast::Module], _sources: &SourceMap, diags: &mut Vec<Diag
         init_order: Vec::new(),
         uses: HashSet::new(),
         ctx: FnCtx::default(),
+        table_classes: HashSet::new(),
+        tables: Vec::new(),
+        in_table: false,
+        tx_depth: 0,
     };
     c.run()
 }
@@ -235,6 +248,7 @@ impl<'a> Checker<'a> {
             globals,
             init_order: std::mem::take(&mut self.init_order),
             main,
+            tables: std::mem::take(&mut self.tables),
         }
     }
 
@@ -304,6 +318,9 @@ impl<'a> Checker<'a> {
                         self.class_names.push(c.name.name.clone());
                         self.class_index.insert(c.name.name.clone(), id);
                         self.class_decls.push((mi, ii));
+                        if c.annots.iter().any(|a| a.name.name == "table") {
+                            self.table_classes.insert(id);
+                        }
                     }
                     ast::Item::Use(u) => {
                         if MODULES.contains(&u.name.as_str()) {
@@ -330,16 +347,15 @@ impl<'a> Checker<'a> {
             let ast::Item::Class(c) = &modules[mi].items[ii] else {
                 continue;
             };
-            for a in &c.annots {
-                if a.name.name == "table" {
-                    self.err(
-                        "table",
-                        a.span,
-                        "tables (`@table`) are not supported by this version of wo yet",
-                    );
-                } else {
-                    self.err("annotation", a.span, format!("unknown annotation `@{}`", a.name.name));
-                }
+            let is_table = self.table_classes.contains(&cid);
+            let mut table = is_table.then(|| TableInfo {
+                index: self.tables.len(),
+                name: c.name.name.clone(),
+                indexes: Vec::new(),
+                durable: true,
+            });
+            if is_table {
+                self.tables.push(cid);
             }
             let mut fields = Vec::new();
             let mut seen = HashSet::new();
@@ -351,15 +367,64 @@ impl<'a> Checker<'a> {
                         format!("field `{}` is declared more than once in `{}`", f.name.name, c.name.name),
                     );
                 }
-                for a in &f.annots {
-                    self.err("annotation", a.span, format!("unknown field annotation `@{}`", a.name.name));
-                }
+                self.in_table = is_table;
                 let ty = self.resolve_type(&f.ty);
+                self.in_table = false;
+                if let Some(t) = table.as_mut() {
+                    if f.name.name == "id" {
+                        self.err("table", f.name.span, "`id` is every row's read-only id; a table cannot declare it");
+                    }
+                    let col_ok = match ty.strip() {
+                        Ty::Int | Ty::Float | Ty::Bool | Ty::Text | Ty::Unknown => true,
+                        Ty::Class(k) => {
+                            matches!(&f.ty.kind, TypeKind::Ref(_))
+                                || matches!(&f.ty.kind, TypeKind::Nullable(inner) if matches!(inner.kind, TypeKind::Ref(_)))
+                                || !self.table_classes.contains(k)
+                        }
+                        _ => false,
+                    };
+                    let is_plain_row = matches!(ty.strip(), Ty::Class(k) if self.table_classes.contains(k))
+                        && !matches!(&f.ty.kind, TypeKind::Ref(_))
+                        && !matches!(&f.ty.kind, TypeKind::Nullable(inner) if matches!(inner.kind, TypeKind::Ref(_)));
+                    if is_plain_row {
+                        let n = self.tyname(ty.strip());
+                        self.err("table", f.ty.span, format!("a column that points to a row is written `ref {}`", n.trim_matches('`')));
+                    } else if !col_ok || matches!(ty.strip(), Ty::Class(k) if !self.table_classes.contains(k)) {
+                        let n = self.tyname(&ty);
+                        self.err(
+                            "table",
+                            f.ty.span,
+                            format!("a table column cannot have type {n}: columns are `Int`, `Float`, `Bool`, `Text`, `ref T`, or `?` of one of them"),
+                        );
+                    }
+                    let col = u16::try_from(fields.len()).unwrap_or(u16::MAX);
+                    for a in &f.annots {
+                        if a.name.name == "unique" && a.args.is_none() {
+                            t.indexes.push((vec![col], wo_bytecode::image::IndexKind::Unique));
+                        } else {
+                            self.err("annotation", a.span, format!("unknown field annotation `@{}` (table columns take `@unique`)", a.name.name));
+                        }
+                    }
+                } else {
+                    for a in &f.annots {
+                        let what = if a.name.name == "unique" { " (`@unique` is for table columns)" } else { "" };
+                        self.err("annotation", a.span, format!("unknown field annotation `@{}`{what}", a.name.name));
+                    }
+                }
                 fields.push(FieldInfo {
                     name: f.name.name.clone(),
                     ty,
                     default: None,
                 });
+            }
+            for a in &c.annots {
+                if a.name.name == "table" {
+                    if let Some(t) = table.as_mut() {
+                        self.table_args(a, &fields, t);
+                    }
+                } else {
+                    self.err("annotation", a.span, format!("unknown annotation `@{}` (classes take `@table`)", a.name.name));
+                }
             }
             if fields.len() > usize::from(u16::MAX) {
                 self.err("limit", c.name.span, "a class has at most 65535 fields");
@@ -389,6 +454,7 @@ impl<'a> Checker<'a> {
                 name: c.name.name.clone(),
                 fields,
                 methods,
+                table,
             });
         }
         // Functions and constants.
@@ -505,14 +571,26 @@ impl<'a> Checker<'a> {
                 self.err("unsupported", t.span, "fibers (`task<T>`) are not supported by this version of wo yet");
                 Ty::Task(Box::new(i))
             }
-            TypeKind::Ref(name) => {
-                self.err(
-                    "type",
-                    t.span,
-                    format!("`ref {}` is a table column type; tables are not supported by this version of wo yet", name.name),
-                );
-                Ty::Unknown
-            }
+            TypeKind::Ref(name) => match self.class_index.get(&name.name) {
+                Some(&c) if self.table_classes.contains(&c) => {
+                    if !self.in_table {
+                        self.err(
+                            "type",
+                            t.span,
+                            format!("`ref {}` is a table column type; elsewhere a row is written `{}`", name.name, name.name),
+                        );
+                    }
+                    Ty::Class(c)
+                }
+                Some(_) => {
+                    self.err("type", t.span, format!("`ref` points to a table, and `{}` is not a `@table` class", name.name));
+                    Ty::Unknown
+                }
+                None => {
+                    self.err("type", name.span, format!("unknown type `{}`", name.name));
+                    Ty::Unknown
+                }
+            },
         }
     }
 
@@ -572,6 +650,7 @@ impl<'a> Checker<'a> {
             ret: Some(sig_ret.clone()),
             ..FnCtx::default()
         };
+        self.tx_depth = 0;
         self.ctx.scopes.push(HashMap::new());
         let mut params = Vec::new();
         for (pname, pty) in self.funcs[f].params.clone() {
@@ -797,7 +876,19 @@ impl<'a> Checker<'a> {
                 push(out, if matches!(s.kind, S::Break) { T::Break } else { T::Continue });
             }
             S::Delete(e) => {
-                self.err("table", e.span, "`delete` removes table rows; tables are not supported by this version of wo yet");
+                let row = self.expr(e, None);
+                match self.table_of(&row.ty) {
+                    Some(table) => push(out, T::Delete { row, table }),
+                    None if row.ty == Ty::Unknown => {}
+                    None => {
+                        let t = self.tyname(&row.ty);
+                        let mut d = Diagnostic::error("type", e.span, format!("`delete` takes a table row, found {t}"));
+                        if matches!(&row.ty, Ty::Nullable(inner) if self.table_of(inner).is_some()) {
+                            d = d.with_note("the row may be nil: narrow it with `if r != nil { … }` first");
+                        }
+                        self.diags.push(d);
+                    }
+                }
             }
             S::If { cond, then, els } => {
                 let c = self.cond(cond);
@@ -842,6 +933,32 @@ impl<'a> Checker<'a> {
                 body,
             } => {
                 self.forget_assigned_in(&body.stmts);
+                if let (A::Query(q), None) = (&iter.kind, var2) {
+                    let c = self.query(q, iter.span);
+                    if c.table.is_some() {
+                        self.ctx.scopes.push(HashMap::new());
+                        self.ctx.loop_depth += 1;
+                        let v = self.new_local(&var.name, c.select_ty.clone());
+                        let b = self.block(&body.stmts);
+                        self.ctx.loop_depth -= 1;
+                        self.ctx.scopes.pop();
+                        let mut rows = c.query;
+                        let select = rows.select.take();
+                        push(out, T::ForQuery { var: v, rows: Box::new(rows), select, body: b });
+                        return;
+                    }
+                    let it = Expr::new(E::Query(Box::new(c.query)), Ty::List(Box::new(c.select_ty)), iter.span);
+                    self.ctx.scopes.push(HashMap::new());
+                    self.ctx.loop_depth += 1;
+                    let v = self.new_local(&var.name, it.ty.strip().clone());
+                    let v_ty = match &it.ty { Ty::List(t) => (**t).clone(), _ => Ty::Unknown };
+                    self.ctx.locals[v] = v_ty;
+                    let b = self.block(&body.stmts);
+                    self.ctx.loop_depth -= 1;
+                    self.ctx.scopes.pop();
+                    push(out, T::ForList { var: v, list: it, body: b });
+                    return;
+                }
                 let it = self.expr(iter, None);
                 self.ctx.scopes.push(HashMap::new());
                 self.ctx.loop_depth += 1;
@@ -887,8 +1004,13 @@ impl<'a> Checker<'a> {
                 self.ctx.scopes.pop();
             }
             S::Transaction(b) => {
-                self.err("table", span, "`transaction` needs tables; tables are not supported by this version of wo yet");
-                self.block(&b.stmts);
+                if self.tx_depth > 0 {
+                    self.err("transaction", span, "transactions do not nest: this `transaction` is inside another one");
+                }
+                self.tx_depth += 1;
+                let body = self.block(&b.stmts);
+                self.tx_depth -= 1;
+                push(out, T::Transaction(body));
             }
             S::Try { body, err, handler } => {
                 let b = self.block(&body.stmts);
@@ -985,35 +1107,43 @@ impl<'a> Checker<'a> {
             }
             A::Field { recv, name } => {
                 let obj = self.expr(recv, None);
+                let row_table = self.table_of(&obj.ty);
+                if row_table.is_some() && name.name == "id" {
+                    self.err("assign", name.span, "a row's `id` is read-only");
+                    self.expr(value, None);
+                    return;
+                }
                 let Some((idx, fty)) = self.field_of(&obj, name, recv.span, true) else {
                     self.expr(value, None);
                     return;
+                };
+                let set = |obj: Expr, value: Expr| match row_table {
+                    Some(table) => T::SetRowField { row: obj, table, col: idx, value },
+                    None => T::SetField { obj, field: idx, value },
+                };
+                let get = |obj: Expr| match row_table {
+                    Some(table) => E::RowField(Box::new(obj), table, idx),
+                    None => E::Field(Box::new(obj), idx),
                 };
                 match bin {
                     None => {
                         let v = self.expr(value, Some(&fty));
                         self.expect_assignable(&v, &fty, value.span);
-                        out.push(Stmt {
-                            kind: T::SetField { obj, field: idx, value: v },
-                            span,
-                        });
+                        out.push(Stmt { kind: set(obj, v), span });
                     }
                     Some(b) => {
                         // `o.f op= v` evaluates `o` once: `{ let t = o; t.f = t.f op v }`.
                         let tmp = self.ctx.locals.len();
                         self.ctx.locals.push(obj.ty.clone());
                         let t_ref = Expr::new(E::Local(tmp), obj.ty.clone(), recv.span);
-                        let cur = Expr::new(E::Field(Box::new(t_ref.clone()), idx), fty.clone(), target.span);
+                        let cur = Expr::new(get(t_ref.clone()), fty.clone(), target.span);
                         let rhs = self.expr(value, Some(&fty));
                         let v = self.binary(b, cur, rhs, span);
                         self.expect_assignable(&v, &fty, value.span);
                         out.push(Stmt {
                             kind: T::Block(vec![
                                 Stmt { kind: T::Let(tmp, obj), span },
-                                Stmt {
-                                    kind: T::SetField { obj: t_ref, field: idx, value: v },
-                                    span,
-                                },
+                                Stmt { kind: set(t_ref, v), span },
                             ]),
                             span,
                         });
@@ -1186,6 +1316,15 @@ impl<'a> Checker<'a> {
                     }
                 }
                 let obj = self.expr(recv, None);
+                if let Some(t) = self.table_of(&obj.ty) {
+                    if name.name == "id" {
+                        return Expr::new(E::RowId(Box::new(obj)), Ty::Int, span);
+                    }
+                    return match self.field_of(&obj, name, recv.span, false) {
+                        Some((idx, ty)) => Expr::new(E::RowField(Box::new(obj), t, idx), ty, span),
+                        None => self.unknown(span),
+                    };
+                }
                 match self.field_of(&obj, name, recv.span, false) {
                     Some((idx, ty)) => Expr::new(E::Field(Box::new(obj), idx), ty, span),
                     None => self.unknown(span),
@@ -1270,13 +1409,7 @@ impl<'a> Checker<'a> {
             A::List(items) => self.list(items, span, expect),
             A::Map(entries) => self.map(entries, span, expect),
             A::Construct { class, fields } => self.construct(class, fields, span),
-            A::Insert { table, fields } => {
-                self.err("table", span, format!("`insert {}` needs tables; tables are not supported by this version of wo yet", table.name));
-                for f in fields {
-                    self.expr(&f.value, None);
-                }
-                self.unknown(span)
-            }
+            A::Insert { table, fields } => self.insert(table, fields, span),
             A::Spawn { func, args } => {
                 self.err("unsupported", span, format!("`spawn {}(…)`: fibers are not supported by this version of wo yet", func.name));
                 for a in args {
@@ -1284,11 +1417,7 @@ impl<'a> Checker<'a> {
                 }
                 self.unknown(span)
             }
-            A::Query(q) => {
-                self.err("unsupported", span, "queries (`from … select …`) are not supported by this version of wo yet");
-                self.expr(&q.source, None);
-                self.unknown(span)
-            }
+            A::Query(q) => self.query_expr(q, span),
             A::Try { body, err, handler } => {
                 let b = self.expr(body, expect);
                 self.ctx.scopes.push(HashMap::new());
@@ -1413,7 +1542,8 @@ impl<'a> Checker<'a> {
             B::Eq | B::Ne => {
                 let eq = op == B::Eq;
                 let same = lt.strip() == rt.strip() || lt == Ty::Nil || rt == Ty::Nil;
-                let comparable = ty_is_comparable_eq(&lt) && ty_is_comparable_eq(&rt);
+                let row = |t: &Ty| self.table_of(t.strip()).is_some();
+                let comparable = (ty_is_comparable_eq(&lt) || row(&lt)) && (ty_is_comparable_eq(&rt) || row(&rt));
                 let either_nil = lt == Ty::Nil || rt == Ty::Nil;
                 if same && (comparable || either_nil) {
                     match (&lt, &rt) {
@@ -1558,6 +1688,38 @@ impl<'a> Checker<'a> {
             }
             return self.unknown(span);
         };
+        if self.table_classes.contains(&cid) {
+            self.err(
+                "table",
+                span,
+                format!("`{}` is a table: rows are created with `insert {} {{ … }}`", class.name, class.name),
+            );
+            return self.unknown(span);
+        }
+        match self.construct_fields(cid, &class.name, inits, span) {
+            Some((fields, order)) => Expr::new(
+                E::New {
+                    class: cid,
+                    fields,
+                    order,
+                },
+                Ty::Class(cid),
+                span,
+            ),
+            None => self.unknown(span),
+        }
+    }
+
+    /// The field values of a constructor literal or an `insert`, in declaration
+    /// order, and the order to evaluate them in.
+    fn construct_fields(
+        &mut self,
+        cid: ClassId,
+        class_name: &str,
+        inits: &[ast::FieldInit],
+        span: Span,
+    ) -> Option<(Vec<Expr>, Vec<usize>)> {
+        let class = ast::Ident { name: class_name.to_string(), span };
         let n = self.classes[cid].fields.len();
         let mut fields: Vec<Option<Expr>> = vec![None; n];
         let mut order = Vec::new();
@@ -1580,7 +1742,7 @@ impl<'a> Checker<'a> {
         let mut missing = Vec::new();
         let (mi, ii) = self.class_decls[cid];
         let ast::Item::Class(decl) = &self.modules[mi].items[ii] else {
-            return self.unknown(span);
+            return None;
         };
         for i in 0..n {
             if fields[i].is_some() {
@@ -1615,15 +1777,7 @@ impl<'a> Checker<'a> {
             .into_iter()
             .map(|f| f.unwrap_or_else(|| Expr::new(E::Nil, Ty::Unknown, span)))
             .collect();
-        Expr::new(
-            E::New {
-                class: cid,
-                fields,
-                order,
-            },
-            Ty::Class(cid),
-            span,
-        )
+        Some((fields, order))
     }
 
     fn call(&mut self, callee: &ast::Ident, args: &[ast::Expr], span: Span, expect: Option<&Ty>) -> Expr {
@@ -1676,11 +1830,7 @@ impl<'a> Checker<'a> {
         }
         if let A::TypeName(t) = &recv.kind {
             if self.class_index.contains_key(t) {
-                self.err(
-                    "table",
-                    span,
-                    format!("`{t}.{}(…)`: class functions exist only for tables, which this version of wo does not support yet", method.name),
-                );
+                return self.find(t, method, args, span);
             } else {
                 self.err("name", recv.span, format!("unknown class `{t}`"));
             }

@@ -8,10 +8,13 @@
 use std::collections::HashMap;
 
 use crate::diag::{Diagnostic, SourceMap, Span};
-use crate::tir::{self, BinOp, Expr, ExprKind as E, Program, Stmt, StmtKind as T, UnOp};
+use crate::tir::{
+    self, BinOp, Expr, ExprKind as E, Program, QuerySource, Stmt, StmtKind as T, Ty, UnOp,
+};
 use wo_bytecode::{
-    BuiltinIdx, BuiltinRef, Class, ClassIdx, Cmp, Const, ConstIdx, FieldIdx, FuncIdx, Function,
-    GlobalIdx, Image, Op, Pc, Reg, SrcPos,
+    BuiltinIdx, BuiltinRef, Class, ClassIdx, Cmp, Column, ColumnType, Const, ConstIdx, FieldIdx,
+    FuncIdx, Function, GlobalIdx, Image, Index, Op, Pc, QueryDesc, QueryIdx, Reg, SrcPos, Table,
+    TableIdx,
 };
 
 #[derive(Hash, PartialEq, Eq)]
@@ -29,12 +32,21 @@ struct Gen<'a> {
     builtin_map: HashMap<&'static str, u16>,
     /// The first limit a function ran into, reported as a diagnostic.
     overflow: Option<Diagnostic>,
+    queries: Vec<QueryDesc>,
+}
+
+/// What leaving a block early (by `break`, `continue` or `return`) must close.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    Try,
+    Transaction,
 }
 
 struct Loop {
     breaks: Vec<usize>,
     continues: Vec<usize>,
-    try_depth: usize,
+    /// `exits.len()` when the loop began.
+    exits: usize,
 }
 
 struct FnGen {
@@ -45,7 +57,7 @@ struct FnGen {
     next: u32,
     max: u32,
     loops: Vec<Loop>,
-    try_depth: usize,
+    exits: Vec<Exit>,
     span: Span,
 }
 
@@ -59,6 +71,7 @@ pub fn generate(p: &Program, sources: &SourceMap) -> Result<Image, Diagnostic> {
         builtins: Vec::new(),
         builtin_map: HashMap::new(),
         overflow: None,
+        queries: Vec::new(),
     };
     let mut functions = Vec::with_capacity(p.funcs.len() + 1);
     for f in &p.funcs {
@@ -86,12 +99,58 @@ pub fn generate(p: &Program, sources: &SourceMap) -> Result<Image, Diagnostic> {
             })
             .collect(),
         builtins: g.builtins,
-        tables: Vec::new(),
-        queries: Vec::new(),
+        tables: tables(p),
+        queries: g.queries,
         n_globals: u32::try_from(p.globals.len()).unwrap_or(u32::MAX),
         init,
         entry: FuncIdx(u32::try_from(p.main).unwrap_or(0)),
     })
+}
+
+/// The image's table list from the checked classes.
+fn tables(p: &Program) -> Vec<Table> {
+    p.tables
+        .iter()
+        .filter_map(|&cid| {
+            let class = &p.classes[cid];
+            let info = class.table.as_ref()?;
+            let columns = class
+                .fields
+                .iter()
+                .map(|f| Column {
+                    name: f.name.clone(),
+                    ty: match f.ty.strip() {
+                        Ty::Float => ColumnType::Float,
+                        Ty::Bool => ColumnType::Bool,
+                        Ty::Text => ColumnType::Text,
+                        Ty::Class(c) => ColumnType::Ref(
+                            p.classes[*c]
+                                .table
+                                .as_ref()
+                                .map(|t| idx32(t.index))
+                                .unwrap_or(0),
+                        ),
+                        _ => ColumnType::Int,
+                    },
+                    nullable: f.ty.is_nullable(),
+                })
+                .collect();
+            Some(Table {
+                class: ClassIdx(idx32(cid)),
+                name: info.name.clone(),
+                columns,
+                indexes: info
+                    .indexes
+                    .iter()
+                    .map(|(cols, kind)| Index {
+                        columns: cols.clone(),
+                        kind: *kind,
+                    })
+                    .collect(),
+                durable: info.durable,
+            })
+        })
+        .collect()
 }
 
 fn idx32(i: usize) -> u32 {
@@ -128,7 +187,7 @@ impl FnGen {
             next: 0,
             max: 0,
             loops: Vec::new(),
-            try_depth: 0,
+            exits: Vec::new(),
             span,
         }
     }
@@ -324,19 +383,25 @@ impl<'a> Gen<'a> {
             T::Expr(e) => {
                 self.expr(f, e, None);
             }
-            T::Return(e) => match e {
-                Some(e) => {
-                    let r = self.expr(f, e, None);
-                    f.emit(Op::Ret { a: r });
+            T::Return(e) => {
+                let r = e.as_ref().map(|e| self.expr(f, e, None));
+                // Leaving a transaction by `return` commits it.
+                if f.exits.contains(&Exit::Transaction) {
+                    f.emit(Op::TxCommit {});
                 }
-                None => {
-                    f.emit(Op::RetNil {});
-                }
-            },
+                f.emit(match r {
+                    Some(a) => Op::Ret { a },
+                    None => Op::RetNil {},
+                });
+            }
             T::Break | T::Continue => {
-                let depth = f.loops.last().map(|l| l.try_depth).unwrap_or(0);
-                for _ in depth..f.try_depth {
-                    f.emit(Op::TryExit {});
+                let depth = f.loops.last().map(|l| l.exits).unwrap_or(0);
+                let closing: Vec<Exit> = f.exits[depth..].iter().rev().copied().collect();
+                for e in closing {
+                    f.emit(match e {
+                        Exit::Try => Op::TryExit {},
+                        Exit::Transaction => Op::TxCommit {},
+                    });
                 }
                 let j = f.emit(Op::Jump { t: Pc(0) });
                 if let Some(l) = f.loops.last_mut() {
@@ -409,9 +474,9 @@ impl<'a> Gen<'a> {
                 let e = f.alloc();
                 f.local_reg[*err] = e;
                 let enter = f.emit(Op::TryEnter { t: Pc(0), err: e });
-                f.try_depth += 1;
+                f.exits.push(Exit::Try);
                 self.block(f, body);
-                f.try_depth -= 1;
+                f.exits.pop();
                 f.emit(Op::TryExit {});
                 let skip = f.emit(Op::Jump { t: Pc(0) });
                 f.patch(enter);
@@ -419,17 +484,230 @@ impl<'a> Gen<'a> {
                 f.patch(skip);
             }
             T::Block(stmts) => self.block(f, stmts),
+            T::SetRowField {
+                row,
+                table,
+                col,
+                value,
+            } => {
+                let r = self.expr(f, row, None);
+                let v = self.expr(f, value, None);
+                f.cur = self.pos_of(s.span);
+                f.emit(Op::DbUpdateField {
+                    a: r,
+                    t: TableIdx(idx32(*table)),
+                    f: FieldIdx(*col),
+                    b: v,
+                });
+            }
+            T::Delete { row, table } => {
+                let r = self.expr(f, row, None);
+                f.cur = self.pos_of(s.span);
+                f.emit(Op::DbDelete {
+                    a: r,
+                    t: TableIdx(idx32(*table)),
+                });
+            }
+            T::Transaction(body) => {
+                f.emit(Op::TxBegin {});
+                f.exits.push(Exit::Transaction);
+                self.block(f, body);
+                f.exits.pop();
+                f.emit(Op::TxCommit {});
+            }
+            T::ForQuery {
+                var,
+                rows,
+                select,
+                body,
+            } => self.for_query(f, *var, rows, select.as_ref(), body),
         }
         f.next = mark;
     }
 
+    /// `for v in <query over a table>`: rows and selected values first, then the body
+    /// over the rows still alive.
+    fn for_query(&mut self, f: &mut FnGen, var: usize, q: &tir::Query, select: Option<&Expr>, body: &[Stmt]) {
+        let rows = f.alloc();
+        self.query(f, q, Some(rows));
+        let n = f.alloc();
+        f.emit(Op::ListLen { a: n, b: rows });
+        let i = f.alloc();
+        let vals = select.map(|sel| {
+            let vals = f.alloc();
+            f.emit(Op::NewList { a: vals, b: Reg(0), n: 0 });
+            let x = f.alloc();
+            f.local_reg[q.var] = x;
+            self.counted_loop_with(f, i, n, |this, f| {
+                f.emit(Op::ListGet { a: x, b: rows, c: i });
+                this.push_value(f, vals, sel);
+            });
+            vals
+        });
+        let row = f.alloc();
+        let v = if vals.is_some() { f.alloc() } else { row };
+        f.local_reg[var] = v;
+        let alive = f.alloc();
+        self.counted_loop_with(f, i, n, |this, f| {
+            f.emit(Op::ListGet { a: row, b: rows, c: i });
+            f.emit(Op::DbAlive { a: alive, b: row });
+            let skip = f.emit(Op::JumpIfNot { a: alive, t: Pc(0) });
+            if let Some(l) = f.loops.last_mut() {
+                l.continues.push(skip);
+            }
+            if let Some(vals) = vals {
+                f.emit(Op::ListGet { a: v, b: vals, c: i });
+            }
+            this.block(f, body);
+        });
+    }
+
+    /// `push(list, e)`.
+    fn push_value(&mut self, f: &mut FnGen, list: Reg, e: &Expr) {
+        let mark = f.next;
+        let base = f.alloc_n(2);
+        f.emit(Op::Move { a: base, b: list });
+        self.expr(f, e, Some(Reg(base.0.saturating_add(1))));
+        let b = self.builtin("push", 2);
+        f.emit(Op::CallBuiltin { f: b, base, n: 2 });
+        f.next = mark;
+    }
+
+    /// Evaluates a query into a list (or, for `DbAggregate`, its value).
+    fn query(&mut self, f: &mut FnGen, q: &tir::Query, dst: Option<Reg>) -> Reg {
+        let rows = match &q.source {
+            QuerySource::Table { desc, args, .. } => self.db_query(f, desc.clone(), args),
+            QuerySource::List(e) => self.expr(f, e, None),
+        };
+        if q.residual.is_empty()
+            && q.order.is_empty()
+            && q.skip.is_none()
+            && q.take.is_none()
+            && q.select.is_none()
+        {
+            return Self::to_dst(f, rows, dst);
+        }
+        let out = f.alloc();
+        f.emit(Op::NewList { a: out, b: Reg(0), n: 0 });
+        let keys = (!q.order.is_empty()).then(|| {
+            let k = f.alloc();
+            f.emit(Op::NewList { a: k, b: Reg(0), n: 0 });
+            k
+        });
+        let n = f.alloc();
+        f.emit(Op::ListLen { a: n, b: rows });
+        let i = f.alloc();
+        let x = f.alloc();
+        f.local_reg[q.var] = x;
+        self.counted_loop_with(f, i, n, |this, f| {
+            f.emit(Op::ListGet { a: x, b: rows, c: i });
+            for w in &q.residual {
+                let js = this.cond_jump(f, w, false);
+                if let Some(l) = f.loops.last_mut() {
+                    l.continues.extend(js);
+                }
+            }
+            if let Some(keys) = keys {
+                let mark = f.next;
+                let base = f.alloc_n(q.order.len());
+                for (k, (e, _)) in q.order.iter().enumerate() {
+                    let r = Reg(base.0.saturating_add(u16::try_from(k).unwrap_or(u16::MAX)));
+                    this.expr(f, e, Some(r));
+                }
+                let kl = f.alloc();
+                f.emit(Op::NewList {
+                    a: kl,
+                    b: base,
+                    n: u16::try_from(q.order.len()).unwrap_or(u16::MAX),
+                });
+                let kexpr = Expr::new(E::Nil, Ty::Unknown, Span::default());
+                let _ = kexpr;
+                let pb = f.alloc_n(2);
+                f.emit(Op::Move { a: pb, b: keys });
+                f.emit(Op::Move {
+                    a: Reg(pb.0.saturating_add(1)),
+                    b: kl,
+                });
+                let push = this.builtin("push", 2);
+                f.emit(Op::CallBuiltin { f: push, base: pb, n: 2 });
+                f.next = mark;
+            }
+            match &q.select {
+                Some(sel) => this.push_value(f, out, sel),
+                None => {
+                    let xe = Expr::new(E::Local(q.var), Ty::Unknown, Span::default());
+                    this.push_value(f, out, &xe);
+                }
+            }
+        });
+        if let Some(keys) = keys {
+            let base = f.alloc_n(3);
+            f.emit(Op::Move { a: base, b: keys });
+            f.emit(Op::Move {
+                a: Reg(base.0.saturating_add(1)),
+                b: out,
+            });
+            let mask = q
+                .order
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, desc))| *desc)
+                .fold(0i64, |m, (k, _)| m | (1i64 << k.min(62)));
+            self.load_int(f, Reg(base.0.saturating_add(2)), mask);
+            let b = self.builtin("order_by", 3);
+            f.emit(Op::CallBuiltin { f: b, base, n: 3 });
+            f.emit(Op::Move { a: out, b: base });
+        }
+        if q.skip.is_some() || q.take.is_some() {
+            let base = f.alloc_n(3);
+            f.emit(Op::Move { a: base, b: out });
+            for (k, e) in [(1u16, &q.skip), (2u16, &q.take)] {
+                let r = Reg(base.0.saturating_add(k));
+                match e {
+                    Some(e) => {
+                        self.expr(f, e, Some(r));
+                    }
+                    None => {
+                        f.emit(Op::LoadNil { a: r });
+                    }
+                }
+            }
+            let b = self.builtin("skip_take", 3);
+            f.emit(Op::CallBuiltin { f: b, base, n: 3 });
+            f.emit(Op::Move { a: out, b: base });
+        }
+        Self::to_dst(f, out, dst)
+    }
+
+    /// `DB_QUERY` with the descriptor registered in the image.
+    fn db_query(&mut self, f: &mut FnGen, desc: QueryDesc, args: &[Expr]) -> Reg {
+        let base = f.alloc_n(args.len());
+        for (k, a) in args.iter().enumerate() {
+            let r = Reg(base.0.saturating_add(u16::try_from(k).unwrap_or(u16::MAX)));
+            self.expr(f, a, Some(r));
+        }
+        let q = QueryIdx(idx32(self.queries.len()));
+        self.queries.push(desc);
+        let a = f.alloc();
+        f.emit(Op::DbQuery { a, q, b: base });
+        a
+    }
+
     /// `i = 0; while i < n { fetch; body; i += 1 }` with the test at the bottom.
     fn counted_loop(&mut self, f: &mut FnGen, i: Reg, n: Reg, body: &[Stmt], fetch: impl FnOnce(&mut FnGen)) {
+        self.counted_loop_with(f, i, n, |this, f| {
+            fetch(f);
+            this.block(f, body);
+        });
+    }
+
+    /// A counted loop whose body is generated by `body` (which may add `continue`
+    /// jumps to the innermost loop).
+    fn counted_loop_with(&mut self, f: &mut FnGen, i: Reg, n: Reg, body: impl FnOnce(&mut Self, &mut FnGen)) {
         f.emit(Op::LoadInt { a: i, v: 0 });
         let to_cond = f.emit(Op::Jump { t: Pc(0) });
         let body_start = f.here();
-        fetch(f);
-        self.loop_body(f, body, |_, f| {
+        self.loop_with(f, body, |_, f| {
             f.emit(Op::AddIntImm { a: i, b: i, v: 1 });
             f.patch(to_cond);
             f.emit(Op::JumpUnlessCmpInt {
@@ -444,16 +722,27 @@ impl<'a> Gen<'a> {
     /// Compiles a loop body, then the continue section `tail` (the step and the test),
     /// and points `continue` and `break` jumps at the right places.
     fn loop_body(&mut self, f: &mut FnGen, body: &[Stmt], tail: impl FnOnce(&mut Self, &mut FnGen)) {
+        self.loop_with(f, |this, f| this.block(f, body), tail);
+    }
+
+    fn loop_with(
+        &mut self,
+        f: &mut FnGen,
+        body: impl FnOnce(&mut Self, &mut FnGen),
+        tail: impl FnOnce(&mut Self, &mut FnGen),
+    ) {
         f.loops.push(Loop {
             breaks: Vec::new(),
             continues: Vec::new(),
-            try_depth: f.try_depth,
+            exits: f.exits.len(),
         });
-        self.block(f, body);
+        let mark = f.next;
+        body(self, f);
+        f.next = mark;
         let l = f.loops.pop().unwrap_or(Loop {
             breaks: Vec::new(),
             continues: Vec::new(),
-            try_depth: 0,
+            exits: 0,
         });
         for j in l.continues {
             f.patch(j);
@@ -749,6 +1038,62 @@ impl<'a> Gen<'a> {
                 let a = f.target(dst);
                 f.emit(Op::MapGet { a, b, c });
                 a
+            }
+            E::Insert {
+                table,
+                fields,
+                order,
+            } => {
+                let base = f.alloc_n(fields.len());
+                let at = |i: usize| Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
+                for &i in order {
+                    self.expr(f, &fields[i], Some(at(i)));
+                }
+                for (i, fe) in fields.iter().enumerate() {
+                    if !order.contains(&i) {
+                        self.expr(f, fe, Some(at(i)));
+                    }
+                }
+                let a = f.target(dst);
+                f.cur = self.pos_of(e.span);
+                f.emit(Op::DbInsert {
+                    a,
+                    t: TableIdx(idx32(*table)),
+                    b: base,
+                });
+                a
+            }
+            E::RowField(row, table, col) => {
+                let b = self.expr(f, row, None);
+                let a = f.target(dst);
+                f.emit(Op::DbGetField {
+                    a,
+                    b,
+                    t: TableIdx(idx32(*table)),
+                    f: FieldIdx(*col),
+                });
+                a
+            }
+            E::RowId(row) => {
+                let b = self.expr(f, row, None);
+                let a = f.target(dst);
+                f.emit(Op::DbRowId { a, b });
+                a
+            }
+            E::Find { table, id } => {
+                let b = self.expr(f, id, None);
+                let a = f.target(dst);
+                f.emit(Op::DbFind {
+                    a,
+                    t: TableIdx(idx32(*table)),
+                    b,
+                });
+                a
+            }
+            E::Query(q) => self.query(f, q, dst),
+            E::DbAggregate { desc, args } => {
+                let r = self.db_query(f, desc.clone(), args);
+                Self::to_dst(f, r, dst)
             }
             E::Try { body, err, handler } => {
                 let a = f.target(dst);

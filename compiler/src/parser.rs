@@ -284,6 +284,18 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                         "unexpected `>=`: write a space between a type's closing `>` and `=`",
                     );
                 }
+                Tok::EqEq | Tok::NotEq | Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge
+                    if has("and") && !has("==") =>
+                {
+                    return Diagnostic::error(
+                        "syntax",
+                        span,
+                        format!(
+                            "comparisons cannot be chained: `{}` follows another comparison (combine them with `and`)",
+                            ctx.text(lo, hi)
+                        ),
+                    );
+                }
                 Tok::UId(name) if has("lid") && !has("uid") => {
                     let kind = lower_name_kind(ctx, idx, prev, &has);
                     return Diagnostic::error(

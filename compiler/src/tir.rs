@@ -7,7 +7,7 @@
 use std::fmt;
 
 use crate::diag::Span;
-use wo_bytecode::Cmp;
+use wo_bytecode::{Cmp, QueryDesc};
 
 pub type FuncId = usize;
 pub type ClassId = usize;
@@ -105,6 +105,8 @@ pub struct Program {
     pub globals: Vec<Global>,
     pub init_order: Vec<GlobalId>,
     pub main: FuncId,
+    /// The class of each table, in table order.
+    pub tables: Vec<ClassId>,
 }
 
 #[derive(Debug, Clone)]
@@ -112,6 +114,19 @@ pub struct ClassInfo {
     pub name: String,
     pub fields: Vec<FieldInfo>,
     pub methods: Vec<(String, FuncId)>,
+    /// Set for `@table` classes: their values are row handles.
+    pub table: Option<TableInfo>,
+}
+
+/// What `@table(…)` and `@unique` declared.
+#[derive(Debug, Clone)]
+pub struct TableInfo {
+    /// Position in [`Program::tables`] (and the image's table list).
+    pub index: usize,
+    /// The stored name.
+    pub name: String,
+    pub indexes: Vec<(Vec<u16>, wo_bytecode::image::IndexKind)>,
+    pub durable: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -201,6 +216,58 @@ pub enum StmtKind {
     },
     /// A nested scope (the desugaring of compound assignment uses it).
     Block(Block),
+    /// `row.col = value` on a table row.
+    SetRowField {
+        row: Expr,
+        table: usize,
+        col: u16,
+        value: Expr,
+    },
+    /// `delete row`.
+    Delete { row: Expr, table: usize },
+    /// `transaction { … }`.
+    Transaction(Block),
+    /// `for v in <query over a table>`: the rows (and the selected values) are
+    /// decided before the body runs; rows deleted meanwhile are skipped.
+    ForQuery {
+        var: LocalId,
+        /// The query with `select` left out: it yields rows.
+        rows: Box<Query>,
+        /// The selected value per row (in terms of the query variable), if not the
+        /// row itself.
+        select: Option<Expr>,
+        body: Block,
+    },
+}
+
+/// Where a query's rows come from.
+#[derive(Debug, Clone)]
+pub enum QuerySource {
+    /// A table: the engine runs `desc` (the pushed-down part) with `args`.
+    Table {
+        table: usize,
+        desc: QueryDesc,
+        args: Vec<Expr>,
+    },
+    /// A list, filtered in bytecode.
+    List(Expr),
+}
+
+/// A `from … select …` after planning: what the engine does (in the source) and what
+/// is left for bytecode.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub var: LocalId,
+    pub source: QuerySource,
+    /// `where` clauses not pushed into the engine, evaluated per row in order.
+    pub residual: Vec<Expr>,
+    /// `order by` keys evaluated in bytecode (empty when the engine orders).
+    pub order: Vec<(Expr, bool)>,
+    /// `skip`/`take` applied in bytecode (absent when the engine applies them).
+    pub skip: Option<Expr>,
+    pub take: Option<Expr>,
+    /// `None` selects the row (or element) itself.
+    pub select: Option<Expr>,
 }
 
 /// Binary operators, already specialised by operand type.
@@ -283,6 +350,21 @@ pub enum ExprKind {
         err: LocalId,
         handler: Box<Expr>,
     },
+    /// `insert T { … }`: one expression per column, `order` as for `New`.
+    Insert {
+        table: usize,
+        fields: Vec<Expr>,
+        order: Vec<usize>,
+    },
+    /// `row.col` on a table row.
+    RowField(Box<Expr>, usize, u16),
+    /// `row.id`.
+    RowId(Box<Expr>),
+    /// `T.find(id)`.
+    Find { table: usize, id: Box<Expr> },
+    Query(Box<Query>),
+    /// An aggregate the engine computes alone: `desc.agg` says which.
+    DbAggregate { desc: QueryDesc, args: Vec<Expr> },
 }
 
 impl Expr {

@@ -679,6 +679,14 @@ fn capitalisation_rules() {
 }
 
 #[test]
+fn comparisons_do_not_chain() {
+    assert_eq!(
+        diags("fn main() {\n  let b = a < b < c\n}\n"),
+        ["2:17: [syntax] comparisons cannot be chained: `<` follows another comparison (combine them with `and`)"]
+    );
+}
+
+#[test]
 fn closing_angle_before_equals_needs_a_space() {
     assert_eq!(
         diags("fn main() {\n  let m: map<Text, Int>= {}\n}\n"),

@@ -64,7 +64,18 @@ pub(crate) fn call(
         return c.unknown(span);
     }
     let mut checked: Vec<Expr> = Vec::new();
-    for (i, a) in args.iter().enumerate() {
+    if let (["count" | "exists" | "sum" | "min" | "max" | "avg"], [ast::Expr { kind: ast::ExprKind::Query(q), span: qspan }]) =
+        (&[name][..], args)
+    {
+        match c.aggregate_arg(name, q, *qspan) {
+            Ok(mut agg) => {
+                agg.span = span;
+                return agg;
+            }
+            Err(list) => checked.push(list),
+        }
+    }
+    for (i, a) in args.iter().enumerate().skip(checked.len()) {
         let want = expected(name, i, &checked);
         let v = c.expr(a, want.as_ref());
         if v.ty == Ty::Void {

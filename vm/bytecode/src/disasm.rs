@@ -1,14 +1,15 @@
 //! The disassembler behind `wo disasm`: an image as text, one function after another,
 //! each instruction on its own line with its pc, source line, mnemonic and operands,
 //! interleaved with the source lines it came from and commented with what an index
-//! means (a constant's value, a callee's name, a class's fields). The output is
+//! means (a constant's value, a callee's name, a class's fields, a table's columns, what
+//! a query descriptor asks for). The output is
 //! deterministic so snapshot tests can pin it.
 //!
 //! It works on any image, verified or not: an index out of range simply gets no comment.
 
 use std::fmt::Write as _;
 
-use crate::image::{Class, Const, Function, Image};
+use crate::image::{Class, Const, Function, Image, QueryAgg, QueryCol, QueryDesc, Table};
 use crate::op::{Op, OperandRef, OPCODES};
 use crate::types::{Pc, Reg};
 
@@ -182,7 +183,90 @@ fn comment(image: &Image, pc: usize, op: &Op) -> Option<String> {
         | Op::JumpIfNil { t, .. }
         | Op::JumpIfNotNil { t, .. } => (t.index() <= pc).then(|| "back edge".to_string()),
         Op::TryEnter { t, err } => Some(format!("on trap: {err} = the error, goto {t}")),
+        Op::DbInsert { t, .. } => image.tables.get(t.index()).map(|table| {
+            let cols: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
+            format!("insert into {} ({})", table.name, cols.join(", "))
+        }),
+        Op::DbGetField { t, f: field, .. } | Op::DbUpdateField { t, f: field, .. } => image
+            .tables
+            .get(t.index())
+            .and_then(|table| {
+                let col = table.columns.get(field.index())?;
+                Some(format!("{}.{}", table.name, col.name))
+            }),
+        Op::DbDelete { t, .. } => image
+            .tables
+            .get(t.index())
+            .map(|table| format!("delete from {}", table.name)),
+        Op::DbFind { t, b, .. } => image
+            .tables
+            .get(t.index())
+            .map(|table| format!("{} row with id {b}, or nil", table.name)),
+        Op::DbRowId { b, .. } => Some(format!("{b}.id")),
+        Op::DbAlive { b, .. } => Some(format!("whether {b} still exists")),
+        Op::DbQuery { q, .. } => image.queries.get(q.index()).map(|q| query_text(image, q)),
+        Op::TxBegin {} => Some("begin transaction".to_string()),
+        Op::TxCommit {} => Some("commit transaction".to_string()),
         _ => None,
+    }
+}
+
+/// A query descriptor as a reader would write it:
+/// `from employees where dept == arg0 order by salary desc take arg1 → rows`.
+fn query_text(image: &Image, q: &QueryDesc) -> String {
+    let table = usize::try_from(q.table)
+        .ok()
+        .and_then(|t| image.tables.get(t));
+    let col = |c: QueryCol| column_name(table, c);
+    let mut out = format!(
+        "from {}",
+        table.map_or_else(|| format!("t{}", q.table), |t| t.name.clone())
+    );
+    for (i, p) in q.preds.iter().enumerate() {
+        out.push_str(if i == 0 { " where " } else { " and " });
+        let _ = write!(out, "{} {} arg{}", col(p.col), p.op.symbol(), p.arg);
+    }
+    for (i, &(c, desc)) in q.order.iter().enumerate() {
+        out.push_str(if i == 0 { " order by " } else { ", " });
+        out.push_str(&col(c));
+        if desc {
+            out.push_str(" desc");
+        }
+    }
+    if let Some(a) = q.skip {
+        let _ = write!(out, " skip arg{a}");
+    }
+    if let Some(a) = q.take {
+        let _ = write!(out, " take arg{a}");
+    }
+    out.push_str(" → ");
+    match q.agg {
+        QueryAgg::Rows => out.push_str("rows"),
+        QueryAgg::Count => out.push_str("count"),
+        QueryAgg::Exists => out.push_str("exists"),
+        QueryAgg::Sum(c) => {
+            let _ = write!(out, "sum({})", col(c));
+        }
+        QueryAgg::Min(c) => {
+            let _ = write!(out, "min({})", col(c));
+        }
+        QueryAgg::Max(c) => {
+            let _ = write!(out, "max({})", col(c));
+        }
+        QueryAgg::Avg(c) => {
+            let _ = write!(out, "avg({})", col(c));
+        }
+    }
+    out
+}
+
+/// A query column's name: `id`, the column's name, or `.3` when it has none.
+fn column_name(table: Option<&Table>, c: QueryCol) -> String {
+    match c {
+        QueryCol::Id => "id".to_string(),
+        QueryCol::Col(i) => table
+            .and_then(|t| t.columns.get(usize::from(i)))
+            .map_or_else(|| format!(".{i}"), |col| col.name.clone()),
     }
 }
 

@@ -7,9 +7,12 @@
 //! the bytes that remain before anything is allocated, every value is range-checked,
 //! and a CRC32 trailer catches accidental damage before any section is decoded.
 
-use crate::image::{BuiltinRef, Class, Const, Function, Image, SrcPos};
+use crate::image::{
+    BuiltinRef, Class, Column, ColumnType, Const, Function, Image, Index, IndexKind, QueryAgg,
+    QueryCol, QueryDesc, QueryPred, SrcPos, Table,
+};
 use crate::op::{DecodeError, Op, Reader};
-use crate::types::FuncIdx;
+use crate::types::{ClassIdx, Cmp, FuncIdx};
 use crate::verify::{verify, VerifyError};
 
 /// The first four bytes of every image.
@@ -20,7 +23,10 @@ pub const MAGIC: [u8; 4] = *b"WOB\0";
 /// Bump it for any change to opcodes (bytes, operands, operand order or widths), to the
 /// header or section layout, or to the builtin catalogue's names and arities. Images of
 /// any other version are refused with an error naming both versions.
-pub const FORMAT_VERSION: u16 = 1;
+///
+/// Version 2 added the tables and queries sections, the database instructions
+/// (`0x70`–`0x79`) and the `order_by` and `skip_take` builtins.
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Magic, version, reserved u16.
 const HEADER_LEN: usize = 8;
@@ -37,6 +43,8 @@ enum Section {
     Builtins = 4,
     Program = 5,
     Functions = 6,
+    Tables = 7,
+    Queries = 8,
 }
 
 impl Section {
@@ -48,6 +56,8 @@ impl Section {
             Section::Builtins => "builtins",
             Section::Program => "program",
             Section::Functions => "functions",
+            Section::Tables => "tables",
+            Section::Queries => "queries",
         }
     }
 }
@@ -56,6 +66,31 @@ impl Section {
 const CONST_INT: u8 = 0;
 const CONST_FLOAT: u8 = 1;
 const CONST_TEXT: u8 = 2;
+
+/// Column type tags (`Ref` is followed by the referenced table's index).
+const COL_INT: u8 = 0;
+const COL_FLOAT: u8 = 1;
+const COL_BOOL: u8 = 2;
+const COL_TEXT: u8 = 3;
+const COL_REF: u8 = 4;
+
+/// Index kind tags.
+const INDEX_HASH: u8 = 0;
+const INDEX_UNIQUE: u8 = 1;
+const INDEX_SORTED: u8 = 2;
+
+/// Query column tags: the row id, or a column position (followed by a `u16`).
+const QCOL_ID: u8 = 0;
+const QCOL_COLUMN: u8 = 1;
+
+/// Query aggregate tags; `Sum` to `Avg` are followed by a query column.
+const AGG_ROWS: u8 = 0;
+const AGG_COUNT: u8 = 1;
+const AGG_EXISTS: u8 = 2;
+const AGG_SUM: u8 = 3;
+const AGG_MIN: u8 = 4;
+const AGG_MAX: u8 = 5;
+const AGG_AVG: u8 = 6;
 
 /// Why bytes are not a loadable image. The CLI prints these after
 /// ``wo: invalid image `path`: ``; byte offsets count from the start of the file.
@@ -215,10 +250,97 @@ pub fn write_image(image: &Image) -> Vec<u8> {
             w.bytes(&encode_positions(&f.pos));
         }
     });
+    w.section(Section::Tables, |w| {
+        w.len(image.tables.len());
+        for t in &image.tables {
+            write_table(w, t);
+        }
+    });
+    w.section(Section::Queries, |w| {
+        w.len(image.queries.len());
+        for q in &image.queries {
+            write_query(w, q);
+        }
+    });
 
     let crc = crc32fast::hash(&w.out);
     w.u32(crc);
     w.out
+}
+
+fn write_table(w: &mut Writer, t: &Table) {
+    w.u32(t.class.0);
+    w.str(&t.name);
+    w.u8(u8::from(t.durable));
+    w.len(t.columns.len());
+    for c in &t.columns {
+        w.str(&c.name);
+        match c.ty {
+            ColumnType::Int => w.u8(COL_INT),
+            ColumnType::Float => w.u8(COL_FLOAT),
+            ColumnType::Bool => w.u8(COL_BOOL),
+            ColumnType::Text => w.u8(COL_TEXT),
+            ColumnType::Ref(target) => {
+                w.u8(COL_REF);
+                w.u32(target);
+            }
+        }
+        w.u8(u8::from(c.nullable));
+    }
+    w.len(t.indexes.len());
+    for index in &t.indexes {
+        w.u8(match index.kind {
+            IndexKind::Hash => INDEX_HASH,
+            IndexKind::Unique => INDEX_UNIQUE,
+            IndexKind::Sorted => INDEX_SORTED,
+        });
+        w.len(index.columns.len());
+        for &col in &index.columns {
+            w.u16(col);
+        }
+    }
+}
+
+fn write_query(w: &mut Writer, q: &QueryDesc) {
+    w.u32(q.table);
+    w.len(q.preds.len());
+    for p in &q.preds {
+        w.query_col(p.col);
+        w.u8(p.op as u8);
+        w.u16(p.arg);
+    }
+    w.len(q.order.len());
+    for &(col, desc) in &q.order {
+        w.query_col(col);
+        w.u8(u8::from(desc));
+    }
+    for arg in [q.skip, q.take] {
+        match arg {
+            Some(arg) => {
+                w.u8(1);
+                w.u16(arg);
+            }
+            None => {
+                w.u8(0);
+                w.u16(0);
+            }
+        }
+    }
+    w.u16(q.n_args);
+    match q.agg {
+        QueryAgg::Rows => w.u8(AGG_ROWS),
+        QueryAgg::Count => w.u8(AGG_COUNT),
+        QueryAgg::Exists => w.u8(AGG_EXISTS),
+        QueryAgg::Sum(col) | QueryAgg::Min(col) | QueryAgg::Max(col) | QueryAgg::Avg(col) => {
+            w.u8(match q.agg {
+                QueryAgg::Sum(_) => AGG_SUM,
+                QueryAgg::Min(_) => AGG_MIN,
+                QueryAgg::Max(_) => AGG_MAX,
+                _ => AGG_AVG,
+            });
+            w.query_col(col);
+        }
+    }
 }
 
 /// Run-length and delta encoding of the per-instruction positions: a sequence of runs,
@@ -277,6 +399,16 @@ impl Writer {
 
     fn u32(&mut self, v: u32) {
         self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn query_col(&mut self, col: QueryCol) {
+        match col {
+            QueryCol::Id => self.u8(QCOL_ID),
+            QueryCol::Col(c) => {
+                self.u8(QCOL_COLUMN);
+                self.u16(c);
+            }
+        }
     }
 
     fn len(&mut self, n: usize) {
@@ -454,6 +586,22 @@ fn decode(bytes: &[u8]) -> Result<Image, ImageError> {
     }
     s.finish(Section::Functions)?;
 
+    let mut s = r.section(Section::Tables)?;
+    let n = s.count("table", 17)?;
+    let mut tables = Vec::with_capacity(n);
+    for _ in 0..n {
+        tables.push(read_table(&mut s)?);
+    }
+    s.finish(Section::Tables)?;
+
+    let mut s = r.section(Section::Queries)?;
+    let n = s.count("query", 21)?;
+    let mut queries = Vec::with_capacity(n);
+    for _ in 0..n {
+        queries.push(read_query(&mut s)?);
+    }
+    s.finish(Section::Queries)?;
+
     if !r.at_end() {
         return Err(ImageError::TrailingData {
             n: r.remaining(),
@@ -467,8 +615,8 @@ fn decode(bytes: &[u8]) -> Result<Image, ImageError> {
         functions,
         classes,
         builtins,
-        tables: Vec::new(),
-        queries: Vec::new(),
+        tables,
+        queries,
         n_globals,
         init,
         entry,
@@ -501,6 +649,121 @@ fn read_function(s: &mut Cursor<'_>) -> Result<Function, ImageError> {
         n_regs,
         code,
         pos,
+    })
+}
+
+fn read_table(s: &mut Cursor<'_>) -> Result<Table, ImageError> {
+    let class = ClassIdx(s.u32("a table's class")?);
+    let name = s.str("a table name")?;
+    let durable = s.flag("the durable flag")?;
+    let n_columns = s.count("column", 6)?;
+    let mut columns = Vec::with_capacity(n_columns);
+    for _ in 0..n_columns {
+        let name = s.str("a column name")?;
+        let at = s.abs();
+        let ty = match s.u8("a column type")? {
+            COL_INT => ColumnType::Int,
+            COL_FLOAT => ColumnType::Float,
+            COL_BOOL => ColumnType::Bool,
+            COL_TEXT => ColumnType::Text,
+            COL_REF => ColumnType::Ref(s.u32("a referenced table")?),
+            tag => {
+                return Err(ImageError::BadValue {
+                    what: "column type tag",
+                    value: u64::from(tag),
+                    at,
+                })
+            }
+        };
+        let nullable = s.flag("the nullable flag")?;
+        columns.push(Column { name, ty, nullable });
+    }
+    let n_indexes = s.count("index", 5)?;
+    let mut indexes = Vec::with_capacity(n_indexes);
+    for _ in 0..n_indexes {
+        let at = s.abs();
+        let kind = match s.u8("an index kind")? {
+            INDEX_HASH => IndexKind::Hash,
+            INDEX_UNIQUE => IndexKind::Unique,
+            INDEX_SORTED => IndexKind::Sorted,
+            tag => {
+                return Err(ImageError::BadValue {
+                    what: "index kind",
+                    value: u64::from(tag),
+                    at,
+                })
+            }
+        };
+        let n = s.count("index column", 2)?;
+        let mut cols = Vec::with_capacity(n);
+        for _ in 0..n {
+            cols.push(s.u16("an index column")?);
+        }
+        indexes.push(Index {
+            columns: cols,
+            kind,
+        });
+    }
+    Ok(Table {
+        class,
+        name,
+        columns,
+        indexes,
+        durable,
+    })
+}
+
+fn read_query(s: &mut Cursor<'_>) -> Result<QueryDesc, ImageError> {
+    let table = s.u32("a query's table")?;
+    let n_preds = s.count("predicate", 4)?;
+    let mut preds = Vec::with_capacity(n_preds);
+    for _ in 0..n_preds {
+        let col = s.query_col()?;
+        let at = s.abs();
+        let v = s.u8("a comparison")?;
+        let op = Cmp::from_u8(v).ok_or(ImageError::BadValue {
+            what: "comparison",
+            value: u64::from(v),
+            at,
+        })?;
+        let arg = s.u16("a predicate argument")?;
+        preds.push(QueryPred { col, op, arg });
+    }
+    let n_order = s.count("order key", 2)?;
+    let mut order = Vec::with_capacity(n_order);
+    for _ in 0..n_order {
+        let col = s.query_col()?;
+        let desc = s.flag("the descending flag")?;
+        order.push((col, desc));
+    }
+    let skip = s.optional_arg("the skip flag", "the skip argument")?;
+    let take = s.optional_arg("the take flag", "the take argument")?;
+    let n_args = s.u16("the argument count")?;
+    let at = s.abs();
+    let agg = match s.u8("an aggregate")? {
+        AGG_ROWS => QueryAgg::Rows,
+        AGG_COUNT => QueryAgg::Count,
+        AGG_EXISTS => QueryAgg::Exists,
+        AGG_SUM => QueryAgg::Sum(s.query_col()?),
+        AGG_MIN => QueryAgg::Min(s.query_col()?),
+        AGG_MAX => QueryAgg::Max(s.query_col()?),
+        AGG_AVG => QueryAgg::Avg(s.query_col()?),
+        tag => {
+            return Err(ImageError::BadValue {
+                what: "aggregate tag",
+                value: u64::from(tag),
+                at,
+            })
+        }
+    };
+    Ok(QueryDesc {
+        table,
+        preds,
+        order,
+        skip,
+        take,
+        n_args,
+        agg,
     })
 }
 
@@ -627,6 +890,55 @@ impl<'a> Cursor<'a> {
 
     fn u32(&mut self, what: &'static str) -> Result<u32, ImageError> {
         Ok(u32::from_le_bytes(self.array(what)?))
+    }
+
+    /// A `u8` that must be 0 (false) or 1 (true).
+    fn flag(&mut self, what: &'static str) -> Result<bool, ImageError> {
+        let at = self.abs();
+        match self.u8(what)? {
+            0 => Ok(false),
+            1 => Ok(true),
+            v => Err(ImageError::BadValue {
+                what: what.strip_prefix("the ").unwrap_or(what),
+                value: u64::from(v),
+                at,
+            }),
+        }
+    }
+
+    /// A query column: tag 0 (the row id) or tag 1 and a `u16` column position.
+    fn query_col(&mut self) -> Result<QueryCol, ImageError> {
+        let at = self.abs();
+        match self.u8("a query column tag")? {
+            QCOL_ID => Ok(QueryCol::Id),
+            QCOL_COLUMN => Ok(QueryCol::Col(self.u16("a query column")?)),
+            tag => Err(ImageError::BadValue {
+                what: "query column tag",
+                value: u64::from(tag),
+                at,
+            }),
+        }
+    }
+
+    /// A presence flag and a `u16` argument position (0 when absent), as `skip` and
+    /// `take` are stored.
+    fn optional_arg(
+        &mut self,
+        flag: &'static str,
+        what: &'static str,
+    ) -> Result<Option<u16>, ImageError> {
+        let present = self.flag(flag)?;
+        let at = self.abs();
+        let arg = self.u16(what)?;
+        match (present, arg) {
+            (true, arg) => Ok(Some(arg)),
+            (false, 0) => Ok(None),
+            (false, arg) => Err(ImageError::BadValue {
+                what: "argument position for an absent skip or take",
+                value: u64::from(arg),
+                at,
+            }),
+        }
     }
 
     /// A u32 length, then that many bytes.

@@ -1,8 +1,9 @@
 //! The verifier: the static checks every image passes before the VM runs it, whether it
 //! came from the compiler or from a `.wob` file. After [`verify`] accepts an image the
-//! interpreter may index registers, constants, functions, classes, builtins, globals and
-//! jump targets without bounds checks of its own, and no function can run off the end
-//! of its code. What stays dynamic (value types, field indices against the object's
+//! interpreter may index registers, constants, functions, classes, builtins, globals,
+//! tables, query descriptors and jump targets without bounds checks of its own, table
+//! definitions and query descriptors are consistent (so the VM can build its database
+//! from them), and no function can run off the end of its code. What stays dynamic (value types, field indices against the object's
 //! actual class, arithmetic traps) is the interpreter's job.
 //!
 //! It sits apart from the file reader so compiler output can be checked the same way
@@ -11,7 +12,7 @@
 use std::fmt;
 
 use crate::builtins;
-use crate::image::{Function, Image};
+use crate::image::{ColumnType, Function, Image, IndexKind as DbIndexKind, QueryAgg, QueryCol};
 use crate::op::{Op, OperandRef};
 use crate::types::Reg;
 
@@ -24,6 +25,8 @@ pub enum IndexKind {
     Class,
     Builtin,
     Global,
+    Table,
+    Query,
 }
 
 impl IndexKind {
@@ -35,6 +38,8 @@ impl IndexKind {
             IndexKind::Class => "c",
             IndexKind::Builtin => "b",
             IndexKind::Global => "g",
+            IndexKind::Table => "t",
+            IndexKind::Query => "q",
         }
     }
 
@@ -45,6 +50,8 @@ impl IndexKind {
             IndexKind::Class => "classes",
             IndexKind::Builtin => "builtins",
             IndexKind::Global => "globals",
+            IndexKind::Table => "tables",
+            IndexKind::Query => "queries",
         }
     }
 }
@@ -57,6 +64,8 @@ impl fmt::Display for IndexKind {
             IndexKind::Class => "class",
             IndexKind::Builtin => "builtin",
             IndexKind::Global => "global",
+            IndexKind::Table => "table",
+            IndexKind::Query => "query",
         })
     }
 }
@@ -125,6 +134,27 @@ pub enum VerifyError {
         pc: usize,
         field: u16,
     },
+    #[error(
+        "function `{function}` pc {pc}: column .{field} out of range (table `{table}` has \
+         {n_columns} columns)"
+    )]
+    ColumnIndex {
+        function: String,
+        pc: usize,
+        table: String,
+        field: u16,
+        n_columns: usize,
+    },
+    /// A table definition that contradicts its class or itself.
+    #[error("table t{table} `{name}`: {problem}")]
+    Table {
+        table: usize,
+        name: String,
+        problem: String,
+    },
+    /// A query descriptor that reads a column, argument or table that does not exist.
+    #[error("query q{query}: {problem}")]
+    Query { query: usize, problem: String },
     #[error("function `{function}` has no code")]
     EmptyCode { function: String },
     #[error(
@@ -230,8 +260,127 @@ pub fn verify(image: &Image) -> Result<(), VerifyError> {
         }
     }
 
+    verify_schema(image)?;
     for f in &image.functions {
         verify_function(image, f)?;
+    }
+    Ok(())
+}
+
+/// Checks the table definitions and query descriptors on their own (the instructions
+/// that use them are checked with their functions). The VM runs this at link time too,
+/// since it builds its database from them.
+pub fn verify_schema(image: &Image) -> Result<(), VerifyError> {
+    let n_tables = image.tables.len();
+    for (ti, t) in image.tables.iter().enumerate() {
+        let bad = |problem: String| VerifyError::Table {
+            table: ti,
+            name: t.name.clone(),
+            problem,
+        };
+        let class = image.classes.get(t.class.index()).ok_or_else(|| {
+            bad(format!(
+                "class c{} out of range (image has {} classes)",
+                t.class.0,
+                image.classes.len()
+            ))
+        })?;
+        if let Some(other) = image.tables[..ti].iter().position(|o| o.class == t.class) {
+            return Err(bad(format!(
+                "class `{}` already belongs to table t{other} `{}`",
+                class.name, image.tables[other].name
+            )));
+        }
+        if class.fields.len() != t.columns.len() {
+            return Err(bad(format!(
+                "has {} columns but class `{}` has {} fields",
+                t.columns.len(),
+                class.name,
+                class.fields.len()
+            )));
+        }
+        for (i, (col, field)) in t.columns.iter().zip(&class.fields).enumerate() {
+            if &col.name != field {
+                return Err(bad(format!(
+                    "column {i} is named `{}` but field {i} of class `{}` is `{field}`",
+                    col.name, class.name
+                )));
+            }
+            if let ColumnType::Ref(target) = col.ty {
+                if idx(target) >= n_tables {
+                    return Err(bad(format!(
+                        "column `{}` refers to table t{target} (image has {n_tables} tables)",
+                        col.name
+                    )));
+                }
+            }
+        }
+        for (ii, index) in t.indexes.iter().enumerate() {
+            if index.columns.is_empty() {
+                return Err(bad(format!("index {ii} has no columns")));
+            }
+            if index.kind == DbIndexKind::Sorted && index.columns.len() != 1 {
+                return Err(bad(format!(
+                    "sorted index {ii} has {} columns (exactly one expected)",
+                    index.columns.len()
+                )));
+            }
+            for &c in &index.columns {
+                if usize::from(c) >= t.columns.len() {
+                    return Err(bad(format!(
+                        "index {ii} names column {c} (table has {} columns)",
+                        t.columns.len()
+                    )));
+                }
+            }
+        }
+    }
+
+    for (qi, q) in image.queries.iter().enumerate() {
+        let bad = |problem: String| VerifyError::Query { query: qi, problem };
+        let t = image.tables.get(idx(q.table)).ok_or_else(|| {
+            bad(format!(
+                "table t{} out of range (image has {n_tables} tables)",
+                q.table
+            ))
+        })?;
+        let column = |what: &str, col: QueryCol| match col {
+            QueryCol::Col(c) if usize::from(c) >= t.columns.len() => Err(bad(format!(
+                "{what} reads column {c} (table `{}` has {} columns)",
+                t.name,
+                t.columns.len()
+            ))),
+            _ => Ok(()),
+        };
+        let arg = |what: &str, a: u16| {
+            if a < q.n_args {
+                Ok(())
+            } else {
+                Err(bad(format!(
+                    "{what} reads argument {a} (the query takes {})",
+                    q.n_args
+                )))
+            }
+        };
+        for (i, p) in q.preds.iter().enumerate() {
+            column(&format!("predicate {i}"), p.col)?;
+            arg(&format!("predicate {i}"), p.arg)?;
+        }
+        for (i, &(col, _)) in q.order.iter().enumerate() {
+            column(&format!("order key {i}"), col)?;
+        }
+        if let Some(a) = q.skip {
+            arg("skip", a)?;
+        }
+        if let Some(a) = q.take {
+            arg("take", a)?;
+        }
+        match q.agg {
+            QueryAgg::Rows | QueryAgg::Count | QueryAgg::Exists => {}
+            QueryAgg::Sum(col) | QueryAgg::Min(col) | QueryAgg::Max(col) | QueryAgg::Avg(col) => {
+                column("the aggregate", col)?;
+            }
+        }
     }
     Ok(())
 }
@@ -318,9 +467,12 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
     // CONCAT_N, NEW_OBJ) is checked with its run below instead: an empty run may start
     // one past the last register (`[]` compiled at the top of the frame reads nothing).
     let run_base = match op {
-        Op::NewList { .. } | Op::NewMap { .. } | Op::ConcatN { .. } | Op::NewObj { .. } => {
-            Some("b")
-        }
+        Op::NewList { .. }
+        | Op::NewMap { .. }
+        | Op::ConcatN { .. }
+        | Op::NewObj { .. }
+        | Op::DbInsert { .. }
+        | Op::DbQuery { .. } => Some("b"),
         _ => None,
     };
     for (name, operand) in op.operands() {
@@ -339,8 +491,8 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
             OperandRef::Const(k) => index(IndexKind::Const, k.0, image.consts.len())?,
             OperandRef::Func(i) => index(IndexKind::Func, i.0, image.functions.len())?,
             OperandRef::Class(c) => index(IndexKind::Class, c.0, image.classes.len())?,
-            // Tables and queries are checked by the tables milestone's verifier rules.
-            OperandRef::Table(_) | OperandRef::Query(_) => {}
+            OperandRef::Table(t) => index(IndexKind::Table, t.0, image.tables.len())?,
+            OperandRef::Query(q) => index(IndexKind::Query, q.0, image.queries.len())?,
             OperandRef::Builtin(b) => {
                 index(IndexKind::Builtin, u32::from(b.0), image.builtins.len())?;
             }
@@ -414,6 +566,30 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
             if let Some(class) = image.classes.get(c.index()) {
                 let n_fields = u32::try_from(class.fields.len()).unwrap_or(u32::MAX);
                 run(b, n_fields)?;
+            }
+        }
+        Op::DbInsert { t, b, .. } => {
+            if let Some(table) = image.tables.get(t.index()) {
+                let n_columns = u32::try_from(table.columns.len()).unwrap_or(u32::MAX);
+                run(b, n_columns)?;
+            }
+        }
+        Op::DbQuery { q, b, .. } => {
+            if let Some(desc) = image.queries.get(q.index()) {
+                run(b, u32::from(desc.n_args))?;
+            }
+        }
+        Op::DbGetField { t, f: field, .. } | Op::DbUpdateField { t, f: field, .. } => {
+            if let Some(table) = image.tables.get(t.index()) {
+                if field.index() >= table.columns.len() {
+                    return Err(VerifyError::ColumnIndex {
+                        function: function(),
+                        pc,
+                        table: table.name.clone(),
+                        field: field.0,
+                        n_columns: table.columns.len(),
+                    });
+                }
             }
         }
         _ => {}

@@ -26,7 +26,8 @@ fn doc_path() -> PathBuf {
 fn width(ty: &str) -> usize {
     match ty {
         "Reg" | "BuiltinIdx" | "FieldIdx" | "u16" => 2,
-        "ConstIdx" | "FuncIdx" | "ClassIdx" | "GlobalIdx" | "Pc" | "i32" => 4,
+        "ConstIdx" | "FuncIdx" | "ClassIdx" | "GlobalIdx" | "Pc" | "TableIdx" | "QueryIdx"
+        | "i32" => 4,
         "bool" | "Cmp" => 1,
         other => {
             panic!("operand type `{other}` has no documented width; add it here and to the doc")
@@ -124,6 +125,10 @@ fn example_dump() -> String {
             8,
             "debug: 4 bytes, one run of 1 at file +0, line +1, column +1",
         ),
+        (5, "section 7 (tables), body length {len}"),
+        (4, "0 tables"),
+        (5, "section 8 (queries), body length {len}"),
+        (4, "0 queries"),
         (4, "CRC32 of all the bytes above"),
     ];
     let mut out = String::from("```\n");

@@ -1,12 +1,14 @@
 //! Hand-built images shared by the format, verifier and disassembler tests: a small
-//! program with calls, a loop, constants, a class, globals and builtins, plus a function
-//! that uses every opcode once so the round trip and the compatibility fixture cover the
+//! program with calls, a loop, constants, a class, globals, builtins, two tables and
+//! query descriptors (every column type, index kind and aggregate), plus a function that
+//! uses every opcode once so the round trip and the compatibility fixture cover the
 //! whole encoding table. Also the snapshot helper (`WO_BLESS=1` rewrites expectations).
 
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
 use std::path::PathBuf;
 
+use wo_bytecode::image::*;
 use wo_bytecode::op::Op;
 use wo_bytecode::*;
 
@@ -261,7 +263,22 @@ pub fn sample_image() -> Image {
                 name: "Empty".to_string(),
                 fields: vec![],
             },
+            Class {
+                name: "Department".to_string(),
+                fields: vec!["name".to_string()],
+            },
+            Class {
+                name: "Employee".to_string(),
+                fields: [
+                    "name", "salary", "level", "dept", "manager", "rating", "active",
+                ]
+                .iter()
+                .map(|f| (*f).to_string())
+                .collect(),
+            },
         ],
+        tables: sample_tables(),
+        queries: sample_queries(),
         builtins: vec![
             BuiltinRef {
                 name: "print".to_string(),
@@ -284,6 +301,112 @@ pub fn sample_image() -> Image {
         init: Some(FuncIdx(0)),
         entry: FuncIdx(1),
     }
+}
+
+fn column(name: &str, ty: ColumnType, nullable: bool) -> Column {
+    Column {
+        name: name.to_string(),
+        ty,
+        nullable,
+    }
+}
+
+/// `departments` (t0, class c2, not durable) and `employees` (t1, class c3) with every
+/// column type and index kind.
+pub fn sample_tables() -> Vec<Table> {
+    vec![
+        Table {
+            class: ClassIdx(2),
+            name: "departments".to_string(),
+            columns: vec![column("name", ColumnType::Text, false)],
+            indexes: vec![Index {
+                columns: vec![0],
+                kind: IndexKind::Unique,
+            }],
+            durable: false,
+        },
+        Table {
+            class: ClassIdx(3),
+            name: "employees".to_string(),
+            columns: vec![
+                column("name", ColumnType::Text, false),
+                column("salary", ColumnType::Int, false),
+                column("level", ColumnType::Int, false),
+                column("dept", ColumnType::Ref(0), false),
+                column("manager", ColumnType::Ref(1), true),
+                column("rating", ColumnType::Float, true),
+                column("active", ColumnType::Bool, false),
+            ],
+            indexes: vec![
+                Index {
+                    columns: vec![3],
+                    kind: IndexKind::Hash,
+                },
+                Index {
+                    columns: vec![3, 2],
+                    kind: IndexKind::Hash,
+                },
+                Index {
+                    columns: vec![1],
+                    kind: IndexKind::Sorted,
+                },
+            ],
+            durable: true,
+        },
+    ]
+}
+
+fn query(table: u32, agg: QueryAgg) -> QueryDesc {
+    QueryDesc {
+        table,
+        preds: Vec::new(),
+        order: Vec::new(),
+        skip: None,
+        take: None,
+        n_args: 0,
+        agg,
+    }
+}
+
+/// q0: `from employees where dept == arg0 and salary >= arg1 order by salary desc, id
+/// skip arg2 take arg3`; q1–q6 one of each aggregate.
+pub fn sample_queries() -> Vec<QueryDesc> {
+    vec![
+        QueryDesc {
+            table: 1,
+            preds: vec![
+                QueryPred {
+                    col: QueryCol::Col(3),
+                    op: Cmp::Eq,
+                    arg: 0,
+                },
+                QueryPred {
+                    col: QueryCol::Col(1),
+                    op: Cmp::Ge,
+                    arg: 1,
+                },
+            ],
+            order: vec![(QueryCol::Col(1), true), (QueryCol::Id, false)],
+            skip: Some(2),
+            take: Some(3),
+            n_args: 4,
+            agg: QueryAgg::Rows,
+        },
+        query(1, QueryAgg::Count),
+        QueryDesc {
+            preds: vec![QueryPred {
+                col: QueryCol::Id,
+                op: Cmp::Eq,
+                arg: 0,
+            }],
+            n_args: 1,
+            ..query(0, QueryAgg::Exists)
+        },
+        query(1, QueryAgg::Sum(QueryCol::Col(1))),
+        query(1, QueryAgg::Min(QueryCol::Id)),
+        query(1, QueryAgg::Max(QueryCol::Col(5))),
+        query(1, QueryAgg::Avg(QueryCol::Col(2))),
+    ]
 }
 
 /// One of every opcode, with operands that pass the verifier, in file 1 with varied
@@ -493,6 +616,41 @@ pub fn every_op() -> Function {
             f: FieldIdx(1),
             b: r(1),
         },
+        Op::DbInsert {
+            a: r(0),
+            t: TableIdx(1),
+            b: r(3),
+        },
+        Op::DbGetField {
+            a: r(0),
+            b: r(1),
+            t: TableIdx(1),
+            f: FieldIdx(1),
+        },
+        Op::DbUpdateField {
+            a: r(1),
+            t: TableIdx(1),
+            f: FieldIdx(6),
+            b: r(2),
+        },
+        Op::DbDelete {
+            a: r(1),
+            t: TableIdx(0),
+        },
+        Op::DbFind {
+            a: r(0),
+            t: TableIdx(0),
+            b: r(1),
+        },
+        Op::DbRowId { a: r(0), b: r(1) },
+        Op::DbAlive { a: r(0), b: r(1) },
+        Op::DbQuery {
+            a: r(0),
+            q: QueryIdx(0),
+            b: r(2),
+        },
+        Op::TxBegin {},
+        Op::TxCommit {},
         Op::Ret { a: r(0) },
         Op::RetNil {},
     ];

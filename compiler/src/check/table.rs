@@ -1,0 +1,429 @@
+//! Checking the database side of the language (LANGUAGE.md §7): `@table(…)`
+//! arguments, `insert`, `T.find`, queries and their planning. Planning decides what
+//! the engine does by itself — predicates of the form `x.col OP value` (where `value`
+//! does not mention the query variable), `order by` on columns, and `skip`/`take` when
+//! nothing is left to filter in bytecode — and what stays in bytecode.
+
+use std::collections::HashMap;
+
+use super::Checker;
+use crate::ast::{self, ExprKind as A};
+use crate::diag::Span;
+use crate::tir::{self, BinOp, Expr, ExprKind as E, QuerySource, TableInfo, Ty, UnOp};
+use wo_bytecode::image::IndexKind;
+use wo_bytecode::{Cmp, QueryAgg, QueryCol, QueryDesc, QueryPred};
+
+/// A checked query before it becomes an expression.
+pub(crate) struct Checked {
+    pub query: tir::Query,
+    /// The type of one selected value.
+    pub select_ty: Ty,
+    /// The table the rows come from, if any.
+    pub table: Option<usize>,
+}
+
+/// Whether `e` reads local `id` anywhere.
+pub(crate) fn mentions(e: &Expr, id: usize) -> bool {
+    let m = |x: &Expr| mentions(x, id);
+    match &e.kind {
+        E::Local(l) => *l == id,
+        E::Int(_) | E::Float(_) | E::Text(_) | E::Bool(_) | E::Nil | E::Global(_) => false,
+        E::Call { args, .. } | E::Builtin { args, .. } => args.iter().any(m),
+        E::Unary(_, x) | E::Field(x, _) | E::RowField(x, ..) | E::RowId(x) => m(x),
+        E::Find { id: x, .. } => m(x),
+        E::Binary(_, l, r) | E::ListIndex(l, r) | E::MapIndex(l, r) => m(l) || m(r),
+        E::Concat(xs) | E::List(xs) => xs.iter().any(m),
+        E::New { fields, .. } | E::Insert { fields, .. } => fields.iter().any(m),
+        E::Map(kv) => kv.iter().any(|(k, v)| m(k) || m(v)),
+        E::Try { body, handler, .. } => m(body) || m(handler),
+        E::DbAggregate { args, .. } => args.iter().any(m),
+        E::Query(q) => {
+            let src = match &q.source {
+                QuerySource::Table { args, .. } => args.iter().any(m),
+                QuerySource::List(l) => m(l),
+            };
+            src || q.residual.iter().any(m)
+                || q.order.iter().any(|(k, _)| m(k))
+                || q.skip.as_ref().is_some_and(m)
+                || q.take.as_ref().is_some_and(m)
+                || q.select.as_ref().is_some_and(m)
+        }
+    }
+}
+
+fn mirror(c: Cmp) -> Cmp {
+    match c {
+        Cmp::Lt => Cmp::Gt,
+        Cmp::Gt => Cmp::Lt,
+        Cmp::Le => Cmp::Ge,
+        Cmp::Ge => Cmp::Le,
+        c => c,
+    }
+}
+
+/// The column `e` reads from the query variable, if it is exactly `x.col` or `x.id`.
+fn column_of(e: &Expr, var: usize) -> Option<QueryCol> {
+    match &e.kind {
+        E::RowField(r, _, col) if matches!(r.kind, E::Local(l) if l == var) => Some(QueryCol::Col(*col)),
+        E::RowId(r) if matches!(r.kind, E::Local(l) if l == var) => Some(QueryCol::Id),
+        _ => None,
+    }
+}
+
+fn split_and(e: Expr, out: &mut Vec<Expr>) {
+    match e.kind {
+        E::Binary(BinOp::And, l, r) => {
+            split_and(*l, out);
+            split_and(*r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// `x.col OP value` → the predicate (without its argument slot) and the value.
+fn pushable(e: &Expr, var: usize) -> Option<(QueryCol, Cmp, Expr)> {
+    match &e.kind {
+        E::Binary(op, l, r) => {
+            let c = match op {
+                BinOp::CmpInt(c) | BinOp::CmpFloat(c) | BinOp::CmpText(c) => *c,
+                BinOp::Eq => Cmp::Eq,
+                BinOp::Ne => Cmp::Ne,
+                _ => return None,
+            };
+            if l.ty == Ty::Unknown || r.ty == Ty::Unknown {
+                return None;
+            }
+            if let Some(col) = column_of(l, var) {
+                if !mentions(r, var) {
+                    return Some((col, c, (**r).clone()));
+                }
+            }
+            if let Some(col) = column_of(r, var) {
+                if !mentions(l, var) {
+                    return Some((col, mirror(c), (**l).clone()));
+                }
+            }
+            None
+        }
+        E::RowField(..) if e.ty == Ty::Bool => {
+            let col = column_of(e, var)?;
+            Some((col, Cmp::Eq, Expr::new(E::Bool(true), Ty::Bool, e.span)))
+        }
+        E::Unary(UnOp::Not, x) if x.ty == Ty::Bool => {
+            let col = column_of(x, var)?;
+            Some((col, Cmp::Eq, Expr::new(E::Bool(false), Ty::Bool, e.span)))
+        }
+        _ => None,
+    }
+}
+
+fn arg_slot(args: &mut Vec<Expr>, e: Expr) -> u16 {
+    args.push(e);
+    u16::try_from(args.len() - 1).unwrap_or(u16::MAX)
+}
+
+impl Checker<'_> {
+    /// Reads the arguments of `@table(…)` into `t`.
+    pub(super) fn table_args(&mut self, a: &ast::Annotation, fields: &[tir::FieldInfo], t: &mut TableInfo) {
+        let Some(args) = &a.args else { return };
+        let class_name = t.name.clone();
+        let col_of = |this: &mut Self, e: &ast::Expr| -> Option<u16> {
+            match &e.kind {
+                A::Name(n) => match fields.iter().position(|f| f.name == *n) {
+                    Some(i) => u16::try_from(i).ok(),
+                    None => {
+                        this.err("table", e.span, format!("`{class_name}` has no column `{n}`"));
+                        None
+                    }
+                },
+                _ => {
+                    this.err("table", e.span, "expected a column name");
+                    None
+                }
+            }
+        };
+        for arg in args {
+            match arg.name.name.as_str() {
+                "name" => match &arg.value.kind {
+                    A::Text(parts) if parts.len() <= 1 => {
+                        let name = match parts.first() {
+                            Some(ast::TextPart::Lit(s)) => s.clone(),
+                            _ => String::new(),
+                        };
+                        if name.is_empty() {
+                            self.err("table", arg.value.span, "a table name cannot be empty");
+                        } else {
+                            t.name = name;
+                        }
+                    }
+                    _ => self.err("table", arg.value.span, "`name:` takes a text literal"),
+                },
+                "index" | "sorted" => {
+                    let A::List(items) = &arg.value.kind else {
+                        self.err("table", arg.value.span, format!("`{}:` takes a list of columns, e.g. `[dept]`", arg.name.name));
+                        continue;
+                    };
+                    let cols: Vec<u16> = items.iter().filter_map(|e| col_of(self, e)).collect();
+                    if cols.len() != items.len() {
+                        continue;
+                    }
+                    if cols.is_empty() {
+                        self.err("table", arg.value.span, "an index needs at least one column");
+                        continue;
+                    }
+                    if arg.name.name == "sorted" {
+                        if cols.len() != 1 {
+                            self.err("table", arg.value.span, "a sorted index has exactly one column");
+                            continue;
+                        }
+                        let ty = fields[usize::from(cols[0])].ty.strip().clone();
+                        if !matches!(ty, Ty::Int | Ty::Float | Ty::Text | Ty::Bool | Ty::Class(_) | Ty::Unknown) {
+                            self.err("table", arg.value.span, "this column cannot be sorted");
+                        }
+                        t.indexes.push((cols, IndexKind::Sorted));
+                    } else {
+                        let mut sorted = cols.clone();
+                        sorted.sort_unstable();
+                        sorted.dedup();
+                        if sorted.len() != cols.len() {
+                            self.err("table", arg.value.span, "an index names a column twice");
+                            continue;
+                        }
+                        // An `index:` on a `@unique` column is merged into the unique index.
+                        if cols.len() == 1 && t.indexes.iter().any(|(c, k)| *k == IndexKind::Unique && *c == cols) {
+                            continue;
+                        }
+                        if t.indexes.iter().any(|(c, k)| *k == IndexKind::Hash && *c == cols) {
+                            continue;
+                        }
+                        t.indexes.push((cols, IndexKind::Hash));
+                    }
+                }
+                "durable" => match arg.value.kind {
+                    A::Bool(b) => t.durable = b,
+                    _ => self.err("table", arg.value.span, "`durable:` takes `true` or `false`"),
+                },
+                other => self.err(
+                    "table",
+                    arg.name.span,
+                    format!("unknown table argument `{other}` (the arguments are `name`, `index`, `sorted`, `durable`)"),
+                ),
+            }
+        }
+    }
+
+    pub(super) fn table_of(&self, t: &Ty) -> Option<usize> {
+        match t {
+            Ty::Class(c) => self.classes.get(*c)?.table.as_ref().map(|t| t.index),
+            _ => None,
+        }
+    }
+
+    /// `insert T { … }`.
+    pub(super) fn insert(&mut self, table: &ast::Ident, inits: &[ast::FieldInit], span: Span) -> Expr {
+        let cid = match self.class_index.get(&table.name) {
+            Some(&c) if self.table_classes.contains(&c) => c,
+            Some(_) => {
+                self.err("table", table.span, format!("`{}` is not a `@table` class; create objects with `{} {{ … }}`", table.name, table.name));
+                return self.unknown(span);
+            }
+            None => {
+                self.err("name", table.span, format!("unknown table `{}`", table.name));
+                return self.unknown(span);
+            }
+        };
+        let built = self.construct_fields(cid, &table.name, inits, span);
+        let t = self.table_of(&Ty::Class(cid)).unwrap_or(0);
+        match built {
+            Some((fields, order)) => Expr::new(E::Insert { table: t, fields, order }, Ty::Class(cid), span),
+            None => self.unknown(span),
+        }
+    }
+
+    /// `T.find(id)`.
+    pub(super) fn find(&mut self, class: &str, method: &ast::Ident, args: &[ast::Expr], span: Span) -> Expr {
+        let cid = self.class_index[class];
+        let Some(t) = self.table_of(&Ty::Class(cid)) else {
+            self.err("table", span, format!("`{class}.{}(…)`: only `@table` classes have class functions", method.name));
+            return self.unknown(span);
+        };
+        if method.name != "find" {
+            self.err("name", method.span, format!("table `{class}` has no function `{}` (tables have `find`)", method.name));
+            return self.unknown(span);
+        }
+        let a = self.call_args(&format!("{class}.find"), &[Ty::Int], args, span);
+        let Some(id) = a.into_iter().next() else {
+            return self.unknown(span);
+        };
+        Expr::new(E::Find { table: t, id: Box::new(id) }, Ty::nullable(Ty::Class(cid)), span)
+    }
+
+    /// Checks and plans a query.
+    pub(super) fn query(&mut self, q: &ast::Query, span: Span) -> Checked {
+        // The source: a table class, or a list.
+        let (table, var_ty, list) = match &q.source.kind {
+            A::TypeName(n) if self.class_index.get(n).is_some_and(|c| self.table_classes.contains(c)) => {
+                let c = self.class_index[n];
+                (self.table_of(&Ty::Class(c)), Ty::Class(c), None)
+            }
+            A::TypeName(n) if self.class_index.contains_key(n) => {
+                self.err("table", q.source.span, format!("`{n}` is not a `@table` class; a query reads a table or a list"));
+                (None, Ty::Unknown, None)
+            }
+            _ => {
+                let src = self.expr(&q.source, None);
+                match src.ty.clone() {
+                    Ty::List(t) => (None, *t, Some(src)),
+                    Ty::Unknown => (None, Ty::Unknown, Some(src)),
+                    t => {
+                        let t = self.tyname(&t);
+                        self.err("type", q.source.span, format!("a query reads a table or a list, not a value of type {t}"));
+                        (None, Ty::Unknown, Some(src))
+                    }
+                }
+            }
+        };
+        self.ctx.scopes.push(HashMap::new());
+        let var = self.new_local(&q.var.name, var_ty.clone());
+        let mut wheres = Vec::new();
+        for w in &q.wheres {
+            let c = self.cond(w);
+            split_and(c, &mut wheres);
+        }
+        let mut order = Vec::new();
+        for k in &q.order {
+            let e = self.expr(&k.expr, None);
+            if !matches!(e.ty.strip(), Ty::Int | Ty::Float | Ty::Text | Ty::Bool | Ty::Nil | Ty::Unknown)
+                && self.table_of(e.ty.strip()).is_none()
+            {
+                let t = self.tyname(&e.ty);
+                self.err("type", k.expr.span, format!("cannot order by a value of type {t}"));
+            }
+            order.push((e, k.desc));
+        }
+        let select = self.expr(&q.select, None);
+        if select.ty == Ty::Void {
+            self.err("type", q.select.span, "`select` needs a value");
+        }
+        self.ctx.scopes.pop();
+        let count = |this: &mut Self, e: &Option<ast::Expr>, what: &str| {
+            e.as_ref().map(|e| {
+                let v = this.expr(e, Some(&Ty::Int));
+                if v.ty != Ty::Int && v.ty != Ty::Unknown {
+                    let t = this.tyname(&v.ty);
+                    this.err("type", e.span, format!("`{what}` takes an `Int`, found {t}"));
+                }
+                v
+            })
+        };
+        let skip = count(self, &q.skip, "skip");
+        let take = count(self, &q.take, "take");
+        let select_ty = select.ty.clone();
+        let select = if matches!(select.kind, E::Local(l) if l == var) { None } else { Some(select) };
+        let _ = span;
+        let query = match (table, list) {
+            (Some(t), _) => {
+                let mut args = Vec::new();
+                let mut preds = Vec::new();
+                let mut residual = Vec::new();
+                for w in wheres {
+                    match pushable(&w, var) {
+                        Some((col, op, value)) => {
+                            let arg = arg_slot(&mut args, value);
+                            preds.push(QueryPred { col, op, arg });
+                        }
+                        None => residual.push(w),
+                    }
+                }
+                let cols: Option<Vec<(QueryCol, bool)>> =
+                    order.iter().map(|(e, d)| column_of(e, var).map(|c| (c, *d))).collect();
+                let (engine_order, order) = match cols {
+                    Some(c) => (c, Vec::new()),
+                    None => (Vec::new(), order),
+                };
+                let push_limits = residual.is_empty() && order.is_empty();
+                let (dskip, skip) = match skip {
+                    Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
+                    s => (None, s),
+                };
+                let (dtake, take) = match take {
+                    Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
+                    s => (None, s),
+                };
+                let desc = QueryDesc {
+                    table: u32::try_from(t).unwrap_or(u32::MAX),
+                    preds,
+                    order: engine_order,
+                    skip: dskip,
+                    take: dtake,
+                    n_args: u16::try_from(args.len()).unwrap_or(u16::MAX),
+                    agg: QueryAgg::Rows,
+                };
+                tir::Query {
+                    var,
+                    source: QuerySource::Table { table: t, desc, args },
+                    residual,
+                    order,
+                    skip,
+                    take,
+                    select,
+                }
+            }
+            (None, src) => tir::Query {
+                var,
+                source: QuerySource::List(src.unwrap_or_else(|| Expr::new(E::List(Vec::new()), Ty::Unknown, q.source.span))),
+                residual: wheres,
+                order,
+                skip,
+                take,
+                select,
+            },
+        };
+        Checked { query, select_ty, table }
+    }
+
+    /// A query as a list-valued expression.
+    pub(super) fn query_expr(&mut self, q: &ast::Query, span: Span) -> Expr {
+        let c = self.query(q, span);
+        Expr::new(E::Query(Box::new(c.query)), Ty::List(Box::new(c.select_ty)), span)
+    }
+
+    /// `count(q)`, `sum(q)` … over a query the engine can run alone: returns the
+    /// aggregate expression, or the query as a list for the ordinary builtin.
+    pub(super) fn aggregate_arg(&mut self, name: &str, q: &ast::Query, span: Span) -> Result<Expr, Expr> {
+        let c = self.query(q, span);
+        let list_ty = Ty::List(Box::new(c.select_ty.clone()));
+        let qspan = span;
+        let engine_ok = c.table.is_some()
+            && c.query.residual.is_empty()
+            && c.query.order.is_empty()
+            && c.query.skip.is_none()
+            && c.query.take.is_none()
+            && matches!(&c.query.source, QuerySource::Table { desc, .. } if desc.skip.is_none() && desc.take.is_none());
+        let var = c.query.var;
+        let sel_col = match &c.query.select {
+            None => None,
+            Some(e) => column_of(e, var),
+        };
+        let agg = match (name, &c.query.select, sel_col, c.select_ty.clone()) {
+            ("count", None, _, _) => Some((QueryAgg::Count, Ty::Int)),
+            ("exists", None, _, _) => Some((QueryAgg::Exists, Ty::Bool)),
+            ("sum", Some(_), Some(col), t @ (Ty::Int | Ty::Float)) => Some((QueryAgg::Sum(col), t)),
+            ("min", Some(_), Some(col), t @ (Ty::Int | Ty::Float | Ty::Text)) => Some((QueryAgg::Min(col), Ty::nullable(t))),
+            ("max", Some(_), Some(col), t @ (Ty::Int | Ty::Float | Ty::Text)) => Some((QueryAgg::Max(col), Ty::nullable(t))),
+            ("avg", Some(_), Some(col), Ty::Int | Ty::Float) => Some((QueryAgg::Avg(col), Ty::nullable(Ty::Float))),
+            _ => None,
+        };
+        match (engine_ok, agg, c.query.source) {
+            (true, Some((agg, ty)), QuerySource::Table { mut desc, args, .. }) => {
+                desc.agg = agg;
+                Ok(Expr::new(E::DbAggregate { desc, args }, ty, span))
+            }
+            (_, _, source) => {
+                let query = tir::Query { source, ..c.query };
+                Err(Expr::new(E::Query(Box::new(query)), list_ty, qspan))
+            }
+        }
+    }
+
+}

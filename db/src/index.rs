@@ -1,0 +1,164 @@
+//! Secondary indexes: hash (equality, one or more columns), unique hash, and sorted
+//! (one column, ordered by the `order by` order, ties by id).
+
+use std::collections::BTreeSet;
+use std::mem::size_of;
+
+use ahash::AHashMap;
+
+use crate::value::KeyVal;
+use crate::{IndexKind, RowId};
+
+/// The ids of the rows with one key, ascending.
+#[derive(Debug)]
+pub(crate) enum Posting {
+    One(RowId),
+    Many(Vec<RowId>),
+}
+
+impl Posting {
+    pub(crate) fn ids(&self) -> &[RowId] {
+        match self {
+            Posting::One(id) => std::slice::from_ref(id),
+            Posting::Many(v) => v,
+        }
+    }
+    fn add(&mut self, id: RowId) {
+        match self {
+            Posting::One(a) => {
+                let a = *a;
+                *self = Posting::Many(if a < id { vec![a, id] } else { vec![id, a] });
+            }
+            Posting::Many(v) => {
+                if v.last().is_none_or(|&l| l < id) {
+                    v.push(id);
+                } else if let Err(p) = v.binary_search(&id) {
+                    v.insert(p, id);
+                }
+            }
+        }
+    }
+    /// Removes `id`; true when the posting became empty.
+    fn remove(&mut self, id: RowId) -> bool {
+        match self {
+            Posting::One(a) => *a == id,
+            Posting::Many(v) => {
+                if let Ok(p) = v.binary_search(&id) {
+                    v.remove(p);
+                }
+                match v.len() {
+                    0 => true,
+                    1 => {
+                        let a = v[0];
+                        *self = Posting::One(a);
+                        false
+                    }
+                    _ => false,
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum Index {
+    /// Every row, `nil` keys included (they answer `== nil`).
+    Hash(AHashMap<KeyVal, Posting>),
+    /// Only rows whose key is not exempt (no `nil`, no NaN): those never collide.
+    Unique(AHashMap<KeyVal, RowId>),
+    /// Every row, by `(key, id)`.
+    Sorted(BTreeSet<(KeyVal, RowId)>),
+}
+
+impl Index {
+    pub(crate) fn new(kind: IndexKind) -> Index {
+        match kind {
+            IndexKind::Hash => Index::Hash(AHashMap::default()),
+            IndexKind::Unique => Index::Unique(AHashMap::default()),
+            IndexKind::Sorted => Index::Sorted(BTreeSet::new()),
+        }
+    }
+
+    pub(crate) fn insert(&mut self, key: KeyVal, id: RowId) {
+        match self {
+            Index::Hash(m) => match m.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().add(id),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(Posting::One(id));
+                }
+            },
+            Index::Unique(m) => {
+                if !key.exempt() {
+                    m.insert(key, id);
+                }
+            }
+            Index::Sorted(s) => {
+                s.insert((key, id));
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, key: KeyVal, id: RowId) {
+        match self {
+            Index::Hash(m) => {
+                if let Some(p) = m.get_mut(&key) {
+                    if p.remove(id) {
+                        m.remove(&key);
+                    }
+                }
+            }
+            Index::Unique(m) => {
+                if m.get(&key) == Some(&id) {
+                    m.remove(&key);
+                }
+            }
+            Index::Sorted(s) => {
+                s.remove(&(key, id));
+            }
+        }
+    }
+
+    /// For a unique index: the row already holding `key`, if any.
+    pub(crate) fn holder(&self, key: &KeyVal) -> Option<RowId> {
+        match self {
+            Index::Unique(m) if !key.exempt() => m.get(key).copied(),
+            _ => None,
+        }
+    }
+
+    /// Approximate heap bytes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            Index::Hash(m) => {
+                m.capacity() * (size_of::<(KeyVal, Posting)>() + 1)
+                    + m.iter()
+                        .map(|(k, p)| {
+                            key_heap(k)
+                                + match p {
+                                    Posting::One(_) => 0,
+                                    Posting::Many(v) => v.capacity() * 8,
+                                }
+                        })
+                        .sum::<usize>()
+            }
+            Index::Unique(m) => {
+                m.capacity() * (size_of::<(KeyVal, RowId)>() + 1)
+                    + m.keys().map(key_heap).sum::<usize>()
+            }
+            // B-tree nodes hold up to 11 entries and are about 2/3 full on average.
+            Index::Sorted(s) => {
+                s.len() * size_of::<(KeyVal, RowId)>() * 3 / 2
+                    + s.iter().map(|(k, _)| key_heap(k)).sum::<usize>()
+            }
+        }
+    }
+}
+
+/// Heap owned by a key besides shared text (tuples only; texts are shared with the
+/// row's column and counted there).
+fn key_heap(k: &KeyVal) -> usize {
+    match k {
+        KeyVal::Tuple(ks) => ks.len() * size_of::<KeyVal>(),
+        _ => 0,
+    }
+}
