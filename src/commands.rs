@@ -46,6 +46,12 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
             0 => Ok(()),
             status => Err(Failure::Program(status)),
         },
+        // The VM caught the image breaking an invariant it relies on while running. From
+        // a file, that is a damaged or hostile image; from source, a compiler bug.
+        Ok(RunResult::Fault(msg)) if program.sources.is_none() => {
+            let reason = msg.strip_prefix("internal error: ").unwrap_or(&msg);
+            Err(Failure::invalid_image(path, reason))
+        }
         Ok(RunResult::Fault(msg)) => Err(Failure::Internal(msg)),
         Ok(RunResult::Trap { trap, stack }) => {
             report_trap(&trap, &stack);

@@ -112,12 +112,22 @@ fn ty_is_comparable_eq(t: &Ty) -> bool {
 
 /// Whether a value of type `from` may be stored where `to` is expected.
 pub(crate) fn assignable(from: &Ty, to: &Ty) -> bool {
-    if from == to || *from == Ty::Unknown || *to == Ty::Unknown {
+    if same(from, to) {
         return true;
     }
     match to {
         Ty::Nullable(inner) => *from == Ty::Nil || assignable(from, inner),
         _ => false,
+    }
+}
+
+/// Structural equality where `Unknown` (an already reported error) matches anything.
+fn same(a: &Ty, b: &Ty) -> bool {
+    match (a, b) {
+        (Ty::Unknown, _) | (_, Ty::Unknown) => true,
+        (Ty::Nullable(x), Ty::Nullable(y)) | (Ty::List(x), Ty::List(y)) | (Ty::Task(x), Ty::Task(y)) => same(x, y),
+        (Ty::Map(k1, v1), Ty::Map(k2, v2)) => same(k1, k2) && same(v1, v2),
+        _ => a == b,
     }
 }
 
@@ -893,21 +903,32 @@ impl<'a> Checker<'a> {
             S::If { cond, then, els } => {
                 let c = self.cond(cond);
                 let (tf, ff) = self.facts(cond);
+                // Each branch starts from the narrowing before the `if`; what holds
+                // after it is what holds after every branch that can complete.
+                let before = self.ctx.narrowed.clone();
                 let then_b = self.block_with(&then.stmts, &tf);
+                let after_then = std::mem::replace(&mut self.ctx.narrowed, before);
                 let els_b = match els {
                     Some(b) => self.block_with(&b.stmts, &ff),
                     None => Vec::new(),
                 };
-                // Narrowing for the rest of the enclosing block.
-                if diverges(&then.stmts) {
-                    for (id, ty) in ff {
-                        self.ctx.narrowed.insert(id, ty);
-                    }
-                } else if els.as_ref().is_some_and(|b| diverges(&b.stmts)) {
-                    for (id, ty) in tf {
-                        self.ctx.narrowed.insert(id, ty);
-                    }
-                }
+                let after_else = std::mem::take(&mut self.ctx.narrowed);
+                let then_div = diverges(&then.stmts);
+                let else_div = els.as_ref().is_some_and(|b| diverges(&b.stmts));
+                self.ctx.narrowed = if then_div {
+                    let mut n = after_else;
+                    n.extend(ff);
+                    n
+                } else if else_div {
+                    let mut n = after_then;
+                    n.extend(tf);
+                    n
+                } else {
+                    after_then
+                        .into_iter()
+                        .filter(|(id, ty)| after_else.get(id) == Some(ty))
+                        .collect()
+                };
                 push(
                     out,
                     T::If {

@@ -1,7 +1,7 @@
 //! Secondary indexes: hash (equality, one or more columns), unique hash, and sorted
 //! (one column, ordered by the `order by` order, ties by id).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::mem::size_of;
 
 use ahash::AHashMap;
@@ -9,29 +9,31 @@ use ahash::AHashMap;
 use crate::value::KeyVal;
 use crate::{IndexKind, RowId};
 
-/// The ids of the rows with one key, ascending.
+/// The ids of the rows with one key, ascending. A deque, so that both appending new
+/// ids and removing the oldest are O(1); a removal in the middle shifts the shorter
+/// side.
 #[derive(Debug)]
 pub(crate) enum Posting {
     One(RowId),
-    Many(Vec<RowId>),
+    Many(VecDeque<RowId>),
 }
 
 impl Posting {
-    pub(crate) fn ids(&self) -> &[RowId] {
+    pub(crate) fn ids(&self) -> (&[RowId], &[RowId]) {
         match self {
-            Posting::One(id) => std::slice::from_ref(id),
-            Posting::Many(v) => v,
+            Posting::One(id) => (std::slice::from_ref(id), &[]),
+            Posting::Many(v) => v.as_slices(),
         }
     }
     fn add(&mut self, id: RowId) {
         match self {
             Posting::One(a) => {
                 let a = *a;
-                *self = Posting::Many(if a < id { vec![a, id] } else { vec![id, a] });
+                *self = Posting::Many(if a < id { VecDeque::from([a, id]) } else { VecDeque::from([id, a]) });
             }
             Posting::Many(v) => {
-                if v.last().is_none_or(|&l| l < id) {
-                    v.push(id);
+                if v.back().is_none_or(|&l| l < id) {
+                    v.push_back(id);
                 } else if let Err(p) = v.binary_search(&id) {
                     v.insert(p, id);
                 }

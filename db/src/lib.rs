@@ -6,6 +6,16 @@
 
 use std::rc::Rc;
 
+mod db;
+mod index;
+mod query;
+mod table;
+mod undo;
+mod value;
+
+pub use db::Db;
+pub use undo::Change;
+
 /// A table's position in the schema.
 pub type TableId = u32;
 /// A row id: per table `1, 2, 3, …`, never reused.

@@ -6,8 +6,9 @@
 //! trap instead, so a hostile image gets an error, not a crash.
 //!
 //! The functions are grouped by what they work on: `core` (printing, parsing, numbers,
-//! assertions), `text`, `list` (including the aggregates), `map`, and `modules`
-//! (`time`, `math`, `env`, `fs`, `random`). This file holds the argument helpers and
+//! assertions), `text`, `list` (including the aggregates), `map`, `modules`
+//! (`time`, `math`, `env`, `fs`, `random`), and `query` (the parts of a query done in
+//! bytecode: `order_by`, `skip_take`). This file holds the argument helpers and
 //! the equality and ordering rules they share.
 
 use std::cell::{Ref, RefCell, RefMut};
@@ -19,6 +20,7 @@ mod core;
 mod list;
 mod map;
 mod modules;
+mod query;
 mod text;
 
 /// A catalogue name and its implementation.
@@ -31,6 +33,7 @@ const TABLES: &[&[Native]] = &[
     list::NATIVES,
     map::NATIVES,
     modules::NATIVES,
+    query::NATIVES,
 ];
 
 /// The implementation of the catalogue entry `name`, if any.
@@ -64,6 +67,7 @@ fn kind_of(v: &Value) -> &'static str {
         Value::Map(_) => "a map",
         Value::Obj(_) => "an object",
         Value::Error(_) => "an Error",
+        Value::Row(_) => "a row",
     }
 }
 
@@ -180,8 +184,8 @@ fn key_value(k: &Key) -> Value {
 }
 
 /// The language's `==` (LANGUAGE.md §3): Int, Float, Bool and Text by content (Float
-/// by IEEE, so `NaN != NaN` and `-0.0 == 0.0`), nil equals only nil, lists, maps,
-/// objects and errors by identity.
+/// by IEEE, so `NaN != NaN` and `-0.0 == 0.0`), nil equals only nil, rows by class and
+/// id, lists, maps, objects and errors by identity.
 fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Nil, Value::Nil) => true,
@@ -193,6 +197,7 @@ fn values_equal(a: &Value, b: &Value) -> bool {
         (Value::Map(x), Value::Map(y)) => Rc::ptr_eq(x, y),
         (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
         (Value::Error(x), Value::Error(y)) => Rc::ptr_eq(x, y),
+        (Value::Row(x), Value::Row(y)) => x == y,
         _ => false,
     }
 }

@@ -87,7 +87,14 @@ pub fn run_wo<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> Outcome {
 }
 
 /// Runs a prepared command with the timeout.
-pub fn output(mut cmd: Command) -> Outcome {
+pub fn output(cmd: Command) -> Outcome {
+    let shown = format!("{cmd:?}");
+    output_within(cmd, TIMEOUT)
+        .unwrap_or_else(|| panic!("`{shown}` did not finish within {TIMEOUT:?}"))
+}
+
+/// Runs a prepared command; `None` when it had to be killed after `limit`.
+pub fn output_within(mut cmd: Command, limit: Duration) -> Option<Outcome> {
     let mut child = cmd.spawn().expect("the wo binary starts");
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");
@@ -104,22 +111,22 @@ pub fn output(mut cmd: Command) -> Outcome {
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("waiting for wo") {
-            break status;
+            break Some(status);
         }
-        if started.elapsed() > TIMEOUT {
+        if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("`{cmd:?}` did not finish within {TIMEOUT:?}");
+            break None;
         }
         std::thread::sleep(Duration::from_millis(2));
     };
     let stdout = out_reader.join().expect("stdout reader");
     let stderr = err_reader.join().expect("stderr reader");
-    Outcome {
-        status: status.code(),
+    Some(Outcome {
+        status: status?.code(),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
-    }
+    })
 }
 
 /// A fresh, empty directory under Cargo's temporary folder for integration tests.

@@ -4,7 +4,8 @@
 //!
 //! Text is written as is at the top level and quoted with the §2 escapes inside a
 //! list, map or object; Floats follow Rust's `{:?}`; a list, map or object that is
-//! already being printed (a cycle) is written as `…`. Nesting deeper than
+//! already being printed (a cycle) is written as `…`. A row prints as its class and id,
+//! `Employee(3)`, in every context. Nesting deeper than
 //! [`MAX_DEPTH`] is also cut to `…`, so printing never overflows the Rust stack.
 
 use std::fmt::Write as _;
@@ -100,6 +101,13 @@ impl Printer<'_> {
                 self.out.push_str(e.kind.name());
                 self.out.push_str(": ");
                 self.out.push_str(&e.message);
+            }
+            Value::Row(row) => {
+                let class = usize::try_from(row.class)
+                    .ok()
+                    .and_then(|c| self.classes.get(c));
+                let id = row.id;
+                let _ = write!(self.out, "{}({id})", class.map_or("?", |c| c.name.as_str()));
             }
             Value::List(list) => {
                 if !self.enter(Rc::as_ptr(list) as *const u8 as usize) {

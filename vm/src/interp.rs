@@ -7,8 +7,11 @@
 //!
 //! A [`Fiber`] owns everything one thread of script execution needs: the register
 //! file, the frames of its callers and its try handlers. The [`Vm`] owns what fibers
-//! share: the image, its constants as values, the linked natives, the globals and the
-//! [`Host`]. Registers are frame-relative in the bytecode and absolute here
+//! share: the image, its constants as values, the linked natives, the globals, the
+//! [`Host`] and the [`Database`] (the engine, cached queries, the transaction). The
+//! database instructions are thin here: each calls one [`Database`] method, which
+//! converts between values and cells. When a trap unwinds, the database is told which
+//! handler will catch it first, so a trap that leaves a transaction rolls it back. Registers are frame-relative in the bytecode and absolute here
 //! (`base + r`); a callee's frame starts at the caller's `base + b`, where the caller
 //! has already put the arguments (Lua style), and its result replaces that register.
 //!
@@ -27,6 +30,7 @@ use std::rc::Rc;
 
 use wo_bytecode::{Const, Image, Op};
 
+use crate::database::{self, Database, DbStop};
 use crate::display;
 use crate::value::{ErrorValue, Host, Key, MapData, NativeFn, Object, Stop, Trap, TrapKind, Value};
 use crate::{LinkError, StackFrame};
@@ -62,6 +66,8 @@ struct Handler {
 /// One thread of script execution.
 #[derive(Debug)]
 pub struct Fiber {
+    /// Unique within its [`Vm`]; a transaction records the fiber that began it.
+    id: u64,
     regs: Vec<Value>,
     /// The callers of `cur`, outermost first; `frames.len()` is `cur`'s level.
     frames: Vec<Frame>,
@@ -73,6 +79,11 @@ impl Fiber {
     /// The number of active frames.
     pub fn depth(&self) -> usize {
         self.frames.len() + 1
+    }
+
+    /// The fiber's id, unique within its [`Vm`].
+    pub fn id(&self) -> u64 {
+        self.id
     }
 }
 
@@ -107,6 +118,10 @@ pub struct Vm<'img> {
     natives: Vec<NativeFn>,
     pub globals: Vec<Value>,
     pub host: Host,
+    /// The database all fibers share.
+    database: Database,
+    /// The id the next fiber gets.
+    next_fiber: std::cell::Cell<u64>,
 }
 
 impl<'img> Vm<'img> {
@@ -132,6 +147,7 @@ impl<'img> Vm<'img> {
             linked.push(f);
         }
         check_image(image)?;
+        let database = Database::new(image)?;
         let consts = image
             .consts
             .iter()
@@ -149,11 +165,18 @@ impl<'img> Vm<'img> {
             natives: linked,
             globals: vec![Value::Nil; n_globals],
             host,
+            database,
+            next_fiber: std::cell::Cell::new(0),
         })
     }
 
     pub fn image(&self) -> &'img Image {
         self.image
+    }
+
+    /// The database (its engine, and whether a transaction is active).
+    pub fn database(&self) -> &Database {
+        &self.database
     }
 
     /// A new fiber that will call function `func` with `args` (checked against its
@@ -169,7 +192,10 @@ impl<'img> Vm<'img> {
         for (slot, a) in regs.iter_mut().zip(args).take(usize::from(f.arity)) {
             *slot = a;
         }
+        let id = self.next_fiber.get();
+        self.next_fiber.set(id + 1);
         Ok(Fiber {
+            id,
             regs,
             frames: Vec::new(),
             cur: Frame {
@@ -188,10 +214,26 @@ impl<'img> Vm<'img> {
         let mut budget = budget.max(1);
         loop {
             match self.exec(fiber, &mut budget) {
-                Step::Done(v) => return Status::Done(v),
+                Step::Done(v) => {
+                    if self.database.tx.is_some_and(|tx| tx.fiber == fiber.id) {
+                        self.database.fiber_ended(fiber.id);
+                        return Status::Fault(
+                            "internal error: the fiber's function returned inside a transaction"
+                                .into(),
+                        );
+                    }
+                    return Status::Done(v);
+                }
                 Step::Yield => return Status::Yield,
-                Step::Exit(code) => return Status::Exit(code),
-                Step::Fault(msg) => return Status::Fault(msg),
+                Step::Exit(code) => {
+                    // The program ends; an open transaction never committed.
+                    self.database.fiber_ended(fiber.id);
+                    return Status::Exit(code);
+                }
+                Step::Fault(msg) => {
+                    self.database.fiber_ended(fiber.id);
+                    return Status::Fault(msg);
+                }
                 Step::Trap(trap) => {
                     if let Some(stack) = self.unwind(fiber, trap) {
                         return stack;
@@ -237,6 +279,14 @@ impl<'img> Vm<'img> {
     /// when there is none.
     fn unwind(&mut self, fiber: &mut Fiber, trap: Trap) -> Option<Status> {
         let line = i64::from(self.stack_frame(&fiber.cur).line);
+        // The handler that catches the trap, if any, decides whether it leaves a
+        // transaction (which then rolls back before the unwinding goes on).
+        let catcher = fiber
+            .handlers
+            .len()
+            .checked_sub(1)
+            .map(|i| (i, fiber.handlers[i].level as usize));
+        self.database.unwinding(fiber.id, catcher);
         let Some(h) = fiber.handlers.pop() else {
             let stack = self.stack_of(fiber);
             return Some(Status::Trap { trap, stack });
@@ -267,12 +317,15 @@ impl<'img> Vm<'img> {
         let natives = &self.natives[..];
         let globals = &mut self.globals;
         let host = &mut self.host;
+        let database = &mut self.database;
         let Fiber {
+            id: fiber_id,
             regs,
             frames,
             cur,
             handlers,
         } = fiber;
+        let fiber_id = *fiber_id;
 
         let mut func = cur.func as usize;
         let mut code: &'img [Op] = &image.functions[func].code;
@@ -305,6 +358,19 @@ impl<'img> Vm<'img> {
         macro_rules! fault {
             ($($arg:tt)*) => {
                 return fault_step(image, func, pc - 1, format_args!($($arg)*))
+            };
+        }
+        // A database method's result: the value, or the trap or fault it stopped with.
+        macro_rules! db {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(DbStop::Trap(t)) => {
+                        save!();
+                        return Step::Trap(t);
+                    }
+                    Err(DbStop::Fault(msg)) => fault!("{msg}"),
+                }
             };
         }
         macro_rules! r {
@@ -795,17 +861,40 @@ impl<'img> Vm<'img> {
                         other => fault!("expected an object, found {}", type_name(other)),
                     }
                 }
-                // The database instructions arrive with the tables milestone.
-                Op::DbInsert { .. }
-                | Op::DbGetField { .. }
-                | Op::DbUpdateField { .. }
-                | Op::DbDelete { .. }
-                | Op::DbFind { .. }
-                | Op::DbRowId { .. }
-                | Op::DbAlive { .. }
-                | Op::DbQuery { .. }
-                | Op::TxBegin {}
-                | Op::TxCommit {} => fault!("database instructions are not supported yet"),
+                Op::DbInsert { a, t, b } => {
+                    let lo = b.index();
+                    let n = image.tables[t.index()].columns.len();
+                    let v = db!(database.insert(t.0, &fr[lo..lo + n]));
+                    r!(a) = v;
+                }
+                Op::DbGetField { a, b, t, f } => {
+                    let v = db!(database.get_field(t.0, &r!(b), f.index()));
+                    r!(a) = v;
+                }
+                Op::DbUpdateField { a, t, f, b } => {
+                    db!(database.update_field(t.0, &r!(a), f.index(), &r!(b)));
+                }
+                Op::DbDelete { a, t } => db!(database.delete(t.0, &r!(a))),
+                Op::DbFind { a, t, b } => {
+                    let v = db!(database.find(t.0, &r!(b)));
+                    r!(a) = v;
+                }
+                Op::DbRowId { a, b } => {
+                    let id = db!(database::row_id(&r!(b)));
+                    set_int(&mut r!(a), id);
+                }
+                Op::DbAlive { a, b } => {
+                    let v = db!(database.alive(&r!(b)));
+                    r!(a) = Value::Bool(v);
+                }
+                Op::DbQuery { a, q, b } => {
+                    let lo = b.index();
+                    let n = usize::from(image.queries[q.index()].n_args);
+                    let v = db!(database.query(q.0, &fr[lo..lo + n]));
+                    r!(a) = v;
+                }
+                Op::TxBegin {} => db!(database.begin(fiber_id, frames.len(), handlers.len())),
+                Op::TxCommit {} => db!(database.commit(fiber_id)),
             }
         }
     }
@@ -868,6 +957,7 @@ pub fn values_eq(a: &Value, b: &Value) -> bool {
         (Value::Map(x), Value::Map(y)) => Rc::ptr_eq(x, y),
         (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
         (Value::Error(x), Value::Error(y)) => Rc::ptr_eq(x, y),
+        (Value::Row(x), Value::Row(y)) => x == y,
         _ => false,
     }
 }
@@ -903,13 +993,17 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Map(_) => "a map",
         Value::Obj(_) => "an object",
         Value::Error(_) => "an Error",
+        Value::Row(_) => "a row",
     }
 }
 
 /// Checks every operand range the instruction loop indexes without checking: register
-/// runs inside the frame, constant, function, class, global and builtin indices, jump
-/// targets, call arities, and that no function can run past its last instruction.
+/// runs inside the frame, constant, function, class, global, builtin, table and query
+/// indices, jump targets, call arities, and that no function can run past its last
+/// instruction; and the table definitions and query descriptors the database is built
+/// from (the verifier's schema rules).
 fn check_image(image: &Image) -> Result<(), LinkError> {
+    wo_bytecode::verify::verify_schema(image).map_err(|e| LinkError::Invalid(e.to_string()))?;
     let bad = |f: &str, at: usize, msg: String| {
         Err(LinkError::Invalid(format!(
             "function `{f}` instruction {at}: {msg}"
@@ -969,9 +1063,21 @@ fn check_image(image: &Image) -> Result<(), LinkError> {
             Ok(())
         };
         for (at, op) in func.code.iter().enumerate() {
-            for (_, operand) in op.operands() {
+            // The first register of a run that is only read is checked with its run
+            // below: an empty run may start one past the last register.
+            let run_base = matches!(
+                op,
+                Op::NewList { .. }
+                    | Op::NewMap { .. }
+                    | Op::ConcatN { .. }
+                    | Op::NewObj { .. }
+                    | Op::DbInsert { .. }
+                    | Op::DbQuery { .. }
+            );
+            for (name, operand) in op.operands() {
                 use wo_bytecode::op::OperandRef as O;
                 let ok = match operand {
+                    O::Reg(_) if run_base && name == "b" => true,
                     O::Reg(r) => r.index() < n_regs,
                     O::Const(k) => k.index() < image.consts.len(),
                     O::Func(f) => f.index() < image.functions.len(),
@@ -979,6 +1085,8 @@ fn check_image(image: &Image) -> Result<(), LinkError> {
                     O::Builtin(b) => b.index() < image.builtins.len(),
                     O::Global(g) => u64::from(g.0) < u64::from(image.n_globals),
                     O::Pc(t) => t.index() < func.code.len(),
+                    O::Table(t) => t.index() < image.tables.len(),
+                    O::Query(q) => q.index() < image.queries.len(),
                     _ => true,
                 };
                 if !ok {
@@ -1010,6 +1118,22 @@ fn check_image(image: &Image) -> Result<(), LinkError> {
                         );
                     }
                     run(at, base.index(), usize::from(n).max(1))?;
+                }
+                Op::DbInsert { t, b, .. } => {
+                    run(at, b.index(), image.tables[t.index()].columns.len())?;
+                }
+                Op::DbQuery { q, b, .. } => {
+                    run(at, b.index(), usize::from(image.queries[q.index()].n_args))?;
+                }
+                Op::DbGetField { t, f, .. } | Op::DbUpdateField { t, f, .. } => {
+                    let n_columns = image.tables[t.index()].columns.len();
+                    if f.index() >= n_columns {
+                        return bad(
+                            name,
+                            at,
+                            format!("column .{} outside the {n_columns} columns", f.0),
+                        );
+                    }
                 }
                 _ => {}
             }

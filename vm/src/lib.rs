@@ -1,13 +1,18 @@
 //! `wo-vm`: loads verified images, links their builtins and runs them. Values, traps,
-//! the stackless interpreter and (later) fibers and the database builtins.
+//! the stackless interpreter, the database boundary (rows, queries, transactions) and
+//! (later) fibers.
 
+pub mod database;
 pub mod display;
 pub mod interp;
 pub mod value;
 
+pub use database::Database;
 pub use display::{to_text, write_value};
 pub use interp::{Fiber, Status, Vm};
-pub use value::{ErrorValue, Host, Key, MapData, NativeFn, Object, Stop, Trap, TrapKind, Value};
+pub use value::{
+    ErrorValue, Host, Key, MapData, NativeFn, Object, RowRef, Stop, Trap, TrapKind, Value,
+};
 
 use std::io::Write as _;
 use std::rc::Rc;

@@ -64,7 +64,18 @@ pub struct ErrorValue {
     pub line: i64,
 }
 
-/// One register's worth of value. 16 bytes.
+/// A handle to a row of a table: the class index of the table's class (so printing and
+/// equality need nothing but the value) and the row id. Rows live in the database, not
+/// on the heap, so a handle is plain data; it keeps its id after the row is deleted,
+/// when only `id` and `DB_ALIVE` still work on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RowRef {
+    pub class: u32,
+    pub id: i64,
+}
+
+/// One register's worth of value: 24 bytes (a tag and the widest payload, Text's fat
+/// `Rc<str>` pointer).
 #[derive(Debug, Clone, Default)]
 pub enum Value {
     #[default]
@@ -77,7 +88,12 @@ pub enum Value {
     Map(Rc<RefCell<MapData>>),
     Obj(Rc<Object>),
     Error(Rc<ErrorValue>),
+    /// A row of a table (LANGUAGE.md §7).
+    Row(RowRef),
 }
+
+// The register file is an array of these; a row handle must not make them wider.
+const _: () = assert!(std::mem::size_of::<Value>() <= 24);
 
 /// The trap kinds of LANGUAGE.md §10, with their stable codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

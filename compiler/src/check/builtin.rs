@@ -22,6 +22,16 @@ pub(crate) fn is_builtin(name: &str) -> bool {
     CORE.contains(&name)
 }
 
+/// Whether a type contains `Unknown` (an error was already reported inside it).
+fn has_unknown(t: &Ty) -> bool {
+    match t {
+        Ty::Unknown => true,
+        Ty::Nullable(x) | Ty::List(x) | Ty::Task(x) => has_unknown(x),
+        Ty::Map(k, v) => has_unknown(k) || has_unknown(v),
+        _ => false,
+    }
+}
+
 fn list_of(t: Ty) -> Ty {
     Ty::List(Box::new(t))
 }
@@ -36,6 +46,7 @@ fn expected(name: &str, i: usize, prev: &[Expr]) -> Option<Ty> {
         ("has" | "get" | "remove" | "set", 1, Some(Ty::Map(k, _))) => Some(*k),
         ("set", 2, Some(Ty::Map(_, v))) => Some(*v),
         ("substr" | "remove_at" | "insert_at" | "slice" | "repeat", 1.., _) => Some(Ty::Int),
+        ("join", 0, _) => Some(list_of(Ty::Text)),
         (_, _, _) => None,
     }
 }
@@ -83,7 +94,7 @@ pub(crate) fn call(
         }
         checked.push(v);
     }
-    if checked.iter().any(|e| e.ty == Ty::Unknown) {
+    if checked.iter().any(|e| has_unknown(&e.ty)) {
         return c.unknown(span);
     }
     match resolve(c, name, checked, span) {

@@ -187,13 +187,12 @@ fn comment(image: &Image, pc: usize, op: &Op) -> Option<String> {
             let cols: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
             format!("insert into {} ({})", table.name, cols.join(", "))
         }),
-        Op::DbGetField { t, f: field, .. } | Op::DbUpdateField { t, f: field, .. } => image
-            .tables
-            .get(t.index())
-            .and_then(|table| {
+        Op::DbGetField { t, f: field, .. } | Op::DbUpdateField { t, f: field, .. } => {
+            image.tables.get(t.index()).and_then(|table| {
                 let col = table.columns.get(field.index())?;
                 Some(format!("{}.{}", table.name, col.name))
-            }),
+            })
+        }
         Op::DbDelete { t, .. } => image
             .tables
             .get(t.index())
@@ -329,12 +328,15 @@ fn new_obj(class: &Class, b: Reg) -> String {
 }
 
 /// The classes that have a field at position `field`, as `Point.y`: at most three,
-/// since the instruction itself does not say which class the object has.
+/// since the instruction itself does not say which class the object has. Table classes
+/// are left out: their rows are read with `DB_GET_FIELD`, never `GET_FIELD`.
 fn field_names(image: &Image, field: usize) -> Option<String> {
     let names: Vec<String> = image
         .classes
         .iter()
-        .filter_map(|c| c.fields.get(field).map(|name| format!("{}.{name}", c.name)))
+        .enumerate()
+        .filter(|(i, _)| !image.tables.iter().any(|t| t.class.index() == *i))
+        .filter_map(|(_, c)| c.fields.get(field).map(|name| format!("{}.{name}", c.name)))
         .collect();
     match names.len() {
         0 => None,

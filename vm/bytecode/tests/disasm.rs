@@ -117,3 +117,61 @@ fn a_line_from_another_file_names_its_file() {
         "{text}"
     );
 }
+
+#[test]
+fn database_instructions_name_tables_columns_and_queries() {
+    let text = disasm(&sample_image(), &|_, _| None);
+    for expected in [
+        "; insert into employees (name, salary, level, dept, manager, rating, active)",
+        "t1, .1   ; employees.salary",
+        "; delete from departments",
+        "; from employees where dept == arg0 and salary >= arg1 order by salary desc, id \
+         skip arg2 take arg3 → rows",
+        "TX_BEGIN",
+        "; commit transaction",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+    }
+    // Each aggregate, through one DB_QUERY per descriptor.
+    let mut image = sample_image();
+    let code: Vec<(Op, u32, u32)> = (0..7u32)
+        .map(|q| {
+            (
+                Op::DbQuery {
+                    a: Reg(0),
+                    q: QueryIdx(q),
+                    b: Reg(0),
+                },
+                1,
+                1,
+            )
+        })
+        .chain([(Op::RetNil {}, 1, 1)])
+        .collect();
+    image.functions = vec![func("main", 0, 4, 0, &code)];
+    image.init = None;
+    image.entry = FuncIdx(0);
+    let text = disasm(&image, &|_, _| None);
+    let comments: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once("; ").map(|(_, c)| c))
+        .collect();
+    // The header names the function's file (`; main.wo`), then one comment per query.
+    assert_eq!(
+        comments[2..],
+        [
+            "from employees → count",
+            "from departments where id == arg0 → exists",
+            "from employees → sum(salary)",
+            "from employees → min(id)",
+            "from employees → max(rating)",
+            "from employees → avg(level)",
+        ]
+    );
+}
+
+#[test]
+fn get_field_comments_leave_out_table_classes() {
+    let text = disasm(&sample_image(), &|_, _| None);
+    assert!(text.contains(".0  ; Point.x\n"), "{text}");
+}

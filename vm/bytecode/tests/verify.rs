@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use wo_bytecode::image::{ColumnType, QueryAgg, QueryCol};
 use wo_bytecode::*;
 
 /// `main` (f0, arity 0, 4 registers) with `code` followed by `RET_NIL`, in an image with
@@ -36,6 +37,7 @@ fn with_main(code: &[Op]) -> Image {
         n_globals: 2,
         init: None,
         entry: FuncIdx(0),
+        ..Image::default()
     }
 }
 
@@ -638,4 +640,292 @@ fn a_call_base_must_be_a_register_even_without_arguments() {
         .functions
         .push(func("zero", 0, 1, 0, &[(Op::RetNil {}, 9, 1)]));
     assert!(matches!(err(&image), VerifyError::Register { reg: 4, .. }));
+}
+
+// ---------------------------------------------------------------------------------------
+// Tables, queries and the database instructions
+// ---------------------------------------------------------------------------------------
+
+/// [`with_main`] with the sample schema (`departments` t0 of class c2, `employees` t1
+/// of class c3 with 7 columns, queries q0–q6; q0 takes 4 arguments) and 8 registers.
+fn with_db(code: &[Op]) -> Image {
+    let mut image = with_main(code);
+    image.functions[0].n_regs = 8;
+    image.classes = sample_image().classes;
+    image.tables = sample_tables();
+    image.queries = sample_queries();
+    image
+}
+
+fn table_problem(image: &Image) -> String {
+    match err(image) {
+        e @ VerifyError::Table { .. } => e.to_string(),
+        other => panic!("expected a table error, got {other:?}"),
+    }
+}
+
+fn query_problem(image: &Image) -> String {
+    match err(image) {
+        e @ VerifyError::Query { .. } => e.to_string(),
+        other => panic!("expected a query error, got {other:?}"),
+    }
+}
+
+#[test]
+fn database_instructions_verify() {
+    let image = with_db(&[
+        Op::DbInsert {
+            a: r(0),
+            t: TableIdx(1),
+            b: r(1),
+        },
+        Op::DbGetField {
+            a: r(0),
+            b: r(1),
+            t: TableIdx(1),
+            f: FieldIdx(6),
+        },
+        Op::DbUpdateField {
+            a: r(0),
+            t: TableIdx(0),
+            f: FieldIdx(0),
+            b: r(1),
+        },
+        Op::DbDelete {
+            a: r(0),
+            t: TableIdx(1),
+        },
+        Op::DbFind {
+            a: r(0),
+            t: TableIdx(1),
+            b: r(1),
+        },
+        Op::DbRowId { a: r(0), b: r(1) },
+        Op::DbAlive { a: r(0), b: r(1) },
+        Op::DbQuery {
+            a: r(0),
+            q: QueryIdx(0),
+            b: r(4),
+        },
+        // q1 takes no arguments: its empty run may start one past the last register.
+        Op::DbQuery {
+            a: r(0),
+            q: QueryIdx(1),
+            b: r(8),
+        },
+        Op::TxBegin {},
+        Op::TxCommit {},
+    ]);
+    assert_eq!(verify(&image), Ok(()));
+}
+
+#[test]
+fn table_and_query_operands_must_be_in_range() {
+    let image = with_db(&[Op::DbDelete {
+        a: r(0),
+        t: TableIdx(2),
+    }]);
+    assert_eq!(
+        err(&image).to_string(),
+        "function `main` pc 0: table t2 out of range (image has 2 tables)"
+    );
+    let image = with_db(&[Op::DbQuery {
+        a: r(0),
+        q: QueryIdx(7),
+        b: r(0),
+    }]);
+    assert_eq!(
+        err(&image).to_string(),
+        "function `main` pc 0: query q7 out of range (image has 7 queries)"
+    );
+}
+
+#[test]
+fn db_insert_reads_one_register_per_column() {
+    let image = with_db(&[Op::DbInsert {
+        a: r(0),
+        t: TableIdx(1),
+        b: r(2),
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::RegisterRun {
+            base: 2,
+            len: 7,
+            n_regs: 8,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn db_query_reads_its_arguments_from_a_run() {
+    let image = with_db(&[Op::DbQuery {
+        a: r(0),
+        q: QueryIdx(0),
+        b: r(5),
+    }]);
+    assert!(matches!(
+        err(&image),
+        VerifyError::RegisterRun {
+            base: 5,
+            len: 4,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn db_field_indices_must_name_a_column() {
+    for op in [
+        Op::DbGetField {
+            a: r(0),
+            b: r(1),
+            t: TableIdx(0),
+            f: FieldIdx(1),
+        },
+        Op::DbUpdateField {
+            a: r(0),
+            t: TableIdx(0),
+            f: FieldIdx(1),
+            b: r(1),
+        },
+    ] {
+        let e = err(&with_db(&[op]));
+        assert_eq!(
+            e.to_string(),
+            "function `main` pc 0: column .1 out of range (table `departments` has 1 columns)"
+        );
+    }
+}
+
+#[test]
+fn a_table_needs_an_existing_class_of_its_own() {
+    let mut image = with_db(&[]);
+    image.tables[1].class = ClassIdx(9);
+    assert_eq!(
+        table_problem(&image),
+        "table t1 `employees`: class c9 out of range (image has 4 classes)"
+    );
+    let mut image = with_db(&[]);
+    image.tables[1].class = ClassIdx(2);
+    assert_eq!(
+        table_problem(&image),
+        "table t1 `employees`: class `Department` already belongs to table t0 `departments`"
+    );
+}
+
+#[test]
+fn columns_are_the_class_fields() {
+    let mut image = with_db(&[]);
+    image.tables[1].columns.pop();
+    assert_eq!(
+        table_problem(&image),
+        "table t1 `employees`: has 6 columns but class `Employee` has 7 fields"
+    );
+    let mut image = with_db(&[]);
+    image.tables[1].columns[2].name = "lvl".to_string();
+    assert_eq!(
+        table_problem(&image),
+        "table t1 `employees`: column 2 is named `lvl` but field 2 of class `Employee` is \
+         `level`"
+    );
+}
+
+#[test]
+fn ref_columns_name_a_table() {
+    let mut image = with_db(&[]);
+    image.tables[1].columns[3].ty = ColumnType::Ref(2);
+    assert_eq!(
+        table_problem(&image),
+        "table t1 `employees`: column `dept` refers to table t2 (image has 2 tables)"
+    );
+}
+
+#[test]
+fn indexes_name_existing_columns() {
+    let mut image = with_db(&[]);
+    image.tables[1].indexes[1].columns.push(7);
+    assert_eq!(
+        table_problem(&image),
+        "table t1 `employees`: index 1 names column 7 (table has 7 columns)"
+    );
+    let mut image = with_db(&[]);
+    image.tables[0].indexes[0].columns.clear();
+    assert_eq!(
+        table_problem(&image),
+        "table t0 `departments`: index 0 has no columns"
+    );
+}
+
+#[test]
+fn a_sorted_index_has_exactly_one_column() {
+    let mut image = with_db(&[]);
+    image.tables[1].indexes[2].columns.push(2);
+    assert_eq!(
+        table_problem(&image),
+        "table t1 `employees`: sorted index 2 has 2 columns (exactly one expected)"
+    );
+    // Hash indexes may have several.
+    let mut image = with_db(&[]);
+    image.tables[1].indexes[0].columns = vec![0, 1, 2];
+    assert_eq!(verify(&image), Ok(()));
+}
+
+#[test]
+fn a_query_reads_an_existing_table() {
+    let mut image = with_db(&[]);
+    image.queries[1].table = 5;
+    assert_eq!(
+        query_problem(&image),
+        "query q1: table t5 out of range (image has 2 tables)"
+    );
+}
+
+#[test]
+fn query_columns_must_exist() {
+    let mut image = with_db(&[]);
+    image.queries[0].preds[1].col = QueryCol::Col(7);
+    assert_eq!(
+        query_problem(&image),
+        "query q0: predicate 1 reads column 7 (table `employees` has 7 columns)"
+    );
+    let mut image = with_db(&[]);
+    image.queries[0].order[0].0 = QueryCol::Col(9);
+    assert_eq!(
+        query_problem(&image),
+        "query q0: order key 0 reads column 9 (table `employees` has 7 columns)"
+    );
+    let mut image = with_db(&[]);
+    image.queries[3].agg = QueryAgg::Sum(QueryCol::Col(7));
+    assert_eq!(
+        query_problem(&image),
+        "query q3: the aggregate reads column 7 (table `employees` has 7 columns)"
+    );
+    // The id is always there.
+    let mut image = with_db(&[]);
+    image.queries[3].agg = QueryAgg::Max(QueryCol::Id);
+    assert_eq!(verify(&image), Ok(()));
+}
+
+#[test]
+fn query_arguments_must_be_passed() {
+    let mut image = with_db(&[]);
+    image.queries[0].preds[0].arg = 4;
+    assert_eq!(
+        query_problem(&image),
+        "query q0: predicate 0 reads argument 4 (the query takes 4)"
+    );
+    let mut image = with_db(&[]);
+    image.queries[0].skip = Some(4);
+    assert_eq!(
+        query_problem(&image),
+        "query q0: skip reads argument 4 (the query takes 4)"
+    );
+    let mut image = with_db(&[]);
+    image.queries[0].take = Some(9);
+    assert_eq!(
+        query_problem(&image),
+        "query q0: take reads argument 9 (the query takes 4)"
+    );
 }

@@ -55,6 +55,8 @@ pub fn image(functions: Vec<Function>) -> Image {
                 arity: 1,
             })
             .collect(),
+        tables: Vec::new(),
+        queries: Vec::new(),
         n_globals: 0,
         init: None,
         entry: FuncIdx(0),

@@ -8,7 +8,9 @@
 
 use std::path::PathBuf;
 
-use wo_bytecode::image::*;
+use wo_bytecode::image::{
+    Column, ColumnType, Index, IndexKind, QueryAgg, QueryCol, QueryDesc, QueryPred, Table,
+};
 use wo_bytecode::op::Op;
 use wo_bytecode::*;
 

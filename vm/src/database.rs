@@ -1,0 +1,559 @@
+//! The VM's side of the database boundary: the [`wo_db::Db`] built from the image's
+//! table definitions, the image's query descriptors converted once to engine queries,
+//! the conversions between script values and engine cells, the mapping of engine errors
+//! to traps, and the transaction state. The interpreter calls one method per database
+//! instruction; everything that knows both `Value` and `Cell` lives here, so `wo-db`
+//! stays free of script values (ARCHITECTURE.md).
+//!
+//! The database belongs to the [`crate::Vm`] and is shared by all fibers. A transaction
+//! belongs to the fiber that began it (its id is recorded with the undo savepoint, the
+//! frame depth and the number of try handlers at `TX_BEGIN`), so that a trap unwinding
+//! that fiber can tell whether it leaves the transaction.
+//!
+//! Every change becomes final in one place, [`Database::change_became_final`]: after each
+//! write outside a transaction, and at `TX_COMMIT`. That is where the write-ahead log
+//! record will be written and where a fiber will wait for its sync once the database is
+//! durable.
+
+use std::rc::Rc;
+
+use wo_bytecode::image::{ColumnType, IndexKind as ImageIndexKind, QueryAgg, QueryCol};
+use wo_bytecode::Image;
+use wo_db::{
+    Agg, Cell, CmpOp, Col, ColType, Column, Db, DbError, ErrorKind, IndexDef, IndexKind, Pred,
+    Query, RowId, Savepoint, Schema, TableDef,
+};
+
+use crate::interp::type_name;
+use crate::value::{RowRef, Trap, TrapKind, Value};
+use crate::LinkError;
+
+/// Why a database instruction did not complete.
+#[derive(Debug)]
+pub(crate) enum DbStop {
+    /// A trap the script can catch (`DB`, `UNIQUE`, `FK`, `OVERFLOW`).
+    Trap(Trap),
+    /// The image broke an invariant (a register holds the wrong kind of value); the
+    /// text is what follows `internal error: `.
+    Fault(String),
+}
+
+type DbResult<T> = Result<T, DbStop>;
+
+fn fault<T>(msg: impl Into<String>) -> DbResult<T> {
+    Err(DbStop::Fault(msg.into()))
+}
+
+/// An engine error as the trap of LANGUAGE.md §10, with the engine's message.
+fn trap(e: DbError) -> DbStop {
+    let kind = match e.kind {
+        ErrorKind::Db => TrapKind::Db,
+        ErrorKind::Unique => TrapKind::Unique,
+        ErrorKind::Fk => TrapKind::Fk,
+        ErrorKind::Overflow => TrapKind::Overflow,
+    };
+    DbStop::Trap(Trap::new(kind, e.message))
+}
+
+/// The active transaction: where its undo starts and what the fiber that began it looked
+/// like at `TX_BEGIN`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tx {
+    pub sp: Savepoint,
+    /// The id of the fiber that ran `TX_BEGIN`.
+    pub fiber: u64,
+    /// Its number of caller frames (`Fiber::frames.len()`) at `TX_BEGIN`.
+    pub depth: usize,
+    /// Its number of installed try handlers at `TX_BEGIN`.
+    pub n_handlers: usize,
+}
+
+/// A query descriptor as the engine runs it, converted once at load.
+#[derive(Debug)]
+struct CachedQuery {
+    query: Query,
+    /// `None` for a query that produces its rows.
+    agg: Option<Agg>,
+    /// The column type the aggregate reads (to turn a `Ref` minimum back into a row).
+    agg_ty: Option<ColumnType>,
+}
+
+/// The database state the VM owns.
+#[derive(Debug)]
+pub struct Database {
+    db: Db,
+    /// For each table, the class index of its class (rows carry it).
+    table_class: Vec<u32>,
+    /// For each table, its column types (the image's, so a `Ref` names a table).
+    column_types: Vec<Vec<ColumnType>>,
+    /// For each class, the table it is the class of.
+    class_table: Vec<Option<u32>>,
+    queries: Vec<CachedQuery>,
+    pub(crate) tx: Option<Tx>,
+    /// Reused by `DB_QUERY` for its arguments and the ids the engine returns.
+    args: Vec<Cell>,
+    ids: Vec<RowId>,
+}
+
+impl Database {
+    /// Builds the engine's schema from `image.tables` and converts the query descriptors.
+    /// The image's schema must already be verified (`verify_schema`).
+    pub(crate) fn new(image: &Image) -> Result<Database, LinkError> {
+        let tables = image
+            .tables
+            .iter()
+            .map(|t| TableDef {
+                name: t.name.clone(),
+                columns: t
+                    .columns
+                    .iter()
+                    .map(|c| Column {
+                        name: c.name.clone(),
+                        ty: col_type(c.ty),
+                        nullable: c.nullable,
+                    })
+                    .collect(),
+                indexes: t
+                    .indexes
+                    .iter()
+                    .map(|ix| IndexDef {
+                        columns: ix.columns.iter().map(|&c| usize::from(c)).collect(),
+                        kind: match ix.kind {
+                            ImageIndexKind::Hash => IndexKind::Hash,
+                            ImageIndexKind::Unique => IndexKind::Unique,
+                            ImageIndexKind::Sorted => IndexKind::Sorted,
+                        },
+                    })
+                    .collect(),
+                durable: t.durable,
+            })
+            .collect();
+        let db = Db::new(Schema { tables })
+            .map_err(|e| LinkError::Invalid(format!("database schema: {e}")))?;
+
+        let table_class: Vec<u32> = image.tables.iter().map(|t| t.class.0).collect();
+        let mut class_table = vec![None; image.classes.len()];
+        for (ti, &class) in table_class.iter().enumerate() {
+            if let Some(slot) = usize::try_from(class)
+                .ok()
+                .and_then(|c| class_table.get_mut(c))
+            {
+                *slot = u32::try_from(ti).ok();
+            }
+        }
+        let column_types: Vec<Vec<ColumnType>> = image
+            .tables
+            .iter()
+            .map(|t| t.columns.iter().map(|c| c.ty).collect())
+            .collect();
+
+        let queries = image
+            .queries
+            .iter()
+            .map(|q| {
+                let agg_col = match q.agg {
+                    QueryAgg::Sum(c) | QueryAgg::Min(c) | QueryAgg::Max(c) | QueryAgg::Avg(c) => {
+                        Some(c)
+                    }
+                    QueryAgg::Rows | QueryAgg::Count | QueryAgg::Exists => None,
+                };
+                let agg_ty = agg_col.and_then(|c| match c {
+                    QueryCol::Id => Some(ColumnType::Int),
+                    QueryCol::Col(c) => usize::try_from(q.table)
+                        .ok()
+                        .and_then(|t| column_types.get(t))
+                        .and_then(|cols| cols.get(usize::from(c)))
+                        .copied(),
+                });
+                CachedQuery {
+                    query: Query {
+                        table: q.table,
+                        preds: q
+                            .preds
+                            .iter()
+                            .map(|p| Pred {
+                                col: col(p.col),
+                                op: cmp_op(p.op),
+                                arg: usize::from(p.arg),
+                            })
+                            .collect(),
+                        order: q.order.iter().map(|&(c, desc)| (col(c), desc)).collect(),
+                        skip: q.skip.map(usize::from),
+                        take: q.take.map(usize::from),
+                    },
+                    agg: match q.agg {
+                        QueryAgg::Rows => None,
+                        QueryAgg::Count => Some(Agg::Count),
+                        QueryAgg::Exists => Some(Agg::Exists),
+                        QueryAgg::Sum(c) => Some(Agg::Sum(col(c))),
+                        QueryAgg::Min(c) => Some(Agg::Min(col(c))),
+                        QueryAgg::Max(c) => Some(Agg::Max(col(c))),
+                        QueryAgg::Avg(c) => Some(Agg::Avg(col(c))),
+                    },
+                    agg_ty,
+                }
+            })
+            .collect();
+
+        Ok(Database {
+            db,
+            table_class,
+            column_types,
+            class_table,
+            queries,
+            tx: None,
+            args: Vec::new(),
+            ids: Vec::new(),
+        })
+    }
+
+    /// The engine, for inspection (tests, future tooling).
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Whether a transaction is active.
+    pub fn in_transaction(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// The hook for "a change became final": every change since `sp` is now permanent.
+    /// Called after each write outside a transaction and at `TX_COMMIT`. Today it only
+    /// forgets the undo entries. With durable tables, this is where the records
+    /// (`changes_since(sp)`) go to the write-ahead log and where the fiber that made them
+    /// waits for their sync (the interpreter will then suspend it here); a failed sync
+    /// becomes the `IO` trap this returns.
+    pub(crate) fn change_became_final(&mut self, sp: Savepoint) -> DbResult<()> {
+        self.db.truncate_undo(sp);
+        Ok(())
+    }
+
+    /// Runs one write: inside a transaction the undo entries stay (the transaction may
+    /// roll back); outside, the change is final as soon as it succeeds.
+    fn write<T>(&mut self, f: impl FnOnce(&mut Db) -> Result<T, DbError>) -> DbResult<T> {
+        let sp = self.db.savepoint();
+        let res = f(&mut self.db).map_err(trap)?;
+        if self.tx.is_none() {
+            self.change_became_final(sp)?;
+        }
+        Ok(res)
+    }
+
+    fn table(&self, t: u32) -> DbResult<usize> {
+        match usize::try_from(t) {
+            Ok(ti) if ti < self.table_class.len() => Ok(ti),
+            _ => fault(format!("table t{t} does not exist")),
+        }
+    }
+
+    fn table_name(&self, t: usize) -> &str {
+        &self.db.schema().tables[t].name
+    }
+
+    /// The id of `v`, a row of table `t`.
+    fn row_of(&self, t: usize, v: &Value) -> DbResult<RowId> {
+        match v {
+            Value::Row(r) if r.class == self.table_class[t] => Ok(r.id),
+            other => fault(format!(
+                "expected a row of `{}`, found {}",
+                self.table_name(t),
+                type_name(other)
+            )),
+        }
+    }
+
+    /// `v` as the cell stored in column `c` of table `t`; nil passes (the engine checks
+    /// nullability and reports it as a `DB` trap).
+    fn to_cell(&self, t: usize, c: usize, v: &Value) -> DbResult<Cell> {
+        let ty = self.column_types[t][c];
+        let cell = match (ty, v) {
+            (_, Value::Nil) => Cell::Nil,
+            (ColumnType::Int, Value::Int(i)) => Cell::Int(*i),
+            (ColumnType::Float, Value::Float(f)) => Cell::Float(*f),
+            (ColumnType::Bool, Value::Bool(b)) => Cell::Bool(*b),
+            (ColumnType::Text, Value::Text(s)) => Cell::Text(Rc::clone(s)),
+            (ColumnType::Ref(target), Value::Row(r))
+                if usize::try_from(target)
+                    .ok()
+                    .and_then(|target| self.table_class.get(target))
+                    == Some(&r.class) =>
+            {
+                Cell::Ref(r.id)
+            }
+            (_, other) => {
+                let def = &self.db.schema().tables[t];
+                return fault(format!(
+                    "column {}.{} cannot hold {}",
+                    def.name,
+                    def.columns[c].name,
+                    type_name(other)
+                ));
+            }
+        };
+        Ok(cell)
+    }
+
+    /// A cell read from a column of type `ty` as a value.
+    fn to_value(&self, cell: Cell, ty: Option<ColumnType>) -> DbResult<Value> {
+        Ok(match cell {
+            Cell::Nil => Value::Nil,
+            Cell::Int(i) => Value::Int(i),
+            Cell::Float(f) => Value::Float(f),
+            Cell::Bool(b) => Value::Bool(b),
+            Cell::Text(s) => Value::Text(s),
+            Cell::Ref(id) => match ty {
+                Some(ColumnType::Ref(target)) => match usize::try_from(target)
+                    .ok()
+                    .and_then(|target| self.table_class.get(target))
+                {
+                    Some(&class) => Value::Row(RowRef { class, id }),
+                    None => return fault(format!("a reference to table t{target}")),
+                },
+                _ => return fault("a reference read from a column that is not a ref"),
+            },
+        })
+    }
+
+    /// `DB_INSERT`: stores a row from `vals` (one per column) and returns its handle.
+    pub(crate) fn insert(&mut self, t: u32, vals: &[Value]) -> DbResult<Value> {
+        let ti = self.table(t)?;
+        let cells = vals
+            .iter()
+            .enumerate()
+            .map(|(c, v)| self.to_cell(ti, c, v))
+            .collect::<DbResult<Vec<Cell>>>()?;
+        let id = self.write(|db| db.insert(t, cells))?;
+        Ok(Value::Row(RowRef {
+            class: self.table_class[ti],
+            id,
+        }))
+    }
+
+    /// `DB_GET_FIELD`: column `f` of `row`.
+    pub(crate) fn get_field(&self, t: u32, row: &Value, f: usize) -> DbResult<Value> {
+        let ti = self.table(t)?;
+        let id = self.row_of(ti, row)?;
+        let cell = self.db.get(t, id, f).map_err(trap)?;
+        self.to_value(cell, self.column_types[ti].get(f).copied())
+    }
+
+    /// `DB_UPDATE_FIELD`: sets column `f` of `row` to `v`.
+    pub(crate) fn update_field(
+        &mut self,
+        t: u32,
+        row: &Value,
+        f: usize,
+        v: &Value,
+    ) -> DbResult<()> {
+        let ti = self.table(t)?;
+        let id = self.row_of(ti, row)?;
+        if f >= self.column_types[ti].len() {
+            return fault(format!("no column {f} in table `{}`", self.table_name(ti)));
+        }
+        let cell = self.to_cell(ti, f, v)?;
+        self.write(|db| db.update(t, id, f, cell))
+    }
+
+    /// `DB_DELETE`.
+    pub(crate) fn delete(&mut self, t: u32, row: &Value) -> DbResult<()> {
+        let ti = self.table(t)?;
+        let id = self.row_of(ti, row)?;
+        self.write(|db| db.delete(t, id))
+    }
+
+    /// `DB_FIND`: the row of table `t` with id `id`, or nil.
+    pub(crate) fn find(&self, t: u32, id: &Value) -> DbResult<Value> {
+        let ti = self.table(t)?;
+        let id = match id {
+            Value::Int(i) => *i,
+            other => return fault(format!("expected Int, found {}", type_name(other))),
+        };
+        if id <= 0 || !self.db.is_live(t, id) {
+            return Ok(Value::Nil);
+        }
+        Ok(Value::Row(RowRef {
+            class: self.table_class[ti],
+            id,
+        }))
+    }
+
+    /// `DB_ALIVE`: whether `row` still exists.
+    pub(crate) fn alive(&self, row: &Value) -> DbResult<bool> {
+        let r = row_ref(row)?;
+        let t = usize::try_from(r.class)
+            .ok()
+            .and_then(|c| self.class_table.get(c).copied().flatten());
+        match t {
+            Some(t) => Ok(self.db.is_live(t, r.id)),
+            None => fault(format!("class {} is not a table", r.class)),
+        }
+    }
+
+    /// `DB_QUERY`: runs query `q` with `args`; its rows as a new list, or its aggregate.
+    pub(crate) fn query(&mut self, q: u32, args: &[Value]) -> DbResult<Value> {
+        let Some(cached) = usize::try_from(q).ok().and_then(|q| self.queries.get(q)) else {
+            return fault(format!("query q{q} does not exist"));
+        };
+        let mut cells = std::mem::take(&mut self.args);
+        cells.clear();
+        for v in args {
+            match arg_cell(v) {
+                Some(c) => cells.push(c),
+                None => {
+                    self.args = cells;
+                    return fault(format!("a query argument cannot be {}", type_name(v)));
+                }
+            }
+        }
+        let res = match cached.agg {
+            None => {
+                let mut ids = std::mem::take(&mut self.ids);
+                ids.clear();
+                let res = self.db.query(&cached.query, &cells, &mut ids);
+                let out = res.map(|_plan| {
+                    let class = usize::try_from(cached.query.table)
+                        .ok()
+                        .and_then(|t| self.table_class.get(t))
+                        .copied()
+                        .unwrap_or(u32::MAX);
+                    let rows: Vec<Value> = ids
+                        .iter()
+                        .map(|&id| Value::Row(RowRef { class, id }))
+                        .collect();
+                    Value::List(Rc::new(std::cell::RefCell::new(rows)))
+                });
+                self.ids = ids;
+                out.map_err(trap)
+            }
+            Some(agg) => {
+                let ty = cached.agg_ty;
+                let res = self.db.aggregate(&cached.query, agg, &cells);
+                match res {
+                    Ok(cell) => self.to_value(cell, ty),
+                    Err(e) => Err(trap(e)),
+                }
+            }
+        };
+        self.args = cells;
+        res
+    }
+
+    /// `TX_BEGIN` on fiber `fiber` with `depth` caller frames and `n_handlers` handlers.
+    pub(crate) fn begin(&mut self, fiber: u64, depth: usize, n_handlers: usize) -> DbResult<()> {
+        if self.tx.is_some() {
+            return Err(DbStop::Trap(Trap::new(
+                TrapKind::Db,
+                "a transaction is already active",
+            )));
+        }
+        self.tx = Some(Tx {
+            sp: self.db.savepoint(),
+            fiber,
+            depth,
+            n_handlers,
+        });
+        Ok(())
+    }
+
+    /// `TX_COMMIT`: ends the transaction; its changes become final.
+    pub(crate) fn commit(&mut self, fiber: u64) -> DbResult<()> {
+        match self.tx {
+            Some(tx) if tx.fiber == fiber => {
+                self.tx = None;
+                self.change_became_final(tx.sp)
+            }
+            Some(_) => fault("TX_COMMIT of another fiber's transaction"),
+            None => fault("TX_COMMIT without an active transaction"),
+        }
+    }
+
+    /// A trap is unwinding fiber `fiber` to the handler with index `handler` (its
+    /// position in the fiber's handler stack) at frame level `level`, or to no handler.
+    /// When that leaves the fiber's transaction — the handler was installed before
+    /// `TX_BEGIN`, or belongs to a frame below the one that began it, or there is none —
+    /// the transaction is rolled back and ended. A handler installed inside the
+    /// transaction catches the trap within it, and nothing is undone.
+    pub(crate) fn unwinding(&mut self, fiber: u64, handler: Option<(usize, usize)>) {
+        let Some(tx) = self.tx else { return };
+        if tx.fiber != fiber {
+            return;
+        }
+        let leaves = match handler {
+            None => true,
+            Some((index, level)) => index < tx.n_handlers || level < tx.depth,
+        };
+        if leaves {
+            self.abort();
+        }
+    }
+
+    /// Rolls the active transaction back and ends it (a trap left it, or its fiber ended
+    /// without committing).
+    pub(crate) fn abort(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            self.db.rollback_to(tx.sp);
+            self.db.truncate_undo(tx.sp);
+        }
+    }
+
+    /// Ends the transaction of a fiber that finished without committing it.
+    pub(crate) fn fiber_ended(&mut self, fiber: u64) {
+        if self.tx.is_some_and(|tx| tx.fiber == fiber) {
+            self.abort();
+        }
+    }
+}
+
+/// `DB_ROW_ID`: the id of a row handle (valid after a delete too).
+pub(crate) fn row_id(v: &Value) -> DbResult<i64> {
+    Ok(row_ref(v)?.id)
+}
+
+fn row_ref(v: &Value) -> DbResult<RowRef> {
+    match v {
+        Value::Row(r) => Ok(*r),
+        other => fault(format!("expected a row, found {}", type_name(other))),
+    }
+}
+
+/// A query argument as a cell: any scalar, Text or row (as its id).
+fn arg_cell(v: &Value) -> Option<Cell> {
+    Some(match v {
+        Value::Nil => Cell::Nil,
+        Value::Int(i) => Cell::Int(*i),
+        Value::Float(f) => Cell::Float(*f),
+        Value::Bool(b) => Cell::Bool(*b),
+        Value::Text(s) => Cell::Text(Rc::clone(s)),
+        Value::Row(r) => Cell::Ref(r.id),
+        Value::List(_) | Value::Map(_) | Value::Obj(_) | Value::Error(_) => return None,
+    })
+}
+
+fn col_type(ty: ColumnType) -> ColType {
+    match ty {
+        ColumnType::Int => ColType::Int,
+        ColumnType::Float => ColType::Float,
+        ColumnType::Bool => ColType::Bool,
+        ColumnType::Text => ColType::Text,
+        ColumnType::Ref(t) => ColType::Ref(t),
+    }
+}
+
+fn col(c: QueryCol) -> Col {
+    match c {
+        QueryCol::Id => Col::Id,
+        QueryCol::Col(c) => Col::At(usize::from(c)),
+    }
+}
+
+fn cmp_op(c: wo_bytecode::Cmp) -> CmpOp {
+    use wo_bytecode::Cmp;
+    match c {
+        Cmp::Eq => CmpOp::Eq,
+        Cmp::Ne => CmpOp::Ne,
+        Cmp::Lt => CmpOp::Lt,
+        Cmp::Le => CmpOp::Le,
+        Cmp::Gt => CmpOp::Gt,
+        Cmp::Ge => CmpOp::Ge,
+    }
+}
