@@ -13,15 +13,33 @@ use std::time::Instant;
 use wo_db::*;
 
 fn col(name: &str, ty: ColType) -> Column {
-    Column { name: name.into(), ty, nullable: false }
+    Column {
+        name: name.into(),
+        ty,
+        nullable: false,
+    }
 }
 
 fn table(columns: Vec<Column>, indexes: Vec<IndexDef>) -> Schema {
-    Schema { tables: vec![TableDef { name: "t".into(), columns, indexes, durable: true }] }
+    Schema {
+        tables: vec![TableDef {
+            name: "t".into(),
+            columns,
+            indexes,
+            durable: true,
+        }],
+    }
 }
 
 fn person() -> Schema {
-    table(vec![col("name", ColType::Text), col("age", ColType::Int), col("score", ColType::Float)], vec![])
+    table(
+        vec![
+            col("name", ColType::Text),
+            col("age", ColType::Int),
+            col("score", ColType::Float),
+        ],
+        vec![],
+    )
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -30,19 +48,37 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
     let names: Vec<Rc<str>> = (0..n).map(|i| Rc::from(format!("name{i:06}"))).collect();
-    let mut res: Vec<(&str, Vec<f64>)> = ["insert", "get 1 col", "get 3 cols", "update", "delete", "insert raw"]
-        .iter()
-        .map(|s| (*s, Vec::new()))
-        .collect();
+    let mut res: Vec<(&str, Vec<f64>)> = [
+        "insert",
+        "get 1 col",
+        "get 3 cols",
+        "update",
+        "delete",
+        "insert raw",
+    ]
+    .iter()
+    .map(|s| (*s, Vec::new()))
+    .collect();
     let mut sink = 0i64;
     for _ in 0..5 {
         let mut db = Db::new(person()).unwrap();
         let t0 = Instant::now();
         for (i, name) in names.iter().enumerate() {
             let sp = db.savepoint();
-            db.insert(0, vec![Cell::Text(name.clone()), Cell::Int(i as i64 % 90), Cell::Float(i as f64 * 0.5)]).unwrap();
+            db.insert(
+                0,
+                vec![
+                    Cell::Text(name.clone()),
+                    Cell::Int(i as i64 % 90),
+                    Cell::Float(i as f64 * 0.5),
+                ],
+            )
+            .unwrap();
             db.truncate_undo(sp);
         }
         res[0].1.push(n as f64 / t0.elapsed().as_secs_f64());
@@ -85,7 +121,15 @@ fn main() {
         let mut db = Db::new(person()).unwrap();
         let t0 = Instant::now();
         for (i, name) in names.iter().enumerate() {
-            db.insert(0, vec![Cell::Text(name.clone()), Cell::Int(i as i64 % 90), Cell::Float(i as f64 * 0.5)]).unwrap();
+            db.insert(
+                0,
+                vec![
+                    Cell::Text(name.clone()),
+                    Cell::Int(i as i64 % 90),
+                    Cell::Float(i as f64 * 0.5),
+                ],
+            )
+            .unwrap();
         }
         res[5].1.push(n as f64 / t0.elapsed().as_secs_f64());
     }
@@ -97,14 +141,38 @@ fn main() {
     assert!(sink != 42);
 
     println!("\nmemory at {n} rows (memory_bytes() / rows, undo log truncated)");
-    let ints = table(vec![col("a", ColType::Int), col("b", ColType::Int), col("c", ColType::Int)], vec![]);
+    let ints = table(
+        vec![
+            col("a", ColType::Int),
+            col("b", ColType::Int),
+            col("c", ColType::Int),
+        ],
+        vec![],
+    );
     let texts = table(vec![col("name", ColType::Text)], vec![]);
-    let uniq = vec![IndexDef { columns: vec![0], kind: IndexKind::Unique }];
+    let uniq = vec![IndexDef {
+        columns: vec![0],
+        kind: IndexKind::Unique,
+    }];
     let texts_unique = table(vec![col("name", ColType::Text)], uniq.clone());
-    let ints_unique = table(vec![col("a", ColType::Int), col("b", ColType::Int), col("c", ColType::Int)], uniq);
+    let ints_unique = table(
+        vec![
+            col("a", ColType::Int),
+            col("b", ColType::Int),
+            col("c", ColType::Int),
+        ],
+        uniq,
+    );
     let sorted = table(
-        vec![col("a", ColType::Int), col("b", ColType::Int), col("c", ColType::Int)],
-        vec![IndexDef { columns: vec![1], kind: IndexKind::Sorted }],
+        vec![
+            col("a", ColType::Int),
+            col("b", ColType::Int),
+            col("c", ColType::Int),
+        ],
+        vec![IndexDef {
+            columns: vec![1],
+            kind: IndexKind::Sorted,
+        }],
     );
     for (label, schema, text) in [
         ("3 Int columns", ints, false),
@@ -121,9 +189,17 @@ fn main() {
             let cells = if text {
                 vec![Cell::Text(Rc::from(format!("n{i:09}")))]
             } else if ncols == 3 && db.schema().tables[0].columns[0].ty == ColType::Text {
-                vec![Cell::Text(name.clone()), Cell::Int(i as i64), Cell::Float(i as f64)]
+                vec![
+                    Cell::Text(name.clone()),
+                    Cell::Int(i as i64),
+                    Cell::Float(i as f64),
+                ]
             } else {
-                vec![Cell::Int(i as i64), Cell::Int(i as i64 * 7 % 1000), Cell::Int(3)]
+                vec![
+                    Cell::Int(i as i64),
+                    Cell::Int(i as i64 * 7 % 1000),
+                    Cell::Int(3),
+                ]
             };
             db.insert(0, cells).unwrap();
         }

@@ -7,7 +7,7 @@ use bumpalo::Bump;
 use crate::query::{self, Mode};
 use crate::table::Table;
 use crate::undo::Change;
-use crate::value::{KeyVal, ValRef, cell_kind, sort_cmp, write_cell};
+use crate::value::{cell_kind, sort_cmp, write_cell, KeyVal, ValRef};
 use crate::{
     Agg, Cell, Col, ColType, DbError, ErrorKind, IndexKind, Plan, Query, RowId, Savepoint, Schema,
     TableDef, TableId,
@@ -55,7 +55,10 @@ impl Db {
                     if target as usize >= n {
                         return Err(err(
                             ErrorKind::Db,
-                            format!("{}.{} refers to table {target}, which does not exist", t.name, c.name),
+                            format!(
+                                "{}.{} refers to table {target}, which does not exist",
+                                t.name, c.name
+                            ),
                         ));
                     }
                     referrers[target as usize].push((ti as TableId, ci));
@@ -63,7 +66,10 @@ impl Db {
             }
             for (ii, ix) in t.indexes.iter().enumerate() {
                 if ix.columns.is_empty() {
-                    return Err(err(ErrorKind::Db, format!("index {ii} of {} has no columns", t.name)));
+                    return Err(err(
+                        ErrorKind::Db,
+                        format!("index {ii} of {} has no columns", t.name),
+                    ));
                 }
                 if let Some(&c) = ix.columns.iter().find(|&&c| c >= t.columns.len()) {
                     return Err(err(
@@ -79,7 +85,10 @@ impl Db {
                 if ix.kind == IndexKind::Sorted && ix.columns.len() != 1 {
                     return Err(err(
                         ErrorKind::Db,
-                        format!("sorted index {ii} of {} must have exactly one column", t.name),
+                        format!(
+                            "sorted index {ii} of {} must have exactly one column",
+                            t.name
+                        ),
                     ));
                 }
             }
@@ -90,7 +99,13 @@ impl Db {
             .enumerate()
             .map(|(i, d)| Table::new(d, !referrers[i].is_empty()))
             .collect();
-        Ok(Db { schema, tables, log: Vec::new(), bump: Bump::new(), referrers })
+        Ok(Db {
+            schema,
+            tables,
+            log: Vec::new(),
+            bump: Bump::new(),
+            referrers,
+        })
     }
 
     pub fn schema(&self) -> &Schema {
@@ -103,7 +118,12 @@ impl Db {
         if cells.len() != def.columns.len() {
             return Err(err(
                 ErrorKind::Db,
-                format!("insert into {}: expected {} cells, got {}", def.name, def.columns.len(), cells.len()),
+                format!(
+                    "insert into {}: expected {} cells, got {}",
+                    def.name,
+                    def.columns.len(),
+                    cells.len()
+                ),
             ));
         }
         for (c, cell) in cells.iter().enumerate() {
@@ -115,7 +135,9 @@ impl Db {
         }
         for (i, ix) in def.indexes.iter().enumerate() {
             if ix.kind == IndexKind::Unique {
-                let key = key_of(def, &ix.columns, |c| KeyVal::from_cell(def.columns[c].ty, &cells[c], true));
+                let key = key_of(def, &ix.columns, |c| {
+                    KeyVal::from_cell(def.columns[c].ty, &cells[c], true)
+                });
                 if tab.indexes[i].holder(&key).is_some() {
                     return Err(unique_error(def, &ix.columns, |c| cells[c].clone()));
                 }
@@ -135,7 +157,11 @@ impl Db {
         }
         link(&self.schema, &mut self.tables, t, pos);
         let id = pos as RowId + 1;
-        self.log.push(Change::Insert { table: t, id, cells });
+        self.log.push(Change::Insert {
+            table: t,
+            id,
+            cells,
+        });
         Ok(id)
     }
 
@@ -153,12 +179,16 @@ impl Db {
     }
 
     pub fn is_live(&self, t: TableId, id: RowId) -> bool {
-        self.tables.get(t as usize).is_some_and(|tab| tab.is_live(id))
+        self.tables
+            .get(t as usize)
+            .is_some_and(|tab| tab.is_live(id))
     }
 
     /// The id the next insert into `t` will get (ids are never reused).
     pub fn next_id(&self, t: TableId) -> RowId {
-        self.tables.get(t as usize).map_or(1, |tab| tab.n as RowId + 1)
+        self.tables
+            .get(t as usize)
+            .map_or(1, |tab| tab.n as RowId + 1)
     }
 
     /// Sets one column of a live row. Setting the value it already holds changes nothing
@@ -192,14 +222,24 @@ impl Db {
                 });
                 if tab.indexes[i].holder(&key).is_some_and(|h| h != id) {
                     return Err(unique_error(def, &ix.columns, |c| {
-                        if c == col { cell.clone() } else { tab.cols[c].cell(pos) }
+                        if c == col {
+                            cell.clone()
+                        } else {
+                            tab.cols[c].cell(pos)
+                        }
                     }));
                 }
             }
         }
         let old = tab.cols[col].cell(pos);
         raw_set(&self.schema, &mut self.tables, t, pos, col, &cell);
-        self.log.push(Change::Update { table: t, id, col, old, new: cell });
+        self.log.push(Change::Update {
+            table: t,
+            id,
+            col,
+            old,
+            new: cell,
+        });
         Ok(())
     }
 
@@ -225,7 +265,11 @@ impl Db {
         for c in &mut tab.cols {
             c.clear(pos);
         }
-        self.log.push(Change::Delete { table: t, id, cells });
+        self.log.push(Change::Delete {
+            table: t,
+            id,
+            cells,
+        });
         Ok(())
     }
 
@@ -247,7 +291,11 @@ impl Db {
             match ch {
                 Change::Insert { table, id, .. } => {
                     let pos = id as usize - 1;
-                    debug_assert_eq!(pos + 1, self.tables[table as usize].n, "undo of an insert out of order");
+                    debug_assert_eq!(
+                        pos + 1,
+                        self.tables[table as usize].n,
+                        "undo of an insert out of order"
+                    );
                     unlink(&self.schema, &mut self.tables, table, pos);
                     let tab = &mut self.tables[table as usize];
                     for c in &mut tab.cols {
@@ -260,8 +308,21 @@ impl Db {
                     tab.n -= 1;
                     tab.live_count -= 1;
                 }
-                Change::Update { table, id, col, old, .. } => {
-                    raw_set(&self.schema, &mut self.tables, table, id as usize - 1, col, &old);
+                Change::Update {
+                    table,
+                    id,
+                    col,
+                    old,
+                    ..
+                } => {
+                    raw_set(
+                        &self.schema,
+                        &mut self.tables,
+                        table,
+                        id as usize - 1,
+                        col,
+                        &old,
+                    );
                 }
                 Change::Delete { table, id, cells } => {
                     let pos = id as usize - 1;
@@ -292,24 +353,49 @@ impl Db {
 
     /// Appends the ids of the rows matching `q` to `out`, in result order, and returns
     /// the access path used.
-    pub fn query(&mut self, q: &Query, args: &[Cell], out: &mut Vec<RowId>) -> Result<Plan, DbError> {
+    pub fn query(
+        &mut self,
+        q: &Query,
+        args: &[Cell],
+        out: &mut Vec<RowId>,
+    ) -> Result<Plan, DbError> {
         self.run_query(q, args, out, Mode::Query)
     }
 
     /// [`Db::query`] forced to scan the whole table (for tests: the result must be the
     /// same as with the planner's choice).
     #[doc(hidden)]
-    pub fn query_scan(&mut self, q: &Query, args: &[Cell], out: &mut Vec<RowId>) -> Result<Plan, DbError> {
+    pub fn query_scan(
+        &mut self,
+        q: &Query,
+        args: &[Cell],
+        out: &mut Vec<RowId>,
+    ) -> Result<Plan, DbError> {
         self.run_query(q, args, out, Mode::Scan)
     }
 
-    fn run_query(&mut self, q: &Query, args: &[Cell], out: &mut Vec<RowId>, mode: Mode) -> Result<Plan, DbError> {
+    fn run_query(
+        &mut self,
+        q: &Query,
+        args: &[Cell],
+        out: &mut Vec<RowId>,
+        mode: Mode,
+    ) -> Result<Plan, DbError> {
         let def = table_def(&self.schema, q.table)?;
         let tab = &self.tables[q.table as usize];
-        let r = query::exec(&self.schema, def, tab, q, args, &self.bump, mode, &mut |id| {
-            out.push(id);
-            true
-        });
+        let r = query::exec(
+            &self.schema,
+            def,
+            tab,
+            q,
+            args,
+            &self.bump,
+            mode,
+            &mut |id| {
+                out.push(id);
+                true
+            },
+        );
         self.bump.reset();
         r
     }
@@ -357,10 +443,18 @@ impl Db {
             };
             return Err(err(
                 ErrorKind::Db,
-                format!("cannot {what} {}.{name}: it is {}, not Int or Float", def.name, ty_name(&self.schema, ty)),
+                format!(
+                    "cannot {what} {}.{name}: it is {}, not Int or Float",
+                    def.name,
+                    ty_name(&self.schema, ty)
+                ),
             ));
         }
-        let mode = if q.skip.is_none() && q.take.is_none() { Mode::Unordered } else { Mode::Query };
+        let mode = if q.skip.is_none() && q.take.is_none() {
+            Mode::Unordered
+        } else {
+            Mode::Query
+        };
         let val = |pos: usize| match col {
             Some(Col::At(c)) => tab.cols[c].val(pos),
             _ => ValRef::Int(pos as i64 + 1),
@@ -371,52 +465,65 @@ impl Db {
         let mut fsum: f64 = 0.0;
         let mut best: Option<usize> = None;
         let mut overflow = false;
-        let r = query::exec(&self.schema, def, tab, q, args, &self.bump, mode, &mut |id| {
-            let pos = id as usize - 1;
-            match agg {
-                Agg::Count => count += 1,
-                Agg::Exists => {
-                    count += 1;
-                    return false;
-                }
-                Agg::Sum(_) | Agg::Avg(_) => match val(pos) {
-                    ValRef::Int(x) => {
+        let r = query::exec(
+            &self.schema,
+            def,
+            tab,
+            q,
+            args,
+            &self.bump,
+            mode,
+            &mut |id| {
+                let pos = id as usize - 1;
+                match agg {
+                    Agg::Count => count += 1,
+                    Agg::Exists => {
                         count += 1;
-                        wide += i128::from(x);
-                        if matches!(agg, Agg::Sum(_)) {
-                            match isum.checked_add(x) {
-                                Some(s) => isum = s,
-                                None => {
-                                    overflow = true;
-                                    return false;
+                        return false;
+                    }
+                    Agg::Sum(_) | Agg::Avg(_) => match val(pos) {
+                        ValRef::Int(x) => {
+                            count += 1;
+                            wide += i128::from(x);
+                            if matches!(agg, Agg::Sum(_)) {
+                                match isum.checked_add(x) {
+                                    Some(s) => isum = s,
+                                    None => {
+                                        overflow = true;
+                                        return false;
+                                    }
                                 }
                             }
                         }
-                    }
-                    ValRef::Float(x) => {
-                        count += 1;
-                        fsum += x;
-                    }
-                    _ => {}
-                },
-                Agg::Min(_) | Agg::Max(_) => {
-                    let v = val(pos);
-                    if !v.is_nil() {
-                        let better = match best {
-                            None => true,
-                            Some(b) => {
-                                let o = sort_cmp(v, val(b));
-                                if matches!(agg, Agg::Min(_)) { o.is_lt() } else { o.is_gt() }
+                        ValRef::Float(x) => {
+                            count += 1;
+                            fsum += x;
+                        }
+                        _ => {}
+                    },
+                    Agg::Min(_) | Agg::Max(_) => {
+                        let v = val(pos);
+                        if !v.is_nil() {
+                            let better = match best {
+                                None => true,
+                                Some(b) => {
+                                    let o = sort_cmp(v, val(b));
+                                    if matches!(agg, Agg::Min(_)) {
+                                        o.is_lt()
+                                    } else {
+                                        o.is_gt()
+                                    }
+                                }
+                            };
+                            if better {
+                                best = Some(pos);
                             }
-                        };
-                        if better {
-                            best = Some(pos);
                         }
                     }
                 }
-            }
-            true
-        });
+                true
+            },
+        );
         self.bump.reset();
         r?;
         if overflow {
@@ -459,7 +566,9 @@ impl Db {
                 .log
                 .iter()
                 .map(|c| match c {
-                    Change::Insert { cells, .. } | Change::Delete { cells, .. } => cells.capacity() * size_of::<Cell>(),
+                    Change::Insert { cells, .. } | Change::Delete { cells, .. } => {
+                        cells.capacity() * size_of::<Cell>()
+                    }
                     Change::Update { .. } => 0,
                 })
                 .sum::<usize>();
@@ -476,24 +585,33 @@ impl Db {
         let name = &self.schema.tables[t as usize].name;
         for &(rt, rc) in &self.referrers[t as usize] {
             let rtab = &self.tables[rt as usize];
-            let found = rtab
-                .live
-                .ones(0, rtab.n)
-                .any(|p| matches!(rtab.cols[rc].val(p), ValRef::Ref(r) if r == id) && !(rt == t && p as RowId + 1 == id));
+            let found = rtab.live.ones(0, rtab.n).any(|p| {
+                matches!(rtab.cols[rc].val(p), ValRef::Ref(r) if r == id)
+                    && !(rt == t && p as RowId + 1 == id)
+            });
             if found {
                 let rdef = &self.schema.tables[rt as usize];
                 return err(
                     ErrorKind::Fk,
-                    format!("cannot delete {name} row {id}: {}.{} still refers to it", rdef.name, rdef.columns[rc].name),
+                    format!(
+                        "cannot delete {name} row {id}: {}.{} still refers to it",
+                        rdef.name, rdef.columns[rc].name
+                    ),
                 );
             }
         }
-        err(ErrorKind::Fk, format!("cannot delete {name} row {id}: another row still refers to it"))
+        err(
+            ErrorKind::Fk,
+            format!("cannot delete {name} row {id}: another row still refers to it"),
+        )
     }
 }
 
 fn table_def(schema: &Schema, t: TableId) -> Result<&TableDef, DbError> {
-    schema.tables.get(t as usize).ok_or_else(|| err(ErrorKind::Db, format!("no table {t}")))
+    schema
+        .tables
+        .get(t as usize)
+        .ok_or_else(|| err(ErrorKind::Db, format!("no table {t}")))
 }
 
 fn no_column(def: &TableDef, col: usize) -> DbError {
@@ -501,8 +619,15 @@ fn no_column(def: &TableDef, col: usize) -> DbError {
 }
 
 fn dead_row(def: &TableDef, tab: &Table, id: RowId) -> DbError {
-    let why = if id >= 1 && id as u64 <= tab.n as u64 { "it was deleted" } else { "no such row" };
-    err(ErrorKind::Db, format!("row {id} of {} does not exist ({why})", def.name))
+    let why = if id >= 1 && id as u64 <= tab.n as u64 {
+        "it was deleted"
+    } else {
+        "no such row"
+    };
+    err(
+        ErrorKind::Db,
+        format!("row {id} of {} does not exist ({why})", def.name),
+    )
 }
 
 fn check_cell(schema: &Schema, def: &TableDef, col: usize, cell: &Cell) -> Result<(), DbError> {
@@ -520,9 +645,20 @@ fn check_cell(schema: &Schema, def: &TableDef, col: usize, cell: &Cell) -> Resul
         return Ok(());
     }
     let msg = if *cell == Cell::Nil {
-        format!("cannot store nil in {}.{} (it is {}, not nullable)", def.name, c.name, ty_name(schema, c.ty))
+        format!(
+            "cannot store nil in {}.{} (it is {}, not nullable)",
+            def.name,
+            c.name,
+            ty_name(schema, c.ty)
+        )
     } else {
-        format!("cannot store {} in {}.{} (it is {})", cell_kind(cell), def.name, c.name, ty_name(schema, c.ty))
+        format!(
+            "cannot store {} in {}.{} (it is {})",
+            cell_kind(cell),
+            def.name,
+            c.name,
+            ty_name(schema, c.ty)
+        )
     };
     Err(err(ErrorKind::Db, msg))
 }
@@ -550,14 +686,21 @@ fn check_ref(
 }
 
 fn key_of(_def: &TableDef, columns: &[usize], f: impl Fn(usize) -> KeyVal) -> KeyVal {
-    if let [c] = columns { f(*c) } else { KeyVal::Tuple(columns.iter().map(|&c| f(c)).collect()) }
+    if let [c] = columns {
+        f(*c)
+    } else {
+        KeyVal::Tuple(columns.iter().map(|&c| f(c)).collect())
+    }
 }
 
 fn unique_error(def: &TableDef, columns: &[usize], cell: impl Fn(usize) -> Cell) -> DbError {
     let mut m = String::from("duplicate value ");
     if let [c] = columns {
         write_cell(&mut m, &cell(*c));
-        m.push_str(&format!(" for unique column {}.{}", def.name, def.columns[*c].name));
+        m.push_str(&format!(
+            " for unique column {}.{}",
+            def.name, def.columns[*c].name
+        ));
     } else {
         m.push('(');
         for (i, &c) in columns.iter().enumerate() {

@@ -29,7 +29,11 @@ impl Posting {
         match self {
             Posting::One(a) => {
                 let a = *a;
-                *self = Posting::Many(if a < id { VecDeque::from([a, id]) } else { VecDeque::from([id, a]) });
+                *self = Posting::Many(if a < id {
+                    VecDeque::from([a, id])
+                } else {
+                    VecDeque::from([id, a])
+                });
             }
             Posting::Many(v) => {
                 if v.back().is_none_or(|&l| l < id) {

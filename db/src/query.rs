@@ -7,14 +7,17 @@
 use std::cmp::Ordering;
 use std::ops::Bound;
 
-use bumpalo::Bump;
 use bumpalo::collections::Vec as BumpVec;
+use bumpalo::Bump;
 
 use crate::db::{err, ty_name};
 use crate::index::Index;
 use crate::table::Table;
-use crate::value::{KeyVal, ValRef, canon_bits, sort_cmp, val_eq, val_ord};
-use crate::{Cell, Col, CmpOp, ColType, ErrorKind, DbError, IndexKind, Plan, Pred, Query, RowId, Schema, TableDef};
+use crate::value::{canon_bits, sort_cmp, val_eq, val_ord, KeyVal, ValRef};
+use crate::{
+    Cell, CmpOp, Col, ColType, DbError, ErrorKind, IndexKind, Plan, Pred, Query, RowId, Schema,
+    TableDef,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -38,11 +41,20 @@ fn is_range(op: CmpOp) -> bool {
 ///    first `order` key → [`Plan::SortedWalk`]; when both exist on different columns,
 ///    the `order` key wins if the query has `take` (it can stop early), else the range;
 /// 4. otherwise [`Plan::Scan`].
-pub(crate) fn choose(def: &TableDef, preds: &[Pred], order: &[(Col, bool)], has_take: bool) -> Plan {
+pub(crate) fn choose(
+    def: &TableDef,
+    preds: &[Pred],
+    order: &[(Col, bool)],
+    has_take: bool,
+) -> Plan {
     if preds.iter().any(|p| p.col == Col::Id && p.op == CmpOp::Eq) {
         return Plan::ById;
     }
-    let eq_on = |c: usize| preds.iter().any(|p| p.col == Col::At(c) && p.op == CmpOp::Eq);
+    let eq_on = |c: usize| {
+        preds
+            .iter()
+            .any(|p| p.col == Col::At(c) && p.op == CmpOp::Eq)
+    };
     let mut best: Option<(usize, usize, bool)> = None;
     for (i, ix) in def.indexes.iter().enumerate() {
         if ix.kind == IndexKind::Sorted || !ix.columns.iter().all(|&c| eq_on(c)) {
@@ -61,7 +73,9 @@ pub(crate) fn choose(def: &TableDef, preds: &[Pred], order: &[(Col, bool)], has_
         return Plan::HashProbe(i);
     }
     let sorted_on = |c: usize| {
-        def.indexes.iter().position(|ix| ix.kind == IndexKind::Sorted && ix.columns[0] == c)
+        def.indexes
+            .iter()
+            .position(|ix| ix.kind == IndexKind::Sorted && ix.columns[0] == c)
     };
     let range = preds.iter().find_map(|p| match p.col {
         Col::At(c) if is_range(p.op) || p.op == CmpOp::Eq => sorted_on(c),
@@ -85,11 +99,17 @@ pub(crate) fn choose(def: &TableDef, preds: &[Pred], order: &[(Col, bool)], has_
 fn validate(schema: &Schema, def: &TableDef, q: &Query, args: &[Cell]) -> Result<(), DbError> {
     let arg = |a: usize| {
         args.get(a).ok_or_else(|| {
-            err(ErrorKind::Db, format!("query argument {a} is missing ({} given)", args.len()))
+            err(
+                ErrorKind::Db,
+                format!("query argument {a} is missing ({} given)", args.len()),
+            )
         })
     };
     let col_ok = |c: Col| match c {
-        Col::At(i) if i >= def.columns.len() => Err(err(ErrorKind::Db, format!("{} has no column {i}", def.name))),
+        Col::At(i) if i >= def.columns.len() => Err(err(
+            ErrorKind::Db,
+            format!("{} has no column {i}", def.name),
+        )),
         _ => Ok(()),
     };
     for p in &q.preds {
@@ -103,7 +123,9 @@ fn validate(schema: &Schema, def: &TableDef, q: &Query, args: &[Cell]) -> Result
             (_, Cell::Nil) => true,
             (ColType::Int, Cell::Int(_)) => true,
             (ColType::Int, Cell::Ref(_)) => p.col == Col::Id,
-            (ColType::Float, Cell::Float(_)) | (ColType::Bool, Cell::Bool(_)) | (ColType::Text, Cell::Text(_)) => true,
+            (ColType::Float, Cell::Float(_))
+            | (ColType::Bool, Cell::Bool(_))
+            | (ColType::Text, Cell::Text(_)) => true,
             (ColType::Ref(_), Cell::Ref(_) | Cell::Int(_)) => true,
             _ => false,
         };
@@ -126,7 +148,10 @@ fn validate(schema: &Schema, def: &TableDef, q: &Query, args: &[Cell]) -> Result
     for (what, a) in [("skip", q.skip), ("take", q.take)] {
         if let Some(a) = a {
             if !matches!(arg(a)?, Cell::Int(_)) {
-                return Err(err(ErrorKind::Db, format!("{what} argument {a} must be an Int")));
+                return Err(err(
+                    ErrorKind::Db,
+                    format!("{what} argument {a} must be an Int"),
+                ));
             }
         }
     }
@@ -179,7 +204,11 @@ pub(crate) fn exec(
 
     // Normalize the order: keys after `id` cannot matter; a trailing `id asc` is the
     // tie-break every order has anyway.
-    let mut order: &[(Col, bool)] = if mode == Mode::Unordered { &[] } else { &q.order };
+    let mut order: &[(Col, bool)] = if mode == Mode::Unordered {
+        &[]
+    } else {
+        &q.order
+    };
     if let Some(p) = order.iter().position(|(c, _)| *c == Col::Id) {
         order = &order[..=p];
     }
@@ -195,7 +224,9 @@ pub(crate) fn exec(
     if let Plan::HashProbe(i) = plan {
         if matches!(tab.indexes[i], Index::Unique(_)) {
             let nil = def.indexes[i].columns.iter().any(|&c| {
-                q.preds.iter().any(|p| p.col == Col::At(c) && p.op == CmpOp::Eq && args[p.arg] == Cell::Nil)
+                q.preds
+                    .iter()
+                    .any(|p| p.col == Col::At(c) && p.op == CmpOp::Eq && args[p.arg] == Cell::Nil)
             });
             if nil {
                 plan = Plan::Scan;
@@ -227,7 +258,11 @@ pub(crate) fn exec(
     };
 
     let preds = &q.preds;
-    let matches = |pos: usize| preds.iter().all(|p| holds(col_val(tab, p.col, pos), p.op, &args[p.arg]));
+    let matches = |pos: usize| {
+        preds
+            .iter()
+            .all(|p| holds(col_val(tab, p.col, pos), p.op, &args[p.arg]))
+    };
 
     if in_order {
         let mut skipped = 0usize;
@@ -295,7 +330,9 @@ fn candidates(
 ) {
     match plan {
         Plan::ById => {
-            let Some(p) = preds.iter().find(|p| p.col == Col::Id && p.op == CmpOp::Eq) else { return };
+            let Some(p) = preds.iter().find(|p| p.col == Col::Id && p.op == CmpOp::Eq) else {
+                return;
+            };
             if let Cell::Int(id) | Cell::Ref(id) = args[p.arg] {
                 if tab.is_live(id) {
                     f(id);
@@ -306,7 +343,10 @@ fn candidates(
             let ix = &def.indexes[i];
             let mut nan = false;
             let mut key_for = |c: usize| {
-                let p = preds.iter().find(|p| p.col == Col::At(c) && p.op == CmpOp::Eq).expect("planner: eq pred");
+                let p = preds
+                    .iter()
+                    .find(|p| p.col == Col::At(c) && p.op == CmpOp::Eq)
+                    .expect("planner: eq pred");
                 let a = &args[p.arg];
                 if matches!(a, Cell::Float(x) if x.is_nan()) {
                     nan = true;
@@ -342,8 +382,12 @@ fn candidates(
         }
         Plan::SortedWalk(i) => {
             let c = def.indexes[i].columns[0];
-            let Index::Sorted(set) = &tab.indexes[i] else { unreachable!("planner: sorted walk") };
-            let Some((lo, hi)) = sorted_bounds(def.columns[c].ty, c, preds, args) else { return };
+            let Index::Sorted(set) = &tab.indexes[i] else {
+                unreachable!("planner: sorted walk")
+            };
+            let Some((lo, hi)) = sorted_bounds(def.columns[c].ty, c, preds, args) else {
+                return;
+            };
             let range = |lo: &(KeyVal, RowId), hi: &Option<(KeyVal, RowId)>| {
                 let upper = match hi {
                     Some(h) => Bound::Included(h.clone()),
@@ -458,7 +502,10 @@ fn sorted_bounds(
         }
     };
     let mut uppers: Vec<(KeyVal, RowId)> = Vec::new();
-    for p in preds.iter().filter(|p| p.col == Col::At(c) && p.op != CmpOp::Ne) {
+    for p in preds
+        .iter()
+        .filter(|p| p.col == Col::At(c) && p.op != CmpOp::Ne)
+    {
         let a = &args[p.arg];
         match a {
             Cell::Nil if p.op == CmpOp::Eq => {

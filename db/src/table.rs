@@ -10,7 +10,7 @@ use std::mem::size_of;
 use std::rc::Rc;
 
 use crate::index::Index;
-use crate::value::{FloatOrd, KeyVal, ValRef, canon_bits};
+use crate::value::{canon_bits, FloatOrd, KeyVal, ValRef};
 use crate::{Cell, ColType, IndexKind, RowId, TableDef, TableId};
 
 const CHUNK_BITS: u32 = 12;
@@ -26,7 +26,10 @@ pub(crate) struct Chunked<T> {
 
 impl<T> Default for Chunked<T> {
     fn default() -> Self {
-        Chunked { chunks: Vec::new(), len: 0 }
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
     }
 }
 
@@ -60,7 +63,11 @@ impl<T> Chunked<T> {
     }
     pub(crate) fn heap_bytes(&self) -> usize {
         self.chunks.capacity() * size_of::<Vec<T>>()
-            + self.chunks.iter().map(|c| c.capacity() * size_of::<T>()).sum::<usize>()
+            + self
+                .chunks
+                .iter()
+                .map(|c| c.capacity() * size_of::<T>())
+                .sum::<usize>()
     }
 }
 
@@ -333,9 +340,11 @@ impl ColData {
             _ => match self.val(i) {
                 ValRef::Nil => KeyVal::Nil,
                 ValRef::Int(x) => KeyVal::Int(x),
-                ValRef::Float(x) => {
-                    KeyVal::Float(FloatOrd(if canonical { canon_bits(x) } else { x.to_bits() }))
-                }
+                ValRef::Float(x) => KeyVal::Float(FloatOrd(if canonical {
+                    canon_bits(x)
+                } else {
+                    x.to_bits()
+                })),
                 ValRef::Bool(x) => KeyVal::Bool(x),
                 ValRef::Ref(x) => KeyVal::Ref(x),
                 ValRef::Text(t) => KeyVal::Text(t.into()),
@@ -394,7 +403,11 @@ impl Table {
             }
         }
         Table {
-            cols: def.columns.iter().map(|c| ColData::new(c.ty, c.nullable)).collect(),
+            cols: def
+                .columns
+                .iter()
+                .map(|c| ColData::new(c.ty, c.nullable))
+                .collect(),
             live: Bits::default(),
             n: 0,
             live_count: 0,
@@ -424,7 +437,12 @@ impl Table {
         if let [c] = columns {
             self.cols[*c].key(i, canonical)
         } else {
-            KeyVal::Tuple(columns.iter().map(|&c| self.cols[c].key(i, canonical)).collect())
+            KeyVal::Tuple(
+                columns
+                    .iter()
+                    .map(|&c| self.cols[c].key(i, canonical))
+                    .collect(),
+            )
         }
     }
 

@@ -68,9 +68,11 @@ impl KeyVal {
             (_, Cell::Nil) => KeyVal::Nil,
             (ColType::Ref(_), Cell::Ref(i) | Cell::Int(i)) => KeyVal::Ref(*i),
             (_, Cell::Int(i)) => KeyVal::Int(*i),
-            (_, Cell::Float(f)) => {
-                KeyVal::Float(FloatOrd(if canonical { canon_bits(*f) } else { f.to_bits() }))
-            }
+            (_, Cell::Float(f)) => KeyVal::Float(FloatOrd(if canonical {
+                canon_bits(*f)
+            } else {
+                f.to_bits()
+            })),
             (_, Cell::Bool(b)) => KeyVal::Bool(*b),
             (_, Cell::Text(t)) => KeyVal::Text(t.clone()),
             (_, Cell::Ref(i)) => KeyVal::Ref(*i),

@@ -40,7 +40,14 @@ type RawOp = (u8, u16, u16, u16, Vec<u16>);
 
 fn raw_table() -> impl Strategy<Value = RawTable> {
     (
-        prop::collection::vec((0u8..5, any::<bool>(), any::<u8>()).prop_map(|(ty, nullable, target)| RawCol { ty, nullable, target }), 1..=5),
+        prop::collection::vec(
+            (0u8..5, any::<bool>(), any::<u8>()).prop_map(|(ty, nullable, target)| RawCol {
+                ty,
+                nullable,
+                target,
+            }),
+            1..=5,
+        ),
         prop::collection::vec((0u8..3, any::<u8>(), prop::option::of(any::<u8>())), 0..=3),
     )
         .prop_map(|(cols, indexes)| RawTable { cols, indexes })
@@ -74,7 +81,8 @@ fn build_schema(raw: &[RawTable]) -> Schema {
                     .indexes
                     .iter()
                     .map(|&(k, a, b)| {
-                        let kind = [IndexKind::Hash, IndexKind::Unique, IndexKind::Sorted][k as usize];
+                        let kind =
+                            [IndexKind::Hash, IndexKind::Unique, IndexKind::Sorted][k as usize];
                         let mut cols = vec![a as usize % nc];
                         if let (Some(b), false) = (b, kind == IndexKind::Sorted) {
                             let b = b as usize % nc;
@@ -82,10 +90,18 @@ fn build_schema(raw: &[RawTable]) -> Schema {
                                 cols.push(b);
                             }
                         }
-                        IndexDef { columns: cols, kind }
+                        IndexDef {
+                            columns: cols,
+                            kind,
+                        }
                     })
                     .collect();
-                TableDef { name: format!("t{ti}"), columns, indexes, durable: true }
+                TableDef {
+                    name: format!("t{ti}"),
+                    columns,
+                    indexes,
+                    durable: true,
+                }
             })
             .collect(),
     }
@@ -113,7 +129,18 @@ fn value(ty: ColType, nullable: bool, v: u16, allow_wrong: bool) -> Cell {
             Cell::Int(pool[w % pool.len()])
         }
         ColType::Float => {
-            let pool = [-1.5, -0.0, 0.0, 1.0, 2.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1.0, 2.5];
+            let pool = [
+                -1.5,
+                -0.0,
+                0.0,
+                1.0,
+                2.5,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                1.0,
+                2.5,
+            ];
             Cell::Float(pool[w % pool.len()])
         }
         ColType::Bool => Cell::Bool(w % 2 == 0),
@@ -190,7 +217,10 @@ fn m_type_ok(c: &Column, cell: &Cell) -> bool {
 
 impl Model {
     fn live(&self, t: usize, id: RowId) -> bool {
-        id >= 1 && self.tables[t].get(id as usize - 1).is_some_and(Option::is_some)
+        id >= 1
+            && self.tables[t]
+                .get(id as usize - 1)
+                .is_some_and(Option::is_some)
     }
 
     fn val(&self, t: usize, id: RowId, c: Col) -> Cell {
@@ -202,11 +232,16 @@ impl Model {
 
     /// The row id in `t` (other than `except`) whose unique key equals `key`.
     fn unique_clash(&self, t: usize, cols: &[usize], key: &[Cell], except: RowId) -> bool {
-        if key.iter().any(|k| *k == Cell::Nil || matches!(k, Cell::Float(f) if f.is_nan())) {
+        if key
+            .iter()
+            .any(|k| *k == Cell::Nil || matches!(k, Cell::Float(f) if f.is_nan()))
+        {
             return false;
         }
         self.tables[t].iter().enumerate().any(|(i, r)| {
-            r.as_ref().is_some_and(|r| i as RowId + 1 != except && cols.iter().zip(key).all(|(&c, k)| m_eq(&r[c], k)))
+            r.as_ref().is_some_and(|r| {
+                i as RowId + 1 != except && cols.iter().zip(key).all(|(&c, k)| m_eq(&r[c], k))
+            })
         })
     }
 
@@ -235,7 +270,14 @@ impl Model {
         Ok(self.tables[t].len() as RowId)
     }
 
-    fn update(&mut self, s: &Schema, t: usize, id: RowId, col: usize, cell: Cell) -> Result<(), ErrorKind> {
+    fn update(
+        &mut self,
+        s: &Schema,
+        t: usize,
+        id: RowId,
+        col: usize,
+        cell: Cell,
+    ) -> Result<(), ErrorKind> {
         let def = &s.tables[t];
         if !self.live(t, id) || col >= def.columns.len() || !m_type_ok(&def.columns[col], &cell) {
             return Err(ErrorKind::Db);
@@ -249,8 +291,22 @@ impl Model {
                 return Err(ErrorKind::Fk);
             }
         }
-        for ix in def.indexes.iter().filter(|ix| ix.kind == IndexKind::Unique && ix.columns.contains(&col)) {
-            let key: Vec<Cell> = ix.columns.iter().map(|&c| if c == col { cell.clone() } else { row[c].clone() }).collect();
+        for ix in def
+            .indexes
+            .iter()
+            .filter(|ix| ix.kind == IndexKind::Unique && ix.columns.contains(&col))
+        {
+            let key: Vec<Cell> = ix
+                .columns
+                .iter()
+                .map(|&c| {
+                    if c == col {
+                        cell.clone()
+                    } else {
+                        row[c].clone()
+                    }
+                })
+                .collect();
             if self.unique_clash(t, &ix.columns, &key, id) {
                 return Err(ErrorKind::Unique);
             }
@@ -269,7 +325,9 @@ impl Model {
                     continue;
                 }
                 let referred = self.tables[rt].iter().enumerate().any(|(i, r)| {
-                    r.as_ref().is_some_and(|r| r[c] == Cell::Ref(id) && !(rt == t && i as RowId + 1 == id))
+                    r.as_ref().is_some_and(|r| {
+                        r[c] == Cell::Ref(id) && !(rt == t && i as RowId + 1 == id)
+                    })
                 });
                 if referred {
                     return Err(ErrorKind::Fk);
@@ -284,21 +342,40 @@ impl Model {
         let t = q.table as usize;
         let mut ids: Vec<RowId> = (1..=self.tables[t].len() as RowId)
             .filter(|&id| self.live(t, id))
-            .filter(|&id| q.preds.iter().all(|p| m_holds(&self.val(t, id, p.col), p.op, &args[p.arg])))
+            .filter(|&id| {
+                q.preds
+                    .iter()
+                    .all(|p| m_holds(&self.val(t, id, p.col), p.op, &args[p.arg]))
+            })
             .collect();
         ids.sort_by(|&a, &b| {
             for &(c, desc) in &q.order {
                 let (x, y) = (self.val(t, a, c), self.val(t, b, c));
-                let o = if desc && x != Cell::Nil && y != Cell::Nil { m_sort(&y, &x) } else { m_sort(&x, &y) };
+                let o = if desc && x != Cell::Nil && y != Cell::Nil {
+                    m_sort(&y, &x)
+                } else {
+                    m_sort(&x, &y)
+                };
                 if o != Ordering::Equal {
                     return o;
                 }
             }
             Ordering::Equal
         });
-        let n = |a: Option<usize>| a.map(|a| if let Cell::Int(n) = args[a] { n.max(0) as usize } else { 0 });
+        let n = |a: Option<usize>| {
+            a.map(|a| {
+                if let Cell::Int(n) = args[a] {
+                    n.max(0) as usize
+                } else {
+                    0
+                }
+            })
+        };
         let skip = n(q.skip).unwrap_or(0);
-        ids.into_iter().skip(skip).take(n(q.take).unwrap_or(usize::MAX)).collect()
+        ids.into_iter()
+            .skip(skip)
+            .take(n(q.take).unwrap_or(usize::MAX))
+            .collect()
     }
 
     fn aggregate(&self, s: &Schema, q: &Query, agg: Agg, args: &[Cell]) -> Result<Cell, ErrorKind> {
@@ -319,9 +396,15 @@ impl Model {
             Col::Id => ColType::Int,
             Col::At(i) => s.tables[t].columns[i].ty,
         };
-        let vals: Vec<Cell> = ids.iter().map(|&id| self.val(t, id, c)).filter(|v| *v != Cell::Nil).collect();
+        let vals: Vec<Cell> = ids
+            .iter()
+            .map(|&id| self.val(t, id, c))
+            .filter(|v| *v != Cell::Nil)
+            .collect();
         match agg {
-            Agg::Sum(_) | Agg::Avg(_) if !matches!(ty, ColType::Int | ColType::Float) => Err(ErrorKind::Db),
+            Agg::Sum(_) | Agg::Avg(_) if !matches!(ty, ColType::Int | ColType::Float) => {
+                Err(ErrorKind::Db)
+            }
             Agg::Sum(_) if ty == ColType::Int => {
                 let mut acc: i64 = 0;
                 for v in &vals {
@@ -330,18 +413,43 @@ impl Model {
                 }
                 Ok(Cell::Int(acc))
             }
-            Agg::Sum(_) => Ok(Cell::Float(vals.iter().fold(0.0, |a, v| if let Cell::Float(x) = v { a + x } else { a }))),
+            Agg::Sum(_) => Ok(Cell::Float(vals.iter().fold(0.0, |a, v| {
+                if let Cell::Float(x) = v {
+                    a + x
+                } else {
+                    a
+                }
+            }))),
             Agg::Avg(_) if vals.is_empty() => Ok(Cell::Nil),
             Agg::Avg(_) if ty == ColType::Int => {
-                let sum: i128 = vals.iter().map(|v| if let Cell::Int(x) = v { i128::from(*x) } else { 0 }).sum();
+                let sum: i128 = vals
+                    .iter()
+                    .map(|v| {
+                        if let Cell::Int(x) = v {
+                            i128::from(*x)
+                        } else {
+                            0
+                        }
+                    })
+                    .sum();
                 Ok(Cell::Float(sum as f64 / vals.len() as f64))
             }
             Agg::Avg(_) => {
-                let sum = vals.iter().fold(0.0, |a, v| if let Cell::Float(x) = v { a + x } else { a });
+                let sum = vals
+                    .iter()
+                    .fold(0.0, |a, v| if let Cell::Float(x) = v { a + x } else { a });
                 Ok(Cell::Float(sum / vals.len() as f64))
             }
-            Agg::Min(_) => Ok(vals.iter().min_by(|a, b| m_sort(a, b)).cloned().unwrap_or(Cell::Nil)),
-            Agg::Max(_) => Ok(vals.iter().max_by(|a, b| m_sort(a, b)).cloned().unwrap_or(Cell::Nil)),
+            Agg::Min(_) => Ok(vals
+                .iter()
+                .min_by(|a, b| m_sort(a, b))
+                .cloned()
+                .unwrap_or(Cell::Nil)),
+            Agg::Max(_) => Ok(vals
+                .iter()
+                .max_by(|a, b| m_sort(a, b))
+                .cloned()
+                .unwrap_or(Cell::Nil)),
             _ => unreachable!(),
         }
     }
@@ -358,9 +466,18 @@ fn pick_col(def: &TableDef, v: u16) -> Col {
 fn arg_for(def: &TableDef, c: Col, v: u16) -> Cell {
     match c {
         Col::Id => {
-            if v % 9 == 0 { Cell::Nil } else { Cell::Int(i64::from(v / 9 % 8)) }
+            if v % 9 == 0 {
+                Cell::Nil
+            } else {
+                Cell::Int(i64::from(v / 9 % 8))
+            }
         }
-        Col::At(i) => value(def.columns[i].ty, v % 5 == 0 || def.columns[i].nullable, v, false),
+        Col::At(i) => value(
+            def.columns[i].ty,
+            v % 5 == 0 || def.columns[i].nullable,
+            v,
+            false,
+        ),
     }
 }
 
@@ -373,16 +490,32 @@ fn make_query(s: &Schema, t: usize, vals: &[u16]) -> (Query, Vec<Cell>) {
     let mut preds = Vec::new();
     for _ in 0..next() % 4 {
         let c = pick_col(def, next());
-        let op = [CmpOp::Eq, CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge][next() as usize % 7];
+        let op = [
+            CmpOp::Eq,
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+        ][next() as usize % 7];
         args.push(arg_for(def, c, next()));
-        preds.push(Pred { col: c, op, arg: args.len() - 1 });
+        preds.push(Pred {
+            col: c,
+            op,
+            arg: args.len() - 1,
+        });
     }
     // Make index probes likely: sometimes add equalities on every column of an index.
     if !def.indexes.is_empty() && next() % 3 == 0 {
         let ix = &def.indexes[next() as usize % def.indexes.len()];
         for &c in &ix.columns {
             args.push(arg_for(def, Col::At(c), next()));
-            preds.push(Pred { col: Col::At(c), op: CmpOp::Eq, arg: args.len() - 1 });
+            preds.push(Pred {
+                col: Col::At(c),
+                op: CmpOp::Eq,
+                arg: args.len() - 1,
+            });
         }
     }
     let mut order = Vec::new();
@@ -400,13 +533,24 @@ fn make_query(s: &Schema, t: usize, vals: &[u16]) -> (Query, Vec<Cell>) {
     };
     let skip = opt_int(&mut args);
     let take = opt_int(&mut args);
-    (Query { table: t as TableId, preds, order, skip, take }, args)
+    (
+        Query {
+            table: t as TableId,
+            preds,
+            order,
+            skip,
+            take,
+        },
+        args,
+    )
 }
 
 fn check_query(db: &mut Db, model: &Model, q: &Query, args: &[Cell]) -> Result<(), TestCaseError> {
     let want = model.query(q, args);
     let mut got = Vec::new();
-    let plan = db.query(q, args, &mut got).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+    let plan = db
+        .query(q, args, &mut got)
+        .map_err(|e| TestCaseError::fail(format!("{e}")))?;
     prop_assert_eq!(&got, &want, "query {:?} args {:?} plan {:?}", q, args, plan);
     let mut scan = Vec::new();
     db.query_scan(q, args, &mut scan).unwrap();
@@ -426,22 +570,48 @@ fn check_state(db: &mut Db, model: &Model, s: &Schema) -> Result<(), TestCaseErr
         let got: Vec<(RowId, Row)> = db.rows(tid).collect();
         prop_assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
-            prop_assert!(g.0 == w.0 && same_rows(&g.1, &w.1), "row {:?} != {:?}", g, w);
+            prop_assert!(
+                g.0 == w.0 && same_rows(&g.1, &w.1),
+                "row {:?} != {:?}",
+                g,
+                w
+            );
         }
         prop_assert_eq!(db.len(tid), want.len());
         prop_assert_eq!(db.next_id(tid), model.tables[t].len() as RowId + 1);
         for ix in &def.indexes {
             if ix.kind == IndexKind::Sorted {
                 for desc in [false, true] {
-                    let q = Query { table: tid, preds: vec![], order: vec![(Col::At(ix.columns[0]), desc)], skip: None, take: None };
+                    let q = Query {
+                        table: tid,
+                        preds: vec![],
+                        order: vec![(Col::At(ix.columns[0]), desc)],
+                        skip: None,
+                        take: None,
+                    };
                     check_query(db, model, &q, &[])?;
                 }
                 continue;
             }
             for (_, row) in &want {
                 let args: Vec<Cell> = ix.columns.iter().map(|&c| row[c].clone()).collect();
-                let preds = ix.columns.iter().enumerate().map(|(a, &c)| Pred { col: Col::At(c), op: CmpOp::Eq, arg: a }).collect();
-                let q = Query { table: tid, preds, order: vec![], skip: None, take: None };
+                let preds = ix
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .map(|(a, &c)| Pred {
+                        col: Col::At(c),
+                        op: CmpOp::Eq,
+                        arg: a,
+                    })
+                    .collect();
+                let q = Query {
+                    table: tid,
+                    preds,
+                    order: vec![],
+                    skip: None,
+                    take: None,
+                };
                 check_query(db, model, &q, &args)?;
             }
         }
@@ -452,7 +622,9 @@ fn check_state(db: &mut Db, model: &Model, s: &Schema) -> Result<(), TestCaseErr
 fn run_case(raw: Vec<RawTable>, ops: Vec<RawOp>) -> Result<(), TestCaseError> {
     let s = build_schema(&raw);
     let mut db = Db::new(s.clone()).map_err(|e| TestCaseError::fail(e.message))?;
-    let mut model = Model { tables: vec![Vec::new(); s.tables.len()] };
+    let mut model = Model {
+        tables: vec![Vec::new(); s.tables.len()],
+    };
     // Open savepoints, outermost first, with the model as it was at each.
     let mut sps: Vec<(Savepoint, Model)> = Vec::new();
     for (kind, a, b, c, vals) in ops {
@@ -461,7 +633,11 @@ fn run_case(raw: Vec<RawTable>, ops: Vec<RawOp>) -> Result<(), TestCaseError> {
         let tid = t as TableId;
         let id = |v: u16, m: &Model| -> RowId {
             let n = m.tables[t].len() as RowId;
-            if n == 0 { 1 } else { RowId::from(v) % (n + 1) + 1 }
+            if n == 0 {
+                1
+            } else {
+                RowId::from(v) % (n + 1) + 1
+            }
         };
         match kind % 12 {
             0..=3 => {
@@ -478,7 +654,12 @@ fn run_case(raw: Vec<RawTable>, ops: Vec<RawOp>) -> Result<(), TestCaseError> {
             4 | 5 => {
                 let rid = id(b, &model);
                 let col = c as usize % def.columns.len();
-                let cell = value(def.columns[col].ty, def.columns[col].nullable, vals[0], true);
+                let cell = value(
+                    def.columns[col].ty,
+                    def.columns[col].nullable,
+                    vals[0],
+                    true,
+                );
                 let want = model.update(&s, t, rid, col, cell.clone());
                 let got = db.update(tid, rid, col, cell).map_err(|e| e.kind);
                 prop_assert_eq!(got, want);
@@ -514,7 +695,14 @@ fn run_case(raw: Vec<RawTable>, ops: Vec<RawOp>) -> Result<(), TestCaseError> {
             _ => {
                 let (q, args) = make_query(&s, t, &vals);
                 let col = pick_col(def, c);
-                let agg = [Agg::Count, Agg::Exists, Agg::Sum(col), Agg::Min(col), Agg::Max(col), Agg::Avg(col)][b as usize % 6];
+                let agg = [
+                    Agg::Count,
+                    Agg::Exists,
+                    Agg::Sum(col),
+                    Agg::Min(col),
+                    Agg::Max(col),
+                    Agg::Avg(col),
+                ][b as usize % 6];
                 let want = model.aggregate(&s, &q, agg, &args);
                 let got = db.aggregate(&q, agg, &args).map_err(|e| e.kind);
                 let ok = match (&got, &want) {
@@ -522,7 +710,15 @@ fn run_case(raw: Vec<RawTable>, ops: Vec<RawOp>) -> Result<(), TestCaseError> {
                     (Ok(g), Ok(w)) => same(g, w),
                     _ => got == want,
                 };
-                prop_assert!(ok, "aggregate {:?} of {:?} args {:?}: got {:?}, want {:?}", agg, q, args, got, want);
+                prop_assert!(
+                    ok,
+                    "aggregate {:?} of {:?} args {:?}: got {:?}, want {:?}",
+                    agg,
+                    q,
+                    args,
+                    got,
+                    want
+                );
             }
         }
     }

@@ -9,7 +9,11 @@ const DEPT: TableId = 0;
 const EMP: TableId = 1;
 
 fn col(name: &str, ty: ColType, nullable: bool) -> Column {
-    Column { name: name.into(), ty, nullable }
+    Column {
+        name: name.into(),
+        ty,
+        nullable,
+    }
 }
 
 /// departments(name Text @unique), employees(name Text, salary Int, level Int,
@@ -21,7 +25,10 @@ fn schema() -> Schema {
             TableDef {
                 name: "departments".into(),
                 columns: vec![col("name", ColType::Text, false)],
-                indexes: vec![IndexDef { columns: vec![0], kind: IndexKind::Unique }],
+                indexes: vec![IndexDef {
+                    columns: vec![0],
+                    kind: IndexKind::Unique,
+                }],
                 durable: true,
             },
             TableDef {
@@ -35,9 +42,18 @@ fn schema() -> Schema {
                     col("score", ColType::Float, true),
                 ],
                 indexes: vec![
-                    IndexDef { columns: vec![3], kind: IndexKind::Hash },
-                    IndexDef { columns: vec![3, 2], kind: IndexKind::Hash },
-                    IndexDef { columns: vec![1], kind: IndexKind::Sorted },
+                    IndexDef {
+                        columns: vec![3],
+                        kind: IndexKind::Hash,
+                    },
+                    IndexDef {
+                        columns: vec![3, 2],
+                        kind: IndexKind::Hash,
+                    },
+                    IndexDef {
+                        columns: vec![1],
+                        kind: IndexKind::Sorted,
+                    },
                 ],
                 durable: true,
             },
@@ -50,7 +66,14 @@ fn t(s: &str) -> Cell {
 }
 
 fn emp(name: &str, salary: i64, level: i64, dept: RowId) -> Vec<Cell> {
-    vec![t(name), Cell::Int(salary), Cell::Int(level), Cell::Ref(dept), Cell::Nil, Cell::Nil]
+    vec![
+        t(name),
+        Cell::Int(salary),
+        Cell::Int(level),
+        Cell::Ref(dept),
+        Cell::Nil,
+        Cell::Nil,
+    ]
 }
 
 fn db_with_depts() -> Db {
@@ -61,7 +84,13 @@ fn db_with_depts() -> Db {
 }
 
 fn q(table: TableId, preds: Vec<Pred>) -> Query {
-    Query { table, preds, order: vec![], skip: None, take: None }
+    Query {
+        table,
+        preds,
+        order: vec![],
+        skip: None,
+        take: None,
+    }
 }
 
 fn p(col: Col, op: CmpOp, arg: usize) -> Pred {
@@ -88,23 +117,41 @@ fn schema_validation() {
     s.tables[1].columns[3].ty = ColType::Ref(9);
     assert_eq!(
         error(Db::new(s)),
-        (ErrorKind::Db, "employees.dept refers to table 9, which does not exist".into())
+        (
+            ErrorKind::Db,
+            "employees.dept refers to table 9, which does not exist".into()
+        )
     );
     let mut s = schema();
-    s.tables[1].indexes.push(IndexDef { columns: vec![1, 2], kind: IndexKind::Sorted });
+    s.tables[1].indexes.push(IndexDef {
+        columns: vec![1, 2],
+        kind: IndexKind::Sorted,
+    });
     assert_eq!(
         error(Db::new(s)),
-        (ErrorKind::Db, "sorted index 3 of employees must have exactly one column".into())
+        (
+            ErrorKind::Db,
+            "sorted index 3 of employees must have exactly one column".into()
+        )
     );
     let mut s = schema();
     s.tables[0].indexes[0].columns = vec![4];
     assert_eq!(
         error(Db::new(s)),
-        (ErrorKind::Db, "index 0 of departments names column 4, but departments has 1 columns".into())
+        (
+            ErrorKind::Db,
+            "index 0 of departments names column 4, but departments has 1 columns".into()
+        )
     );
     let mut s = schema();
     s.tables[0].indexes[0].columns = vec![];
-    assert_eq!(error(Db::new(s)), (ErrorKind::Db, "index 0 of departments has no columns".into()));
+    assert_eq!(
+        error(Db::new(s)),
+        (
+            ErrorKind::Db,
+            "index 0 of departments has no columns".into()
+        )
+    );
 }
 
 #[test]
@@ -124,7 +171,21 @@ fn failed_inserts_consume_no_id() {
     let mut db = db_with_depts();
     assert_eq!(error(db.insert(DEPT, vec![t("ops")])).0, ErrorKind::Unique);
     assert_eq!(error(db.insert(EMP, emp("x", 1, 1, 7))).0, ErrorKind::Fk);
-    assert_eq!(error(db.insert(EMP, vec![t("x"), Cell::Text("1".into()), Cell::Int(1), Cell::Ref(1), Cell::Nil, Cell::Nil])).0, ErrorKind::Db);
+    assert_eq!(
+        error(db.insert(
+            EMP,
+            vec![
+                t("x"),
+                Cell::Text("1".into()),
+                Cell::Int(1),
+                Cell::Ref(1),
+                Cell::Nil,
+                Cell::Nil
+            ]
+        ))
+        .0,
+        ErrorKind::Db
+    );
     assert_eq!(db.insert(DEPT, vec![t("qa")]).unwrap(), 3);
     assert_eq!(db.insert(EMP, emp("a", 1, 1, 1)).unwrap(), 1);
 }
@@ -149,28 +210,79 @@ fn rolled_back_inserts_consume_no_id() {
 fn type_errors_name_table_and_column() {
     let mut db = db_with_depts();
     assert_eq!(
-        error(db.insert(EMP, vec![t("a"), t("x"), Cell::Int(1), Cell::Ref(1), Cell::Nil, Cell::Nil])),
-        (ErrorKind::Db, "cannot store Text in employees.salary (it is Int)".into())
+        error(db.insert(
+            EMP,
+            vec![
+                t("a"),
+                t("x"),
+                Cell::Int(1),
+                Cell::Ref(1),
+                Cell::Nil,
+                Cell::Nil
+            ]
+        )),
+        (
+            ErrorKind::Db,
+            "cannot store Text in employees.salary (it is Int)".into()
+        )
     );
     assert_eq!(
-        error(db.insert(EMP, vec![t("a"), Cell::Nil, Cell::Int(1), Cell::Ref(1), Cell::Nil, Cell::Nil])),
-        (ErrorKind::Db, "cannot store nil in employees.salary (it is Int, not nullable)".into())
+        error(db.insert(
+            EMP,
+            vec![
+                t("a"),
+                Cell::Nil,
+                Cell::Int(1),
+                Cell::Ref(1),
+                Cell::Nil,
+                Cell::Nil
+            ]
+        )),
+        (
+            ErrorKind::Db,
+            "cannot store nil in employees.salary (it is Int, not nullable)".into()
+        )
     );
     assert_eq!(
-        error(db.insert(EMP, vec![t("a"), Cell::Int(1), Cell::Int(1), Cell::Int(1), Cell::Nil, Cell::Nil])),
-        (ErrorKind::Db, "cannot store Int in employees.dept (it is ref departments)".into())
+        error(db.insert(
+            EMP,
+            vec![
+                t("a"),
+                Cell::Int(1),
+                Cell::Int(1),
+                Cell::Int(1),
+                Cell::Nil,
+                Cell::Nil
+            ]
+        )),
+        (
+            ErrorKind::Db,
+            "cannot store Int in employees.dept (it is ref departments)".into()
+        )
     );
     assert_eq!(
         error(db.insert(EMP, vec![t("a")])),
-        (ErrorKind::Db, "insert into employees: expected 6 cells, got 1".into())
+        (
+            ErrorKind::Db,
+            "insert into employees: expected 6 cells, got 1".into()
+        )
     );
     let id = db.insert(EMP, emp("a", 1, 1, 1)).unwrap();
     assert_eq!(
         error(db.update(EMP, id, 5, Cell::Int(3))),
-        (ErrorKind::Db, "cannot store Int in employees.score (it is Float)".into())
+        (
+            ErrorKind::Db,
+            "cannot store Int in employees.score (it is Float)".into()
+        )
     );
-    assert_eq!(error(db.update(EMP, id, 9, Cell::Int(3))), (ErrorKind::Db, "employees has no column 9".into()));
-    assert_eq!(error(db.get(EMP, id, 9)), (ErrorKind::Db, "employees has no column 9".into()));
+    assert_eq!(
+        error(db.update(EMP, id, 9, Cell::Int(3))),
+        (ErrorKind::Db, "employees has no column 9".into())
+    );
+    assert_eq!(
+        error(db.get(EMP, id, 9)),
+        (ErrorKind::Db, "employees has no column 9".into())
+    );
     db.update(EMP, id, 5, Cell::Float(2.5)).unwrap();
     db.update(EMP, id, 5, Cell::Nil).unwrap();
     assert_eq!(db.get(EMP, id, 5).unwrap(), Cell::Nil);
@@ -181,7 +293,10 @@ fn unique_messages_quote_text_and_print_numbers_plainly() {
     let mut db = db_with_depts();
     assert_eq!(
         error(db.insert(DEPT, vec![t("ops")])),
-        (ErrorKind::Unique, "duplicate value \"ops\" for unique column departments.name".into())
+        (
+            ErrorKind::Unique,
+            "duplicate value \"ops\" for unique column departments.name".into()
+        )
     );
     db.insert(DEPT, vec![t("a \"b\"\n$")]).unwrap();
     assert_eq!(
@@ -191,15 +306,26 @@ fn unique_messages_quote_text_and_print_numbers_plainly() {
     let mut s = Schema::default();
     s.tables.push(TableDef {
         name: "t".into(),
-        columns: vec![col("i", ColType::Int, true), col("f", ColType::Float, false), col("b", ColType::Bool, false)],
+        columns: vec![
+            col("i", ColType::Int, true),
+            col("f", ColType::Float, false),
+            col("b", ColType::Bool, false),
+        ],
         indexes: vec![
-            IndexDef { columns: vec![0], kind: IndexKind::Unique },
-            IndexDef { columns: vec![1, 2], kind: IndexKind::Unique },
+            IndexDef {
+                columns: vec![0],
+                kind: IndexKind::Unique,
+            },
+            IndexDef {
+                columns: vec![1, 2],
+                kind: IndexKind::Unique,
+            },
         ],
         durable: false,
     });
     let mut db = Db::new(s).unwrap();
-    db.insert(0, vec![Cell::Int(7), Cell::Float(1.0), Cell::Bool(true)]).unwrap();
+    db.insert(0, vec![Cell::Int(7), Cell::Float(1.0), Cell::Bool(true)])
+        .unwrap();
     assert_eq!(
         error(db.insert(0, vec![Cell::Int(7), Cell::Float(2.0), Cell::Bool(true)])).1,
         "duplicate value 7 for unique column t.i"
@@ -209,16 +335,34 @@ fn unique_messages_quote_text_and_print_numbers_plainly() {
         "duplicate value (1.0, true) for unique columns t.f, t.b"
     );
     // -0.0 == 0.0, so they collide; NaN equals nothing, so NaNs never collide.
-    db.insert(0, vec![Cell::Int(9), Cell::Float(0.0), Cell::Bool(true)]).unwrap();
-    assert_eq!(error(db.insert(0, vec![Cell::Int(10), Cell::Float(-0.0), Cell::Bool(true)])).0, ErrorKind::Unique);
-    db.insert(0, vec![Cell::Int(11), Cell::Float(f64::NAN), Cell::Bool(true)]).unwrap();
-    db.insert(0, vec![Cell::Int(12), Cell::Float(f64::NAN), Cell::Bool(true)]).unwrap();
+    db.insert(0, vec![Cell::Int(9), Cell::Float(0.0), Cell::Bool(true)])
+        .unwrap();
+    assert_eq!(
+        error(db.insert(0, vec![Cell::Int(10), Cell::Float(-0.0), Cell::Bool(true)])).0,
+        ErrorKind::Unique
+    );
+    db.insert(
+        0,
+        vec![Cell::Int(11), Cell::Float(f64::NAN), Cell::Bool(true)],
+    )
+    .unwrap();
+    db.insert(
+        0,
+        vec![Cell::Int(12), Cell::Float(f64::NAN), Cell::Bool(true)],
+    )
+    .unwrap();
     // nil keys never collide.
-    db.insert(0, vec![Cell::Nil, Cell::Float(5.0), Cell::Bool(true)]).unwrap();
-    db.insert(0, vec![Cell::Nil, Cell::Float(6.0), Cell::Bool(true)]).unwrap();
+    db.insert(0, vec![Cell::Nil, Cell::Float(5.0), Cell::Bool(true)])
+        .unwrap();
+    db.insert(0, vec![Cell::Nil, Cell::Float(6.0), Cell::Bool(true)])
+        .unwrap();
     assert_eq!(db.len(0), 6);
     // `== nil` on a unique column still finds the nil rows (by scanning).
-    let (ids, plan) = run(&mut db, &q(0, vec![p(Col::At(0), CmpOp::Eq, 0)]), &[Cell::Nil]);
+    let (ids, plan) = run(
+        &mut db,
+        &q(0, vec![p(Col::At(0), CmpOp::Eq, 0)]),
+        &[Cell::Nil],
+    );
     assert_eq!(ids, vec![5, 6]);
     assert_eq!(plan, Plan::Scan);
 }
@@ -228,7 +372,10 @@ fn unique_on_update() {
     let mut db = db_with_depts();
     assert_eq!(
         error(db.update(DEPT, 2, 0, t("ops"))),
-        (ErrorKind::Unique, "duplicate value \"ops\" for unique column departments.name".into())
+        (
+            ErrorKind::Unique,
+            "duplicate value \"ops\" for unique column departments.name".into()
+        )
     );
     assert_eq!(db.get(DEPT, 2, 0).unwrap(), t("dev"));
     // Setting a row's own value is not a duplicate, and logs nothing.
@@ -237,7 +384,11 @@ fn unique_on_update() {
     assert!(db.changes_since(sp).is_empty());
     db.update(DEPT, 1, 0, t("sre")).unwrap();
     db.update(DEPT, 2, 0, t("ops")).unwrap();
-    let (ids, plan) = run(&mut db, &q(DEPT, vec![p(Col::At(0), CmpOp::Eq, 0)]), &[t("ops")]);
+    let (ids, plan) = run(
+        &mut db,
+        &q(DEPT, vec![p(Col::At(0), CmpOp::Eq, 0)]),
+        &[t("ops")],
+    );
     assert_eq!((ids, plan), (vec![2], Plan::HashProbe(0)));
 }
 
@@ -246,18 +397,27 @@ fn fk_on_insert_and_update() {
     let mut db = db_with_depts();
     assert_eq!(
         error(db.insert(EMP, emp("a", 1, 1, 7))),
-        (ErrorKind::Fk, "employees.dept refers to departments row 7, which does not exist".into())
+        (
+            ErrorKind::Fk,
+            "employees.dept refers to departments row 7, which does not exist".into()
+        )
     );
     db.insert(DEPT, vec![t("qa")]).unwrap();
     db.delete(DEPT, 3).unwrap();
     assert_eq!(
         error(db.insert(EMP, emp("a", 1, 1, 3))),
-        (ErrorKind::Fk, "employees.dept refers to departments row 3, which does not exist".into())
+        (
+            ErrorKind::Fk,
+            "employees.dept refers to departments row 3, which does not exist".into()
+        )
     );
     let e = db.insert(EMP, emp("a", 1, 1, 1)).unwrap();
     assert_eq!(
         error(db.update(EMP, e, 4, Cell::Ref(2))),
-        (ErrorKind::Fk, "employees.manager refers to employees row 2, which does not exist".into())
+        (
+            ErrorKind::Fk,
+            "employees.manager refers to employees row 2, which does not exist".into()
+        )
     );
     assert_eq!(error(db.update(EMP, e, 3, Cell::Ref(0))).0, ErrorKind::Fk);
     assert_eq!(db.get(EMP, e, 4).unwrap(), Cell::Nil);
@@ -269,7 +429,10 @@ fn restrict_delete() {
     let a = db.insert(EMP, emp("a", 1, 1, 2)).unwrap();
     assert_eq!(
         error(db.delete(DEPT, 2)),
-        (ErrorKind::Fk, "cannot delete departments row 2: employees.dept still refers to it".into())
+        (
+            ErrorKind::Fk,
+            "cannot delete departments row 2: employees.dept still refers to it".into()
+        )
     );
     assert!(db.is_live(DEPT, 2));
     db.delete(DEPT, 1).unwrap();
@@ -304,7 +467,10 @@ fn self_reference_does_not_block_delete() {
     db.update(EMP, b, 4, Cell::Ref(a)).unwrap();
     assert_eq!(
         error(db.delete(EMP, a)),
-        (ErrorKind::Fk, "cannot delete employees row 1: employees.manager still refers to it".into())
+        (
+            ErrorKind::Fk,
+            "cannot delete employees row 1: employees.manager still refers to it".into()
+        )
     );
     db.update(EMP, b, 4, Cell::Ref(b)).unwrap();
     let sp = db.savepoint();
@@ -324,16 +490,28 @@ fn deleted_and_missing_rows() {
     let mut db = db_with_depts();
     let a = db.insert(EMP, emp("a", 1, 1, 1)).unwrap();
     db.delete(EMP, a).unwrap();
-    let deleted = (ErrorKind::Db, "row 1 of employees does not exist (it was deleted)".to_string());
+    let deleted = (
+        ErrorKind::Db,
+        "row 1 of employees does not exist (it was deleted)".to_string(),
+    );
     assert_eq!(error(db.get(EMP, a, 0)), deleted);
     assert_eq!(error(db.update(EMP, a, 1, Cell::Int(2))), deleted);
     assert_eq!(error(db.delete(EMP, a)), deleted);
-    let missing = (ErrorKind::Db, "row 5 of employees does not exist (no such row)".to_string());
+    let missing = (
+        ErrorKind::Db,
+        "row 5 of employees does not exist (no such row)".to_string(),
+    );
     assert_eq!(error(db.get(EMP, 5, 0)), missing);
     assert_eq!(error(db.update(EMP, 5, 0, t("x"))), missing);
     assert_eq!(error(db.delete(EMP, 5)), missing);
-    assert_eq!(error(db.get(EMP, 0, 0)).1, "row 0 of employees does not exist (no such row)");
-    assert_eq!(error(db.get(EMP, -3, 0)).1, "row -3 of employees does not exist (no such row)");
+    assert_eq!(
+        error(db.get(EMP, 0, 0)).1,
+        "row 0 of employees does not exist (no such row)"
+    );
+    assert_eq!(
+        error(db.get(EMP, -3, 0)).1,
+        "row -3 of employees does not exist (no such row)"
+    );
     assert!(!db.is_live(EMP, a) && !db.is_live(EMP, 0) && !db.is_live(9, 1));
     assert_eq!(error(db.get(9, 1, 0)), (ErrorKind::Db, "no table 9".into()));
 }
@@ -342,7 +520,8 @@ fn deleted_and_missing_rows() {
 fn update_touches_only_its_indexes_and_keeps_them_right() {
     let mut db = db_with_depts();
     for i in 0..10 {
-        db.insert(EMP, emp(&format!("e{i}"), 100 + i, i % 3, 1 + i % 2)).unwrap();
+        db.insert(EMP, emp(&format!("e{i}"), 100 + i, i % 3, 1 + i % 2))
+            .unwrap();
     }
     db.update(EMP, 4, 3, Cell::Ref(1)).unwrap(); // dept 2 → 1
     db.update(EMP, 4, 1, Cell::Int(5)).unwrap();
@@ -350,7 +529,10 @@ fn update_touches_only_its_indexes_and_keeps_them_right() {
     let (ids, plan) = run(&mut db, &by_dept, &[Cell::Ref(1)]);
     assert_eq!(plan, Plan::HashProbe(0));
     assert_eq!(ids, vec![1, 3, 4, 5, 7, 9]);
-    let both = q(EMP, vec![p(Col::At(3), CmpOp::Eq, 0), p(Col::At(2), CmpOp::Eq, 1)]);
+    let both = q(
+        EMP,
+        vec![p(Col::At(3), CmpOp::Eq, 0), p(Col::At(2), CmpOp::Eq, 1)],
+    );
     let (ids, plan) = run(&mut db, &both, &[Cell::Ref(1), Cell::Int(0)]);
     assert_eq!(plan, Plan::HashProbe(1));
     assert_eq!(ids, vec![1, 4, 7]);
@@ -388,9 +570,23 @@ fn changes_carry_undo_and_redo() {
     assert_eq!(
         db.changes_since(sp),
         &[
-            Change::Insert { table: EMP, id: 1, cells: emp("a", 1, 1, 1) },
-            Change::Update { table: EMP, id: 1, col: 1, old: Cell::Int(1), new: Cell::Int(2) },
-            Change::Delete { table: EMP, id: 1, cells: emp("a", 2, 1, 1) },
+            Change::Insert {
+                table: EMP,
+                id: 1,
+                cells: emp("a", 1, 1, 1)
+            },
+            Change::Update {
+                table: EMP,
+                id: 1,
+                col: 1,
+                old: Cell::Int(1),
+                new: Cell::Int(2)
+            },
+            Change::Delete {
+                table: EMP,
+                id: 1,
+                cells: emp("a", 2, 1, 1)
+            },
         ]
     );
     db.truncate_undo(sp);
@@ -415,7 +611,10 @@ fn rollback_restores_everything() {
     db.insert(DEPT, vec![t("ops")]).unwrap();
     db.rollback_to(sp);
     assert_eq!(db.rows(EMP).collect::<Vec<_>>(), before);
-    assert_eq!(db.rows(DEPT).map(|r| r.1[0].clone()).collect::<Vec<_>>(), vec![t("ops"), t("dev")]);
+    assert_eq!(
+        db.rows(DEPT).map(|r| r.1[0].clone()).collect::<Vec<_>>(),
+        vec![t("ops"), t("dev")]
+    );
     assert_eq!(db.next_id(DEPT), 3);
     // Reference counts are back: dept 1 is referred to by a, and a by nobody.
     assert_eq!(error(db.delete(DEPT, 1)).0, ErrorKind::Fk);
@@ -447,7 +646,14 @@ fn nested_savepoints() {
 #[test]
 fn query_predicates_with_nil_nan_and_text() {
     let mut db = db_with_depts();
-    let scores = [Some(1.5), None, Some(f64::NAN), Some(-0.0), Some(0.0), Some(-2.0)];
+    let scores = [
+        Some(1.5),
+        None,
+        Some(f64::NAN),
+        Some(-0.0),
+        Some(0.0),
+        Some(-2.0),
+    ];
     for (i, s) in scores.iter().enumerate() {
         let mut r = emp(["b", "a", "ab", "B", "", "é"][i], i as i64, 1, 1);
         r[5] = s.map_or(Cell::Nil, Cell::Float);
@@ -455,15 +661,39 @@ fn query_predicates_with_nil_nan_and_text() {
     }
     let one = |op| q(EMP, vec![p(Col::At(5), op, 0)]);
     assert_eq!(run(&mut db, &one(CmpOp::Eq), &[Cell::Nil]).0, vec![2]);
-    assert_eq!(run(&mut db, &one(CmpOp::Ne), &[Cell::Nil]).0, vec![1, 3, 4, 5, 6]);
-    assert_eq!(run(&mut db, &one(CmpOp::Eq), &[Cell::Float(0.0)]).0, vec![4, 5]);
-    assert_eq!(run(&mut db, &one(CmpOp::Ne), &[Cell::Float(0.0)]).0, vec![1, 2, 3, 6]);
-    assert_eq!(run(&mut db, &one(CmpOp::Lt), &[Cell::Float(1.0)]).0, vec![4, 5, 6]);
-    assert_eq!(run(&mut db, &one(CmpOp::Ge), &[Cell::Float(f64::NAN)]).0, Vec::<RowId>::new());
-    assert_eq!(run(&mut db, &one(CmpOp::Lt), &[Cell::Nil]).0, Vec::<RowId>::new());
-    assert_eq!(run(&mut db, &one(CmpOp::Eq), &[Cell::Float(f64::NAN)]).0, Vec::<RowId>::new());
+    assert_eq!(
+        run(&mut db, &one(CmpOp::Ne), &[Cell::Nil]).0,
+        vec![1, 3, 4, 5, 6]
+    );
+    assert_eq!(
+        run(&mut db, &one(CmpOp::Eq), &[Cell::Float(0.0)]).0,
+        vec![4, 5]
+    );
+    assert_eq!(
+        run(&mut db, &one(CmpOp::Ne), &[Cell::Float(0.0)]).0,
+        vec![1, 2, 3, 6]
+    );
+    assert_eq!(
+        run(&mut db, &one(CmpOp::Lt), &[Cell::Float(1.0)]).0,
+        vec![4, 5, 6]
+    );
+    assert_eq!(
+        run(&mut db, &one(CmpOp::Ge), &[Cell::Float(f64::NAN)]).0,
+        Vec::<RowId>::new()
+    );
+    assert_eq!(
+        run(&mut db, &one(CmpOp::Lt), &[Cell::Nil]).0,
+        Vec::<RowId>::new()
+    );
+    assert_eq!(
+        run(&mut db, &one(CmpOp::Eq), &[Cell::Float(f64::NAN)]).0,
+        Vec::<RowId>::new()
+    );
     let name = |op| q(EMP, vec![p(Col::At(0), op, 0)]);
-    assert_eq!(run(&mut db, &name(CmpOp::Lt), &[t("b")]).0, vec![2, 3, 4, 5]);
+    assert_eq!(
+        run(&mut db, &name(CmpOp::Lt), &[t("b")]).0,
+        vec![2, 3, 4, 5]
+    );
     assert_eq!(run(&mut db, &name(CmpOp::Gt), &[t("b")]).0, vec![6]);
     // Order by a nullable Float: nil first both ways, total_cmp, ties by id.
     let mut o = q(EMP, vec![]);
@@ -483,10 +713,19 @@ fn query_by_id() {
     let by_id = q(EMP, vec![p(Col::Id, CmpOp::Eq, 0)]);
     assert_eq!(run(&mut db, &by_id, &[Cell::Int(2)]), (vec![2], Plan::ById));
     assert_eq!(run(&mut db, &by_id, &[Cell::Int(3)]).0, Vec::<RowId>::new());
-    assert_eq!(run(&mut db, &by_id, &[Cell::Int(77)]).0, Vec::<RowId>::new());
+    assert_eq!(
+        run(&mut db, &by_id, &[Cell::Int(77)]).0,
+        Vec::<RowId>::new()
+    );
     assert_eq!(db.plan(&by_id), Plan::ById);
-    let range = q(EMP, vec![p(Col::Id, CmpOp::Gt, 0), p(Col::Id, CmpOp::Le, 1)]);
-    assert_eq!(run(&mut db, &range, &[Cell::Int(1), Cell::Int(4)]), (vec![2, 4], Plan::Scan));
+    let range = q(
+        EMP,
+        vec![p(Col::Id, CmpOp::Gt, 0), p(Col::Id, CmpOp::Le, 1)],
+    );
+    assert_eq!(
+        run(&mut db, &range, &[Cell::Int(1), Cell::Int(4)]),
+        (vec![2, 4], Plan::Scan)
+    );
     let mut desc = q(EMP, vec![]);
     desc.order = vec![(Col::Id, true), (Col::At(1), false)];
     assert_eq!(run(&mut db, &desc, &[]).0, vec![5, 4, 2, 1]);
@@ -500,15 +739,30 @@ fn order_ties_ascending_id_both_ways_and_skip_take() {
     }
     let mut o = q(EMP, vec![]);
     o.order = vec![(Col::At(1), true)];
-    assert_eq!(run(&mut db, &o, &[]), (vec![1, 3, 6, 4, 2, 5], Plan::SortedWalk(2)));
+    assert_eq!(
+        run(&mut db, &o, &[]),
+        (vec![1, 3, 6, 4, 2, 5], Plan::SortedWalk(2))
+    );
     o.order = vec![(Col::At(1), false)];
     assert_eq!(run(&mut db, &o, &[]).0, vec![2, 5, 4, 1, 3, 6]);
     o.skip = Some(0);
     o.take = Some(1);
-    assert_eq!(run(&mut db, &o, &[Cell::Int(1), Cell::Int(3)]).0, vec![5, 4, 1]);
-    assert_eq!(run(&mut db, &o, &[Cell::Int(-5), Cell::Int(2)]).0, vec![2, 5]);
-    assert_eq!(run(&mut db, &o, &[Cell::Int(2), Cell::Int(-1)]).0, Vec::<RowId>::new());
-    assert_eq!(run(&mut db, &o, &[Cell::Int(10), Cell::Int(3)]).0, Vec::<RowId>::new());
+    assert_eq!(
+        run(&mut db, &o, &[Cell::Int(1), Cell::Int(3)]).0,
+        vec![5, 4, 1]
+    );
+    assert_eq!(
+        run(&mut db, &o, &[Cell::Int(-5), Cell::Int(2)]).0,
+        vec![2, 5]
+    );
+    assert_eq!(
+        run(&mut db, &o, &[Cell::Int(2), Cell::Int(-1)]).0,
+        Vec::<RowId>::new()
+    );
+    assert_eq!(
+        run(&mut db, &o, &[Cell::Int(10), Cell::Int(3)]).0,
+        Vec::<RowId>::new()
+    );
     // Order by a non-indexed column, then by another.
     let mut o2 = q(EMP, vec![]);
     o2.order = vec![(Col::At(2), false), (Col::At(1), true)];
@@ -521,15 +775,30 @@ fn sorted_walk_ranges() {
     for s in [50, 10, 40, 20, 30, 20] {
         db.insert(EMP, emp("x", s, 1, 1)).unwrap();
     }
-    let r = q(EMP, vec![p(Col::At(1), CmpOp::Ge, 0), p(Col::At(1), CmpOp::Lt, 1)]);
-    assert_eq!(run(&mut db, &r, &[Cell::Int(20), Cell::Int(40)]), (vec![4, 5, 6], Plan::SortedWalk(2)));
-    assert_eq!(run(&mut db, &r, &[Cell::Int(40), Cell::Int(20)]).0, Vec::<RowId>::new());
+    let r = q(
+        EMP,
+        vec![p(Col::At(1), CmpOp::Ge, 0), p(Col::At(1), CmpOp::Lt, 1)],
+    );
+    assert_eq!(
+        run(&mut db, &r, &[Cell::Int(20), Cell::Int(40)]),
+        (vec![4, 5, 6], Plan::SortedWalk(2))
+    );
+    assert_eq!(
+        run(&mut db, &r, &[Cell::Int(40), Cell::Int(20)]).0,
+        Vec::<RowId>::new()
+    );
     let mut r = q(EMP, vec![p(Col::At(1), CmpOp::Gt, 0)]);
     r.order = vec![(Col::At(1), true)];
     r.take = Some(1);
-    assert_eq!(run(&mut db, &r, &[Cell::Int(10), Cell::Int(3)]).0, vec![1, 3, 5]);
+    assert_eq!(
+        run(&mut db, &r, &[Cell::Int(10), Cell::Int(3)]).0,
+        vec![1, 3, 5]
+    );
     let eq = q(EMP, vec![p(Col::At(1), CmpOp::Eq, 0)]);
-    assert_eq!(run(&mut db, &eq, &[Cell::Int(20)]), (vec![4, 6], Plan::SortedWalk(2)));
+    assert_eq!(
+        run(&mut db, &eq, &[Cell::Int(20)]),
+        (vec![4, 6], Plan::SortedWalk(2))
+    );
 }
 
 #[test]
@@ -539,12 +808,21 @@ fn query_argument_errors() {
     let bad = q(EMP, vec![p(Col::At(1), CmpOp::Eq, 0)]);
     assert_eq!(
         error(db.query(&bad, &[t("x")], &mut out)),
-        (ErrorKind::Db, "query argument 0 is Text, but employees.salary is Int".into())
+        (
+            ErrorKind::Db,
+            "query argument 0 is Text, but employees.salary is Int".into()
+        )
     );
-    assert_eq!(error(db.query(&bad, &[], &mut out)).1, "query argument 0 is missing (0 given)");
+    assert_eq!(
+        error(db.query(&bad, &[], &mut out)).1,
+        "query argument 0 is missing (0 given)"
+    );
     let mut s = q(EMP, vec![]);
     s.take = Some(0);
-    assert_eq!(error(db.query(&s, &[Cell::Float(1.0)], &mut out)).1, "take argument 0 must be an Int");
+    assert_eq!(
+        error(db.query(&s, &[Cell::Float(1.0)], &mut out)).1,
+        "take argument 0 must be an Int"
+    );
 }
 
 #[test]
@@ -552,32 +830,81 @@ fn aggregates() {
     let mut db = db_with_depts();
     let all = q(EMP, vec![]);
     assert_eq!(db.aggregate(&all, Agg::Count, &[]).unwrap(), Cell::Int(0));
-    assert_eq!(db.aggregate(&all, Agg::Exists, &[]).unwrap(), Cell::Bool(false));
-    assert_eq!(db.aggregate(&all, Agg::Sum(Col::At(1)), &[]).unwrap(), Cell::Int(0));
-    assert_eq!(db.aggregate(&all, Agg::Sum(Col::At(5)), &[]).unwrap(), Cell::Float(0.0));
-    assert_eq!(db.aggregate(&all, Agg::Min(Col::At(1)), &[]).unwrap(), Cell::Nil);
-    assert_eq!(db.aggregate(&all, Agg::Avg(Col::At(1)), &[]).unwrap(), Cell::Nil);
+    assert_eq!(
+        db.aggregate(&all, Agg::Exists, &[]).unwrap(),
+        Cell::Bool(false)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Sum(Col::At(1)), &[]).unwrap(),
+        Cell::Int(0)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Sum(Col::At(5)), &[]).unwrap(),
+        Cell::Float(0.0)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Min(Col::At(1)), &[]).unwrap(),
+        Cell::Nil
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Avg(Col::At(1)), &[]).unwrap(),
+        Cell::Nil
+    );
     for (s, f) in [(10, Some(1.5)), (30, None), (20, Some(0.5))] {
         let mut r = emp("x", s, 1, 1);
         r[5] = f.map_or(Cell::Nil, Cell::Float);
         db.insert(EMP, r).unwrap();
     }
     assert_eq!(db.aggregate(&all, Agg::Count, &[]).unwrap(), Cell::Int(3));
-    assert_eq!(db.aggregate(&all, Agg::Sum(Col::At(1)), &[]).unwrap(), Cell::Int(60));
-    assert_eq!(db.aggregate(&all, Agg::Sum(Col::At(5)), &[]).unwrap(), Cell::Float(2.0));
-    assert_eq!(db.aggregate(&all, Agg::Avg(Col::At(5)), &[]).unwrap(), Cell::Float(1.0));
-    assert_eq!(db.aggregate(&all, Agg::Avg(Col::At(1)), &[]).unwrap(), Cell::Float(20.0));
-    assert_eq!(db.aggregate(&all, Agg::Min(Col::At(5)), &[]).unwrap(), Cell::Float(0.5));
-    assert_eq!(db.aggregate(&all, Agg::Max(Col::At(1)), &[]).unwrap(), Cell::Int(30));
-    assert_eq!(db.aggregate(&all, Agg::Max(Col::At(0)), &[]).unwrap(), t("x"));
-    assert_eq!(db.aggregate(&all, Agg::Max(Col::Id), &[]).unwrap(), Cell::Int(3));
+    assert_eq!(
+        db.aggregate(&all, Agg::Sum(Col::At(1)), &[]).unwrap(),
+        Cell::Int(60)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Sum(Col::At(5)), &[]).unwrap(),
+        Cell::Float(2.0)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Avg(Col::At(5)), &[]).unwrap(),
+        Cell::Float(1.0)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Avg(Col::At(1)), &[]).unwrap(),
+        Cell::Float(20.0)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Min(Col::At(5)), &[]).unwrap(),
+        Cell::Float(0.5)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Max(Col::At(1)), &[]).unwrap(),
+        Cell::Int(30)
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Max(Col::At(0)), &[]).unwrap(),
+        t("x")
+    );
+    assert_eq!(
+        db.aggregate(&all, Agg::Max(Col::Id), &[]).unwrap(),
+        Cell::Int(3)
+    );
     let mut top2 = q(EMP, vec![]);
     top2.order = vec![(Col::At(1), true)];
     top2.take = Some(0);
-    assert_eq!(db.aggregate(&top2, Agg::Sum(Col::At(1)), &[Cell::Int(2)]).unwrap(), Cell::Int(50));
+    assert_eq!(
+        db.aggregate(&top2, Agg::Sum(Col::At(1)), &[Cell::Int(2)])
+            .unwrap(),
+        Cell::Int(50)
+    );
     let big = q(EMP, vec![p(Col::At(1), CmpOp::Gt, 0)]);
-    assert_eq!(db.aggregate(&big, Agg::Exists, &[Cell::Int(25)]).unwrap(), Cell::Bool(true));
-    assert_eq!(db.aggregate(&big, Agg::Count, &[Cell::Int(15)]).unwrap(), Cell::Int(2));
+    assert_eq!(
+        db.aggregate(&big, Agg::Exists, &[Cell::Int(25)]).unwrap(),
+        Cell::Bool(true)
+    );
+    assert_eq!(
+        db.aggregate(&big, Agg::Count, &[Cell::Int(15)]).unwrap(),
+        Cell::Int(2)
+    );
     db.update(EMP, 1, 1, Cell::Int(i64::MAX)).unwrap();
     assert_eq!(
         error(db.aggregate(&all, Agg::Sum(Col::At(1)), &[])),
@@ -589,7 +916,10 @@ fn aggregates() {
     );
     assert_eq!(
         error(db.aggregate(&all, Agg::Sum(Col::At(0)), &[])),
-        (ErrorKind::Db, "cannot sum employees.name: it is Text, not Int or Float".into())
+        (
+            ErrorKind::Db,
+            "cannot sum employees.name: it is Text, not Int or Float".into()
+        )
     );
 }
 
@@ -602,16 +932,29 @@ fn rows_and_memory() {
 }
 
 fn one_table(columns: Vec<Column>) -> Db {
-    Db::new(Schema { tables: vec![TableDef { name: "t".into(), columns, indexes: vec![], durable: true }] }).unwrap()
+    Db::new(Schema {
+        tables: vec![TableDef {
+            name: "t".into(),
+            columns,
+            indexes: vec![],
+            durable: true,
+        }],
+    })
+    .unwrap()
 }
 
 #[test]
 fn memory_per_row_stays_small() {
     const N: usize = 100_000;
-    let mut ints = one_table(vec![col("a", ColType::Int, false), col("b", ColType::Int, false), col("c", ColType::Int, false)]);
+    let mut ints = one_table(vec![
+        col("a", ColType::Int, false),
+        col("b", ColType::Int, false),
+        col("c", ColType::Int, false),
+    ]);
     let base = ints.memory_bytes();
     for i in 0..N as i64 {
-        ints.insert(0, vec![Cell::Int(i), Cell::Int(i), Cell::Int(i)]).unwrap();
+        ints.insert(0, vec![Cell::Int(i), Cell::Int(i), Cell::Int(i)])
+            .unwrap();
     }
     ints.truncate_undo(Savepoint(0));
     let per_row = (ints.memory_bytes() - base) / N;
@@ -620,7 +963,9 @@ fn memory_per_row_stays_small() {
     let mut texts = one_table(vec![col("name", ColType::Text, false)]);
     let base = texts.memory_bytes();
     for i in 0..N {
-        texts.insert(0, vec![Cell::Text(Rc::from(format!("n{i:09}")))]).unwrap();
+        texts
+            .insert(0, vec![Cell::Text(Rc::from(format!("n{i:09}")))])
+            .unwrap();
     }
     texts.truncate_undo(Savepoint(0));
     let per_row = (texts.memory_bytes() - base) / N;

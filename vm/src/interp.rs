@@ -116,6 +116,8 @@ pub struct Vm<'img> {
     image: &'img Image,
     consts: Vec<Value>,
     natives: Vec<NativeFn>,
+    /// The global slots up to the highest one an instruction names (the verifier keeps
+    /// every such index below the image's `n_globals`).
     pub globals: Vec<Value>,
     pub host: Host,
     /// The database all fibers share.
@@ -158,7 +160,18 @@ impl<'img> Vm<'img> {
             })
             .collect();
         host.classes = Rc::from(image.classes.as_slice());
-        let n_globals = usize::try_from(image.n_globals).unwrap_or(usize::MAX);
+        // Only the slots some instruction names are allocated: `n_globals` comes from
+        // the image, and a hostile one must not make the VM allocate gigabytes.
+        let n_globals = image
+            .functions
+            .iter()
+            .flat_map(|f| &f.code)
+            .filter_map(|op| match *op {
+                Op::GetGlobal { g, .. } | Op::SetGlobal { g, .. } => Some(g.index() + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
         Ok(Vm {
             image,
             consts,

@@ -1,12 +1,12 @@
 //! The printing rules of LANGUAGE.md §11 on every kind of value: Float formatting,
 //! quoting of nested Text, maps in insertion order, objects with their field names,
-//! Errors, and cycles.
+//! Errors, rows, and cycles.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use wo_bytecode::Class;
-use wo_vm::{to_text, ErrorValue, Key, MapData, Object, TrapKind, Value};
+use wo_vm::{to_text, ErrorValue, Key, MapData, Object, RowRef, TrapKind, Value};
 
 fn text(s: &str) -> Value {
     Value::Text(Rc::from(s))
@@ -172,4 +172,28 @@ fn very_deep_nesting_is_cut_instead_of_overflowing() {
         let inner = l.borrow_mut().pop().unwrap_or_default();
         v = inner;
     }
+}
+
+#[test]
+fn rows_print_as_class_and_id_in_every_context() {
+    let classes = vec![
+        Class {
+            name: "Point".into(),
+            fields: vec!["x".into()],
+        },
+        Class {
+            name: "Employee".into(),
+            fields: vec!["name".into()],
+        },
+    ];
+    let row = Value::Row(RowRef { class: 1, id: 3 });
+    assert_eq!(to_text(&row, &classes), "Employee(3)");
+    let nested = list(vec![row.clone(), map(vec![(Key::Int(1), row)])]);
+    assert_eq!(
+        to_text(&nested, &classes),
+        "[Employee(3), {1: Employee(3)}]"
+    );
+    // A class index the image does not have prints as `?`, never panics.
+    let stray = Value::Row(RowRef { class: 9, id: 1 });
+    assert_eq!(to_text(&stray, &classes), "?(1)");
 }

@@ -1,0 +1,148 @@
+//! Checkpoints: a snapshot of the durable tables (stored schema, next-id counters,
+//! every live row) written to `checkpoint.tmp`, synced, and renamed over
+//! `checkpoint`. This module encodes, writes, reads and checks the file; the protocol
+//! around it (directory sync, starting a new log generation, what a failure does) is
+//! in `mod.rs`, so this file stays a pure format.
+//!
+//! Layout (little-endian, see `docs/wal-format.md`): a 36-byte header (magic, version,
+//! flags, the LSN of the last log record included, the body length, a CRC32 of the
+//! header), the body (the stored schema, then each table's rows), and a CRC32 of the
+//! body. The whole file is checked before any of it is used.
+
+use std::path::Path;
+
+use super::codec::{self, put_cell, put_ivar, put_schema, put_uvar, Reader, StoredSchema};
+use super::storage::StorageFile;
+use super::wal::{failure, le32, le64};
+use super::Failure;
+use crate::{Cell, Db, RowId, TableId};
+
+pub(crate) const CKPT_MAGIC: [u8; 8] = *b"\x89wockp\r\n";
+pub(crate) const CKPT_VERSION: u32 = 1;
+pub(crate) const CKPT_HEADER_LEN: usize = 36;
+/// Bytes buffered before each `pwrite` while writing a checkpoint.
+const WRITE_CHUNK: usize = 1 << 20;
+
+/// A decoded checkpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Snapshot {
+    /// The LSN of the last log record whose effect is included.
+    pub lsn: u64,
+    pub schema: StoredSchema,
+    /// Live rows per stored table, ascending ids.
+    pub rows: Vec<Vec<(RowId, Vec<Cell>)>>,
+}
+
+/// Writes the snapshot of `db`'s durable tables (`tables[i]` is the program table of
+/// stored position `i`) to `file` from offset 0 and returns its length. Not synced.
+pub(crate) fn write(
+    file: &mut dyn StorageFile,
+    path: &Path,
+    db: &Db,
+    schema: &StoredSchema,
+    tables: &[TableId],
+    lsn: u64,
+) -> Result<u64, Failure> {
+    let mut buf = Vec::with_capacity(WRITE_CHUNK + 4096);
+    buf.resize(CKPT_HEADER_LEN, 0);
+    let mut off = 0u64;
+    let mut crc = crc32fast::Hasher::new();
+    let mut body_len = 0u64;
+    // The header is rewritten at the end; the body's CRC skips it.
+    let mut header_bytes = CKPT_HEADER_LEN;
+    put_schema(&mut buf, schema);
+    for &t in tables {
+        put_uvar(&mut buf, db.len(t) as u64);
+        let mut prev: RowId = 0;
+        for (id, cells) in db.rows(t) {
+            put_ivar(&mut buf, id - prev);
+            prev = id;
+            for c in &cells {
+                put_cell(&mut buf, c);
+            }
+            if buf.len() >= WRITE_CHUNK {
+                crc.update(&buf[header_bytes..]);
+                body_len += (buf.len() - header_bytes) as u64;
+                file.pwrite_all(&buf, off).map_err(|e| failure("pwrite", path, &e))?;
+                off += buf.len() as u64;
+                buf.clear();
+                header_bytes = 0;
+            }
+        }
+    }
+    crc.update(&buf[header_bytes..]);
+    body_len += (buf.len() - header_bytes) as u64;
+    buf.extend_from_slice(&crc.finalize().to_le_bytes());
+    file.pwrite_all(&buf, off).map_err(|e| failure("pwrite", path, &e))?;
+    off += buf.len() as u64;
+    let mut h = [0u8; CKPT_HEADER_LEN];
+    h[0..8].copy_from_slice(&CKPT_MAGIC);
+    h[8..12].copy_from_slice(&CKPT_VERSION.to_le_bytes());
+    h[16..24].copy_from_slice(&lsn.to_le_bytes());
+    h[24..32].copy_from_slice(&body_len.to_le_bytes());
+    let hcrc = crc32fast::hash(&h[0..32]);
+    h[32..36].copy_from_slice(&hcrc.to_le_bytes());
+    file.pwrite_all(&h, 0).map_err(|e| failure("pwrite", path, &e))?;
+    Ok(off)
+}
+
+/// Checks and decodes a whole checkpoint file: `(offset, what)` on any problem.
+pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
+    if buf.len() < CKPT_HEADER_LEN + 4 {
+        return Err((0, format!("checkpoint is {} bytes, too short for a header", buf.len())));
+    }
+    if buf[0..8] != CKPT_MAGIC {
+        return Err((0, "not a wo checkpoint (bad magic)".into()));
+    }
+    if crc32fast::hash(&buf[0..32]) != le32(&buf[32..36]) {
+        return Err((32, "checkpoint header checksum mismatch".into()));
+    }
+    let version = le32(&buf[8..12]);
+    if version != CKPT_VERSION {
+        return Err((8, format!("checkpoint format version {version} is not supported (this build reads {CKPT_VERSION})")));
+    }
+    let flags = le32(&buf[12..16]);
+    if flags != 0 {
+        return Err((12, format!("unknown checkpoint flags {flags:#x}")));
+    }
+    let lsn = le64(&buf[16..24]);
+    let body_len = le64(&buf[24..32]);
+    let want = (CKPT_HEADER_LEN as u64).saturating_add(body_len).saturating_add(4);
+    if want != buf.len() as u64 {
+        return Err((24, format!("checkpoint body length {body_len} does not match the file length {}", buf.len())));
+    }
+    let body = &buf[CKPT_HEADER_LEN..buf.len() - 4];
+    if crc32fast::hash(body) != le32(&buf[buf.len() - 4..]) {
+        return Err(((buf.len() - 4) as u64, "checkpoint body checksum mismatch".into()));
+    }
+    let at = |e: codec::CodecError| ((CKPT_HEADER_LEN + e.at) as u64, e.what);
+    let mut r = Reader::new(body);
+    let schema = r.schema().map_err(at)?;
+    let mut rows = Vec::with_capacity(schema.len());
+    for t in &schema {
+        let n = r.count(1, "row").map_err(at)?;
+        let mut out = Vec::with_capacity(n);
+        let mut prev: RowId = 0;
+        for _ in 0..n {
+            let p = r.pos();
+            let delta = r.ivar().map_err(at)?;
+            let id = prev.checked_add(delta).filter(|&id| delta > 0 && id < t.next_id).ok_or_else(|| {
+                at(codec::CodecError {
+                    at: p,
+                    what: format!("row id after {prev} in `{}` is out of order or not below next id {}", t.name, t.next_id),
+                })
+            })?;
+            prev = id;
+            let mut cells = Vec::with_capacity(t.columns.len());
+            for _ in 0..t.columns.len() {
+                cells.push(r.cell().map_err(at)?);
+            }
+            out.push((id, cells));
+        }
+        rows.push(out);
+    }
+    if !r.at_end() {
+        return Err(at(r.err("trailing bytes after the last table")));
+    }
+    Ok(Snapshot { lsn, schema, rows })
+}
