@@ -283,8 +283,10 @@ impl<'a> Checker<'a> {
                 f
             }
             None => {
-                let span = Span::default();
-                self.err("main", span, "the program has no `fn main()`");
+                // A syntax error may have swallowed `main`; saying so again is noise.
+                if !self.diags.iter().any(|d| d.code == "syntax") {
+                    self.err("main", Span::default(), "the program has no `fn main()`");
+                }
                 0
             }
         }
@@ -1694,7 +1696,8 @@ impl<'a> Checker<'a> {
             self.err("type", span, "an empty map `{}` needs a type from its context, e.g. `let m: map<Text, Int> = {}`");
             return Expr::new(E::Map(out), Ty::Unknown, span);
         };
-        if !matches!(k, Ty::Int | Ty::Text | Ty::Bool | Ty::Unknown) {
+        // A key type that came from the context was already reported there.
+        if !fixed && !matches!(k, Ty::Int | Ty::Text | Ty::Bool | Ty::Unknown) {
             let t = self.tyname(&k);
             self.err("type", span, format!("map keys must be `Int`, `Text` or `Bool`, not {t}"));
         }
