@@ -1,38 +1,97 @@
-//! The subcommands of §12 that exist so far: `run`, `build`, `check`, `disasm`. Each
-//! takes parsed arguments and returns `Ok` or a [`Failure`]; printing what went wrong
-//! beyond the one `wo: …` line (diagnostics, trap reports) happens here.
+//! The subcommands of §12: `run`, `build`, `check`, `disasm`, `db verify`,
+//! `db checkpoint`. Each takes parsed arguments and returns `Ok` or a [`Failure`];
+//! printing what went wrong beyond the one `wo: …` line (diagnostics, trap reports)
+//! happens here.
 
-use std::io::{BufWriter, Write};
+use std::cell::RefCell;
+use std::io::{BufWriter, IsTerminal, Stdout, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use wo_vm::{Host, LinkError, RunResult, TrapKind};
+use wo_vm::{Host, LinkError, RunOptions, RunResult, StartError, TrapKind};
 
 use crate::exit::{program_status, Failure};
 use crate::program;
 use crate::render::{report_trap, Tally};
 
-/// `wo run PATH [--data DIR] [-- ARGS…]`.
-///
-/// `data` is the `--data` option; `WO_DATA` is consulted when it is absent. The durable
-/// database is not built yet, so the directory is accepted (and must not be empty) but
-/// not opened: every table lives in memory for now.
-pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), Failure> {
-    let _data_dir = data.or_else(|| {
+/// Program output: buffered, and shared with the hook that flushes it before the
+/// program waits for a durable commit.
+#[derive(Clone)]
+struct SharedStdout(Rc<RefCell<BufWriter<Stdout>>>);
+
+impl Write for SharedStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.borrow_mut().flush()
+    }
+}
+
+/// The data directory: `--data`, else a non-empty `WO_DATA`.
+fn data_dir(data: Option<PathBuf>) -> Option<PathBuf> {
+    data.or_else(|| {
         std::env::var_os("WO_DATA")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
-    });
+    })
+}
+
+/// Shows log replay progress on stderr: one updating line on a terminal, otherwise a
+/// line every 100,000 records.
+fn replay_progress() -> Box<dyn FnMut(&wo_vm::durable::Progress)> {
+    let tty = std::io::stderr().is_terminal();
+    Box::new(move |p| {
+        let pct = (p.bytes * 100).checked_div(p.total_bytes).unwrap_or(100);
+        if tty {
+            eprint!("\rwo: replaying the log: {} records ({pct}%)", p.records);
+        } else {
+            eprintln!("wo: replaying the log: {} records ({pct}%)", p.records);
+        }
+    })
+}
+
+/// `wo run PATH [--data DIR] [-- ARGS…]`.
+///
+/// `data` is the `--data` option; `WO_DATA` is consulted when it is absent. With a
+/// data directory the database is recovered from it before the program starts, and
+/// every change is durable before the program goes on.
+pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), Failure> {
+    let data_dir = data_dir(data);
     let program = program::load(path)?;
+    let stdout = SharedStdout(Rc::new(RefCell::new(BufWriter::with_capacity(
+        64 * 1024,
+        std::io::stdout(),
+    ))));
     let host = Host {
-        out: Box::new(BufWriter::with_capacity(64 * 1024, std::io::stdout())),
+        out: Box::new(stdout.clone()),
         err: Box::new(std::io::stderr()),
         classes: program.image.classes.clone().into(),
         rng: clock_seed(),
         started: Instant::now(),
     };
     let natives = |name: &str| wo_stdlib::lookup(name);
-    match wo_vm::run(&program.image, &natives, args, host) {
+    let mut flush_out = stdout;
+    let options = RunOptions {
+        data_options: data_dir.as_ref().map(|_| wo_vm::durable::Options {
+            progress: Some(replay_progress()),
+            ..wo_vm::durable::Options::default()
+        }),
+        data_dir,
+        before_sync: Some(Box::new(move || {
+            let _ = flush_out.flush();
+        })),
+    };
+    let started = wo_vm::run_with(&program.image, &natives, args, host, options);
+    let started = match started {
+        Ok(res) => Ok(res),
+        Err(StartError::Link(link)) => Err(link),
+        Err(StartError::Data(e)) => return Err(Failure::data(&e)),
+        Err(other) => return Err(Failure::Internal(format!("internal error: {other}"))),
+    };
+    match started {
         // An image from a file may be hostile or from another version: invalid input.
         // One just compiled from source that does not link is a compiler bug.
         Err(link) if program.sources.is_none() => {

@@ -15,6 +15,8 @@ pub const NOINPUT: u8 = 66;
 pub const SOFTWARE: u8 = 70;
 /// `EX_IOERR`: a durability failure, an uncaught `IO` trap, an output file not written.
 pub const IOERR: u8 = 74;
+/// `EX_TEMPFAIL`: the data directory is locked by another process.
+pub const LOCKED: u8 = 75;
 
 /// Why a command did not succeed. The `Display` text is the one line printed after
 /// `wo: ` on stderr; variants whose details were already printed (diagnostics, trap
@@ -42,9 +44,25 @@ pub enum Failure {
     Internal(String),
     /// The program ended with this status (`main`'s value or `exit(n)`), not 0.
     Program(u8),
+    /// A data directory could not be opened: damaged or incompatible (65), an I/O
+    /// error (74), locked by another process (75).
+    Data { status: u8, message: String },
 }
 
 impl Failure {
+    /// A data directory that could not be opened, with the status its error names.
+    pub fn data(e: &wo_vm::durable::OpenError) -> Failure {
+        let status = match e.exit_status() {
+            74 => IOERR,
+            75 => LOCKED,
+            _ => DATAERR,
+        };
+        Failure::Data {
+            status,
+            message: e.to_string(),
+        }
+    }
+
     pub fn invalid_image(path: &Path, reason: impl fmt::Display) -> Failure {
         Failure::InvalidImage {
             path: path.to_path_buf(),
@@ -62,6 +80,7 @@ impl Failure {
             Failure::Trap { io: true } => IOERR,
             Failure::Trap { io: false } | Failure::Internal(_) => SOFTWARE,
             Failure::Program(code) => *code,
+            Failure::Data { status, .. } => *status,
         }
     }
 
@@ -83,6 +102,7 @@ impl fmt::Display for Failure {
             Failure::BadSource(msg) | Failure::Input(msg) | Failure::Internal(msg) => {
                 f.write_str(msg)
             }
+            Failure::Data { message, .. } => f.write_str(message),
             Failure::Output { path, source } => {
                 write!(f, "cannot write `{}`: {source}", path.display())
             }

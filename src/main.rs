@@ -86,8 +86,19 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
     }
 }
 
+/// A file-size limit (`ulimit -f`) must end in a durability failure (exit 74), not in
+/// death by SIGXFSZ: with the signal handled, the write fails with EFBIG instead, and
+/// the failure contract takes over (LANGUAGE.md §8).
+fn survive_file_size_limit() {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, flag) {
+        eprintln!("wo: warning: cannot handle SIGXFSZ: {e}");
+    }
+}
+
 fn main() -> ExitCode {
     install_panic_hook();
+    survive_file_size_limit();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

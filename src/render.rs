@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use wo_compiler::{Diagnostic, Severity, SourceMap, Span};
-use wo_vm::{StackFrame, Trap};
+use wo_vm::{StackFrame, Trap, TrapKind};
 
 /// Counts of rendered diagnostics, for the summary line.
 #[derive(Debug, Default, Clone, Copy)]
@@ -152,7 +152,11 @@ fn snippet(
 /// frames (deep recursion) are folded into one line and a count, and a very long stack
 /// keeps only its two ends, so a `STACK` trap does not print 100 000 lines.
 pub fn report_trap(trap: &Trap, stack: &[StackFrame]) {
-    let mut text = format!("trap {}: {}\n", trap.kind.name(), trap.message);
+    // A durability failure is not a bug in the program: say what the disk did first.
+    let mut text = match trap.message.strip_prefix("durability failure: ") {
+        Some(rest) if trap.kind == TrapKind::Io => format!("wo: durability failure: {rest}\n"),
+        _ => format!("trap {}: {}\n", trap.kind.name(), trap.message),
+    };
     for line in stack_lines(stack) {
         text.push_str(&line);
         text.push('\n');

@@ -15,10 +15,12 @@
 //! record will be written and where a fiber will wait for its sync once the database is
 //! durable.
 
+use std::path::Path;
 use std::rc::Rc;
 
 use wo_bytecode::image::{ColumnType, IndexKind as ImageIndexKind, QueryAgg, QueryCol};
 use wo_bytecode::Image;
+use wo_db::durable::{self, DataDir, Failure, OpenError};
 use wo_db::{
     Agg, Cell, CmpOp, Col, ColType, Column, Db, DbError, ErrorKind, IndexDef, IndexKind, Pred,
     Query, RowId, Savepoint, Schema, TableDef,
@@ -78,10 +80,23 @@ struct CachedQuery {
     agg_ty: Option<ColumnType>,
 }
 
+/// Called before the program waits for a durable commit (the CLI flushes stdout, so a
+/// line printed before a commit is never lost behind it).
+pub type BeforeSync = Box<dyn FnMut()>;
+
+/// The text of the `IO` trap a durability failure raises (LANGUAGE.md §8).
+pub fn durability_message(f: &Failure) -> String {
+    let n = f.changes_undone;
+    let s = if n == 1 { "" } else { "s" };
+    format!("durability failure: {f}; {n} change{s} undone, nothing acknowledged was lost")
+}
+
 /// The database state the VM owns.
-#[derive(Debug)]
 pub struct Database {
     db: Db,
+    /// The data directory when the database is durable (`--data`).
+    data: Option<DataDir>,
+    before_sync: Option<BeforeSync>,
     /// For each table, the class index of its class (rows carry it).
     table_class: Vec<u32>,
     /// For each table, its column types (the image's, so a `Ref` names a table).
@@ -197,6 +212,8 @@ impl Database {
 
         Ok(Database {
             db,
+            data: None,
+            before_sync: None,
             table_class,
             column_types,
             class_table,
@@ -212,6 +229,33 @@ impl Database {
         &self.db
     }
 
+    /// Makes the database durable in `dir`: opens (or creates) the data directory,
+    /// recovers every acknowledged change into a fresh engine, and from then on every
+    /// change is logged and synced before it is acknowledged. Called before anything
+    /// runs.
+    pub fn open_data_dir(
+        &mut self,
+        dir: &Path,
+        options: durable::Options,
+        before_sync: Option<BeforeSync>,
+    ) -> Result<(), OpenError> {
+        let (data, db) = durable::open(dir, self.db.schema().clone(), options)?;
+        self.db = db;
+        self.data = Some(data);
+        self.before_sync = before_sync;
+        Ok(())
+    }
+
+    /// The open data directory, if the database is durable.
+    pub fn data_dir(&self) -> Option<&DataDir> {
+        self.data.as_ref()
+    }
+
+    /// Whether the program declares tables that would be logged with `--data`.
+    pub fn has_durable_tables(&self) -> bool {
+        self.db.schema().tables.iter().any(|t| t.durable)
+    }
+
     /// Whether a transaction is active.
     pub fn in_transaction(&self) -> bool {
         self.tx.is_some()
@@ -224,8 +268,22 @@ impl Database {
     /// waits for their sync (the interpreter will then suspend it here); a failed sync
     /// becomes the `IO` trap this returns.
     pub(crate) fn change_became_final(&mut self, sp: Savepoint) -> DbResult<()> {
-        self.db.truncate_undo(sp);
-        Ok(())
+        let Some(data) = self.data.as_mut() else {
+            self.db.truncate_undo(sp);
+            return Ok(());
+        };
+        if let Some(flush) = self.before_sync.as_mut() {
+            flush();
+        }
+        // On failure the commit has already undone every change since `sp` and fenced
+        // the log; what is left is to tell the fiber.
+        match data.commit(&mut self.db, sp) {
+            Ok(_) => Ok(()),
+            Err(f) => Err(DbStop::Trap(Trap::new(
+                TrapKind::Io,
+                durability_message(&f),
+            ))),
+        }
     }
 
     /// Runs one write: inside a transaction the undo entries stay (the transaction may

@@ -121,7 +121,7 @@ pub struct Vm<'img> {
     pub globals: Vec<Value>,
     pub host: Host,
     /// The database all fibers share.
-    database: Database,
+    pub(crate) database: Database,
     /// The id the next fiber gets.
     next_fiber: std::cell::Cell<u64>,
 }

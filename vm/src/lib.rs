@@ -13,6 +13,8 @@ pub use interp::{Fiber, Status, Vm};
 pub use value::{
     ErrorValue, Host, Key, MapData, NativeFn, Object, RowRef, Stop, Trap, TrapKind, Value,
 };
+/// The durable half of the database, for the CLI (`wo db …`, `--data` errors).
+pub use wo_db::durable;
 
 use std::io::Write as _;
 use std::rc::Rc;
@@ -57,17 +59,65 @@ pub enum LinkError {
     Invalid(String),
 }
 
-/// Links `image`'s builtins through `natives` and runs `init` then `main` with `args`.
-/// Output goes to `host.out` / `host.err`, flushed before this returns (on every path).
+/// Links `image`'s builtins through `natives` and runs `init` then `main` with `args`,
+/// with the database in memory. Output goes to `host.out` / `host.err`, flushed before
+/// this returns (on every path).
 pub fn run(
     image: &Image,
     natives: &dyn Fn(&str) -> Option<NativeFn>,
     args: Vec<String>,
     host: Host,
 ) -> Result<RunResult, LinkError> {
+    run_with(image, natives, args, host, RunOptions::default()).map_err(|e| match e {
+        StartError::Link(l) => l,
+        StartError::Data(d) => LinkError::Invalid(d.to_string()),
+    })
+}
+
+/// How to run a program beyond its image and arguments.
+#[derive(Default)]
+pub struct RunOptions {
+    /// Make the database durable in this directory (`--data` / `WO_DATA`).
+    pub data_dir: Option<std::path::PathBuf>,
+    /// How to open it (storage, checkpoint policy, replay progress).
+    pub data_options: Option<wo_db::durable::Options>,
+    /// Called before the program waits for a durable commit (flush stdout here).
+    pub before_sync: Option<database::BeforeSync>,
+}
+
+/// Why a program could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// The data directory could not be opened (its `exit_status` says why: 65
+    /// damaged or incompatible, 74 I/O, 75 locked).
+    #[error(transparent)]
+    Data(#[from] wo_db::durable::OpenError),
+}
+
+/// [`run`] with options: with `data_dir`, the data directory is opened and recovered
+/// before `init` runs, and every change is durable before it is acknowledged.
+pub fn run_with(
+    image: &Image,
+    natives: &dyn Fn(&str) -> Option<NativeFn>,
+    args: Vec<String>,
+    host: Host,
+    options: RunOptions,
+) -> Result<RunResult, StartError> {
     // Linking checks the image before anything runs, so nothing has been written when
     // it fails (the host is dropped, which flushes buffered writers).
     let mut vm = Vm::new(image, natives, host)?;
+    if let Some(dir) = &options.data_dir {
+        let opts = options.data_options.unwrap_or_default();
+        vm.database.open_data_dir(dir, opts, options.before_sync)?;
+    } else if vm.database.has_durable_tables() {
+        let _ = writeln!(
+            vm.host.err,
+            "wo: note: no data directory (--data or WO_DATA): tables live in memory and are lost when the program ends"
+        );
+    }
     let res = run_vm(&mut vm, image, args);
     let _ = vm.host.out.flush();
     let _ = vm.host.err.flush();
