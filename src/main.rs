@@ -28,8 +28,8 @@ enum Command {
     Run {
         /// A .wo file, a directory of .wo files (one program), or a .wob image.
         path: PathBuf,
-        /// Directory of the durable database (also WO_DATA; not used yet: tables live
-        /// in memory until durable tables land).
+        /// Directory of the durable database (also WO_DATA); without it tables live
+        /// in memory.
         #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
         data: Option<String>,
         /// Arguments passed to `main(args: multi Text)`, after `--`.
@@ -54,6 +54,23 @@ enum Command {
     Disasm {
         /// A .wo file, a directory of .wo files, or a .wob image.
         path: PathBuf,
+    },
+    /// Inspect or maintain a data directory.
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum DbCommand {
+    /// Check a data directory without opening it for writing; print what it holds.
+    Verify {
+        /// The data directory.
+        dir: PathBuf,
+    },
+    /// Write a checkpoint and shorten the log.
+    Checkpoint {
+        /// The data directory.
+        dir: PathBuf,
     },
 }
 
@@ -83,6 +100,8 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Build { path, output } => commands::build(&path, &output),
         Command::Check { paths } => commands::check(&paths),
         Command::Disasm { path } => commands::disasm(&path),
+        Command::Db(DbCommand::Verify { dir }) => commands::db_verify(&dir),
+        Command::Db(DbCommand::Checkpoint { dir }) => commands::db_checkpoint(&dir),
     }
 }
 

@@ -44,6 +44,18 @@ fn queens() {
     insta::assert_snapshot!(res.snapshot());
 }
 
+#[test]
+fn company() {
+    let res = run(&["run", "samples/company.wo"]);
+    res.expect_status(0);
+    assert!(
+        res.stderr.is_empty(),
+        "in-memory tables print no notice: {}",
+        res.stderr
+    );
+    insta::assert_snapshot!(res.snapshot());
+}
+
 /// Every sample at least compiles, including ones added later without a test above.
 #[test]
 fn every_sample_compiles() {

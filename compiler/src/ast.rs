@@ -22,7 +22,11 @@ pub enum Item {
     /// `use time`
     Use(Ident),
     /// `const LIMIT = 100`
-    Const { name: Ident, value: Expr, span: Span },
+    Const {
+        name: Ident,
+        value: Expr,
+        span: Span,
+    },
     Fn(FnDecl),
     Class(ClassDecl),
 }
@@ -264,7 +268,10 @@ pub enum ExprKind {
     /// An upper-case name: a constant or a class.
     TypeName(String),
     /// `f(a, b)`
-    Call { callee: Ident, args: Vec<Expr> },
+    Call {
+        callee: Ident,
+        args: Vec<Expr>,
+    },
     /// `x.m(a, b)`, also `time.ticks()` and `Employee.find(3)`.
     MethodCall {
         recv: Box<Expr>,
@@ -272,10 +279,19 @@ pub enum ExprKind {
         args: Vec<Expr>,
     },
     /// `x.f`, also `math.PI` (then `name` is upper-case).
-    Field { recv: Box<Expr>, name: Ident },
+    Field {
+        recv: Box<Expr>,
+        name: Ident,
+    },
     /// `x[i]`
-    Index { recv: Box<Expr>, index: Box<Expr> },
-    Unary { op: UnOp, expr: Box<Expr> },
+    Index {
+        recv: Box<Expr>,
+        index: Box<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        expr: Box<Expr>,
+    },
     Binary {
         op: BinOp,
         lhs: Box<Expr>,
@@ -286,11 +302,20 @@ pub enum ExprKind {
     /// `{k: v, …}`
     Map(Vec<(Expr, Expr)>),
     /// `Point { x: 1 }`
-    Construct { class: Ident, fields: Vec<FieldInit> },
+    Construct {
+        class: Ident,
+        fields: Vec<FieldInit>,
+    },
     /// `insert T { … }`
-    Insert { table: Ident, fields: Vec<FieldInit> },
+    Insert {
+        table: Ident,
+        fields: Vec<FieldInit>,
+    },
     /// `spawn f(a, b)`
-    Spawn { func: Ident, args: Vec<Expr> },
+    Spawn {
+        func: Ident,
+        args: Vec<Expr>,
+    },
     /// `try E1 catch (e) E2`
     Try {
         body: Box<Expr>,

@@ -9,8 +9,8 @@ use std::collections::{HashMap, HashSet};
 use crate::ast::{self, AssignOp, ExprKind as A, StmtKind as S, TypeKind};
 use crate::diag::{Diagnostic, SourceMap, Span};
 use crate::tir::{
-    self, BinOp, ClassId, ClassInfo, Expr, ExprKind as E, FieldInfo, Func, FuncId, Global,
-    LocalId, Stmt, StmtKind as T, TableInfo, Ty, UnOp,
+    self, BinOp, ClassId, ClassInfo, Expr, ExprKind as E, FieldInfo, Func, FuncId, Global, LocalId,
+    Stmt, StmtKind as T, TableInfo, Ty, UnOp,
 };
 use wo_bytecode::Cmp;
 
@@ -79,7 +79,11 @@ pub(crate) struct Checker<'a> {
 
 /// Checks a whole program. Diagnostics are appended to `diags`; the returned program is
 /// only meaningful when no error was reported.
-pub fn check(modules: &[ast::Module], _sources: &SourceMap, diags: &mut Vec<Diagnostic>) -> tir::Program {
+pub fn check(
+    modules: &[ast::Module],
+    _sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> tir::Program {
     let mut c = Checker {
         modules,
         diags,
@@ -125,7 +129,9 @@ pub(crate) fn assignable(from: &Ty, to: &Ty) -> bool {
 fn same(a: &Ty, b: &Ty) -> bool {
     match (a, b) {
         (Ty::Unknown, _) | (_, Ty::Unknown) => true,
-        (Ty::Nullable(x), Ty::Nullable(y)) | (Ty::List(x), Ty::List(y)) | (Ty::Task(x), Ty::Task(y)) => same(x, y),
+        (Ty::Nullable(x), Ty::Nullable(y))
+        | (Ty::List(x), Ty::List(y))
+        | (Ty::Task(x), Ty::Task(y)) => same(x, y),
         (Ty::Map(k1, v1), Ty::Map(k2, v2)) => same(k1, k2) && same(v1, v2),
         _ => a == b,
     }
@@ -142,6 +148,29 @@ pub(crate) fn unify(a: &Ty, b: &Ty) -> Option<Ty> {
         (Ty::Nullable(x), y) | (y, Ty::Nullable(x)) if **x == *y => Some(Ty::Nullable(x.clone())),
         _ => None,
     }
+}
+
+/// The closest of `candidates` to a misspelt `name` (edit distance at most 2, and less
+/// than half the name), for "did you mean" hints.
+pub(crate) fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1; b.len() + 1];
+            for (j, cb) in b.iter().enumerate() {
+                cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    let limit = (name.chars().count() / 2).clamp(1, 2);
+    candidates
+        .map(|c| (distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
 }
 
 /// Whether a block cannot complete normally (LANGUAGE.md §3: it ends in `return`,
@@ -166,9 +195,7 @@ fn stmt_diverges(s: &ast::Stmt) -> bool {
             ..
         } => diverges(&then.stmts) && diverges(&els.stmts),
         S::Try { body, handler, .. } => diverges(&body.stmts) && diverges(&handler.stmts),
-        S::While { cond, body } => {
-            matches!(cond.kind, A::Bool(true)) && !has_break(&body.stmts)
-        }
+        S::While { cond, body } => matches!(cond.kind, A::Bool(true)) && !has_break(&body.stmts),
         _ => false,
     }
 }
@@ -191,10 +218,9 @@ fn assigned_names(block: &[ast::Stmt], out: &mut HashSet<String>) {
     for s in block {
         match &s.kind {
             S::Assign {
-                target:
-                    ast::Expr {
-                        kind: A::Name(n), ..
-                    },
+                target: ast::Expr {
+                    kind: A::Name(n), ..
+                },
                 ..
             } => {
                 out.insert(n.clone());
@@ -278,7 +304,11 @@ impl<'a> Checker<'a> {
                     );
                 }
                 if !ret_ok {
-                    self.err("main", span, "`main` returns nothing or an `Int` (the exit status)");
+                    self.err(
+                        "main",
+                        span,
+                        "`main` returns nothing or an `Int` (the exit status)",
+                    );
                 }
                 f
             }
@@ -318,7 +348,10 @@ impl<'a> Checker<'a> {
                             );
                             continue;
                         }
-                        if matches!(c.name.name.as_str(), "Int" | "Float" | "Bool" | "Text" | "Error") {
+                        if matches!(
+                            c.name.name.as_str(),
+                            "Int" | "Float" | "Bool" | "Text" | "Error"
+                        ) {
                             self.err(
                                 "name",
                                 c.name.span,
@@ -344,7 +377,11 @@ impl<'a> Checker<'a> {
                                 format!(
                                     "unknown module `{}`; the standard modules are {}",
                                     u.name,
-                                    MODULES.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                                    MODULES
+                                        .iter()
+                                        .map(|m| format!("`{m}`"))
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
                                 ),
                             );
                         }
@@ -376,7 +413,10 @@ impl<'a> Checker<'a> {
                     self.err(
                         "name",
                         f.name.span,
-                        format!("field `{}` is declared more than once in `{}`", f.name.name, c.name.name),
+                        format!(
+                            "field `{}` is declared more than once in `{}`",
+                            f.name.name, c.name.name
+                        ),
                     );
                 }
                 self.in_table = is_table;
@@ -384,7 +424,11 @@ impl<'a> Checker<'a> {
                 self.in_table = false;
                 if let Some(t) = table.as_mut() {
                     if f.name.name == "id" {
-                        self.err("table", f.name.span, "`id` is every row's read-only id; a table cannot declare it");
+                        self.err(
+                            "table",
+                            f.name.span,
+                            "`id` is every row's read-only id; a table cannot declare it",
+                        );
                     }
                     let col_ok = match ty.strip() {
                         Ty::Int | Ty::Float | Ty::Bool | Ty::Text | Ty::Unknown => true,
@@ -400,8 +444,18 @@ impl<'a> Checker<'a> {
                         && !matches!(&f.ty.kind, TypeKind::Nullable(inner) if matches!(inner.kind, TypeKind::Ref(_)));
                     if is_plain_row {
                         let n = self.tyname(ty.strip());
-                        self.err("table", f.ty.span, format!("a column that points to a row is written `ref {}`", n.trim_matches('`')));
-                    } else if !col_ok || matches!(ty.strip(), Ty::Class(k) if !self.table_classes.contains(k)) {
+                        let q = if ty.is_nullable() { "?" } else { "" };
+                        self.err(
+                            "table",
+                            f.ty.span,
+                            format!(
+                                "a column that points to a row is written `{q}ref {}`",
+                                n.trim_matches('`')
+                            ),
+                        );
+                    } else if !col_ok
+                        || matches!(ty.strip(), Ty::Class(k) if !self.table_classes.contains(k))
+                    {
                         let n = self.tyname(&ty);
                         self.err(
                             "table",
@@ -412,15 +466,27 @@ impl<'a> Checker<'a> {
                     let col = u16::try_from(fields.len()).unwrap_or(u16::MAX);
                     for a in &f.annots {
                         if a.name.name == "unique" && a.args.is_none() {
-                            t.indexes.push((vec![col], wo_bytecode::image::IndexKind::Unique));
+                            t.indexes
+                                .push((vec![col], wo_bytecode::image::IndexKind::Unique));
                         } else {
-                            self.err("annotation", a.span, format!("unknown field annotation `@{}` (table columns take `@unique`)", a.name.name));
+                            self.err(
+                                "annotation",
+                                a.span,
+                                format!(
+                                    "unknown field annotation `@{}` (table columns take `@unique`)",
+                                    a.name.name
+                                ),
+                            );
                         }
                     }
                 } else {
                     for a in &f.annots {
-                        let what = if a.name.name == "unique" { " (`@unique` is for table columns)" } else { "" };
-                        self.err("annotation", a.span, format!("unknown field annotation `@{}`{what}", a.name.name));
+                        let msg = if a.name.name == "unique" {
+                            format!("`@unique` applies only to columns of a `@table` class, and `{}` is not one", c.name.name)
+                        } else {
+                            format!("unknown field annotation `@{}`", a.name.name)
+                        };
+                        self.err("annotation", a.span, msg);
                     }
                 }
                 fields.push(FieldInfo {
@@ -435,7 +501,14 @@ impl<'a> Checker<'a> {
                         self.table_args(a, &fields, t);
                     }
                 } else {
-                    self.err("annotation", a.span, format!("unknown annotation `@{}` (classes take `@table`)", a.name.name));
+                    self.err(
+                        "annotation",
+                        a.span,
+                        format!(
+                            "unknown annotation `@{}` (classes take `@table`)",
+                            a.name.name
+                        ),
+                    );
                 }
             }
             if fields.len() > usize::from(u16::MAX) {
@@ -443,16 +516,27 @@ impl<'a> Checker<'a> {
             }
             let mut methods = Vec::new();
             for (k, m) in c.methods.iter().enumerate() {
-                if seen.contains(&m.name.name) || methods.iter().any(|(n, _): &(String, FuncId)| *n == m.name.name) {
+                if seen.contains(&m.name.name)
+                    || methods
+                        .iter()
+                        .any(|(n, _): &(String, FuncId)| *n == m.name.name)
+                {
                     self.err(
                         "name",
                         m.name.span,
-                        format!("`{}` is declared more than once in `{}`", m.name.name, c.name.name),
+                        format!(
+                            "`{}` is declared more than once in `{}`",
+                            m.name.name, c.name.name
+                        ),
                     );
                 }
                 let mut params = vec![("self".to_string(), Ty::Class(cid))];
                 params.extend(self.resolve_params(&m.params));
-                let ret = m.ret.as_ref().map(|t| self.resolve_type(t)).unwrap_or(Ty::Void);
+                let ret = m
+                    .ret
+                    .as_ref()
+                    .map(|t| self.resolve_type(t))
+                    .unwrap_or(Ty::Void);
                 let id = self.funcs.len();
                 self.funcs.push(FnSig {
                     name: format!("{}.{}", c.name.name, m.name.name),
@@ -490,7 +574,11 @@ impl<'a> Checker<'a> {
                             );
                         }
                         let params = self.resolve_params(&f.params);
-                        let ret = f.ret.as_ref().map(|t| self.resolve_type(t)).unwrap_or(Ty::Void);
+                        let ret = f
+                            .ret
+                            .as_ref()
+                            .map(|t| self.resolve_type(t))
+                            .unwrap_or(Ty::Void);
                         let id = self.funcs.len();
                         self.funcs.push(FnSig {
                             name: f.name.name.clone(),
@@ -501,7 +589,9 @@ impl<'a> Checker<'a> {
                         self.func_index.insert(f.name.name.clone(), id);
                     }
                     ast::Item::Const { name, .. } => {
-                        if self.global_index.contains_key(&name.name) || self.class_index.contains_key(&name.name) {
+                        if self.global_index.contains_key(&name.name)
+                            || self.class_index.contains_key(&name.name)
+                        {
                             self.err(
                                 "name",
                                 name.span,
@@ -560,7 +650,11 @@ impl<'a> Checker<'a> {
             TypeKind::Nullable(inner) => {
                 let i = self.resolve_type(inner);
                 if i.is_nullable() {
-                    self.err("type", t.span, "`??T` is not a type: `?` applies to a non-nullable type");
+                    self.err(
+                        "type",
+                        t.span,
+                        "`??T` is not a type: `?` applies to a non-nullable type",
+                    );
                     return i;
                 }
                 Ty::nullable(i)
@@ -573,36 +667,60 @@ impl<'a> Checker<'a> {
                     self.err(
                         "type",
                         k.span,
-                        format!("map keys must be `Int`, `Text` or `Bool`, not {}", self.tyname(&kt)),
+                        format!(
+                            "map keys must be `Int`, `Text` or `Bool`, not {}",
+                            self.tyname(&kt)
+                        ),
                     );
                 }
                 Ty::Map(Box::new(kt), Box::new(vt))
             }
             TypeKind::Task(inner) => {
                 let i = self.resolve_type(inner);
-                self.err("unsupported", t.span, "fibers (`task<T>`) are not supported by this version of wo yet");
+                self.err(
+                    "unsupported",
+                    t.span,
+                    "fibers (`task<T>`) are not supported by this version of wo yet",
+                );
                 Ty::Task(Box::new(i))
             }
-            TypeKind::Ref(name) => match self.class_index.get(&name.name) {
-                Some(&c) if self.table_classes.contains(&c) => {
-                    if !self.in_table {
-                        self.err(
+            TypeKind::Ref(name) => {
+                match self.class_index.get(&name.name) {
+                    Some(&c) if self.table_classes.contains(&c) => {
+                        if !self.in_table {
+                            self.err(
                             "type",
                             t.span,
                             format!("`ref {}` is a table column type; elsewhere a row is written `{}`", name.name, name.name),
                         );
+                        }
+                        Ty::Class(c)
                     }
-                    Ty::Class(c)
+                    Some(_) => {
+                        self.err(
+                            "type",
+                            t.span,
+                            format!(
+                                "`ref` points to a table, and `{}` is not a `@table` class",
+                                name.name
+                            ),
+                        );
+                        Ty::Unknown
+                    }
+                    None if matches!(name.name.as_str(), "Int" | "Float" | "Bool" | "Text" | "Error") => {
+                        self.err(
+                            "type",
+                            t.span,
+                            format!("`ref` points to a table, and `{}` is not a `@table` class", name.name),
+                        );
+                        Ty::Unknown
+                    }
+                    None => {
+                        self.err("type", name.span, format!("unknown type `{}`", name.name));
+                        Ty::Unknown
+                    }
                 }
-                Some(_) => {
-                    self.err("type", t.span, format!("`ref` points to a table, and `{}` is not a `@table` class", name.name));
-                    Ty::Unknown
-                }
-                None => {
-                    self.err("type", name.span, format!("unknown type `{}`", name.name));
-                    Ty::Unknown
-                }
-            },
+            }
         }
     }
 
@@ -614,7 +732,11 @@ impl<'a> Checker<'a> {
             GlobalState::InProgress => {
                 let span = use_span.unwrap_or_default();
                 let name = self.globals[g].name.clone();
-                self.err("const", span, format!("constant `{name}` depends on itself"));
+                self.err(
+                    "const",
+                    span,
+                    format!("constant `{name}` depends on itself"),
+                );
                 return Ty::Unknown;
             }
             GlobalState::Pending => {}
@@ -704,7 +826,11 @@ impl<'a> Checker<'a> {
     }
 
     fn lookup_local(&self, name: &str) -> Option<LocalId> {
-        self.ctx.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        self.ctx
+            .scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name).copied())
     }
 
     fn local_ty(&self, id: LocalId) -> Ty {
@@ -811,7 +937,11 @@ impl<'a> Checker<'a> {
         let c = self.expr(e, Some(&Ty::Bool));
         if !assignable(&c.ty, &Ty::Bool) || c.ty.is_nullable() {
             let t = self.tyname(&c.ty);
-            self.err("type", e.span, format!("a condition must be `Bool`, found {t}"));
+            self.err(
+                "type",
+                e.span,
+                format!("a condition must be `Bool`, found {t}"),
+            );
         }
         c
     }
@@ -844,7 +974,12 @@ impl<'a> Checker<'a> {
                         t => t.clone(),
                     },
                 };
-                if self.ctx.scopes.last().is_some_and(|sc| sc.contains_key(&name.name)) {
+                if self
+                    .ctx
+                    .scopes
+                    .last()
+                    .is_some_and(|sc| sc.contains_key(&name.name))
+                {
                     self.err(
                         "name",
                         name.span,
@@ -865,7 +1000,11 @@ impl<'a> Checker<'a> {
                     Some(v) => {
                         let e = self.expr(v, Some(&ret));
                         if ret == Ty::Void {
-                            self.err("return", v.span, "this function returns no value; declare `-> T` to return one");
+                            self.err(
+                                "return",
+                                v.span,
+                                "this function returns no value; declare `-> T` to return one",
+                            );
                         } else {
                             self.expect_assignable(&e, &ret, v.span);
                         }
@@ -874,7 +1013,11 @@ impl<'a> Checker<'a> {
                     None => {
                         if ret != Ty::Void && ret != Ty::Unknown {
                             let t = self.tyname(&ret);
-                            self.err("return", span, format!("this function must return a value of type {t}"));
+                            self.err(
+                                "return",
+                                span,
+                                format!("this function must return a value of type {t}"),
+                            );
                         }
                         push(out, T::Return(None));
                     }
@@ -882,21 +1025,49 @@ impl<'a> Checker<'a> {
             }
             S::Break | S::Continue => {
                 if self.ctx.loop_depth == 0 {
-                    let w = if matches!(s.kind, S::Break) { "break" } else { "continue" };
+                    let w = if matches!(s.kind, S::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
                     self.err("loop", span, format!("`{w}` outside of a loop"));
                 }
-                push(out, if matches!(s.kind, S::Break) { T::Break } else { T::Continue });
+                push(
+                    out,
+                    if matches!(s.kind, S::Break) {
+                        T::Break
+                    } else {
+                        T::Continue
+                    },
+                );
             }
             S::Delete(e) => {
+                if let A::TypeName(n) = &e.kind {
+                    if self.class_index.get(n).is_some_and(|c| self.table_classes.contains(c)) {
+                        self.err(
+                            "type",
+                            e.span,
+                            format!("`delete` takes one row, and `{n}` is a table: delete its rows in a loop, `for r in from r in {n} where … select r {{ delete r }}`"),
+                        );
+                        return;
+                    }
+                }
                 let row = self.expr(e, None);
                 match self.table_of(&row.ty) {
                     Some(table) => push(out, T::Delete { row, table }),
                     None if row.ty == Ty::Unknown => {}
                     None => {
                         let t = self.tyname(&row.ty);
-                        let mut d = Diagnostic::error("type", e.span, format!("`delete` takes a table row, found {t}"));
-                        if matches!(&row.ty, Ty::Nullable(inner) if self.table_of(inner).is_some()) {
-                            d = d.with_note("the row may be nil: narrow it with `if r != nil { … }` first");
+                        let mut d = Diagnostic::error(
+                            "type",
+                            e.span,
+                            format!("`delete` takes a table row, found {t}"),
+                        );
+                        if matches!(&row.ty, Ty::Nullable(inner) if self.table_of(inner).is_some())
+                        {
+                            d = d.with_note(
+                                "the row may be nil: narrow it with `if r != nil { … }` first",
+                            );
                         }
                         self.diags.push(d);
                     }
@@ -967,19 +1138,41 @@ impl<'a> Checker<'a> {
                         self.ctx.scopes.pop();
                         let mut rows = c.query;
                         let select = rows.select.take();
-                        push(out, T::ForQuery { var: v, rows: Box::new(rows), select, body: b });
+                        push(
+                            out,
+                            T::ForQuery {
+                                var: v,
+                                rows: Box::new(rows),
+                                select,
+                                body: b,
+                            },
+                        );
                         return;
                     }
-                    let it = Expr::new(E::Query(Box::new(c.query)), Ty::List(Box::new(c.select_ty)), iter.span);
+                    let it = Expr::new(
+                        E::Query(Box::new(c.query)),
+                        Ty::List(Box::new(c.select_ty)),
+                        iter.span,
+                    );
                     self.ctx.scopes.push(HashMap::new());
                     self.ctx.loop_depth += 1;
                     let v = self.new_local(&var.name, it.ty.strip().clone());
-                    let v_ty = match &it.ty { Ty::List(t) => (**t).clone(), _ => Ty::Unknown };
+                    let v_ty = match &it.ty {
+                        Ty::List(t) => (**t).clone(),
+                        _ => Ty::Unknown,
+                    };
                     self.ctx.locals[v] = v_ty;
                     let b = self.block(&body.stmts);
                     self.ctx.loop_depth -= 1;
                     self.ctx.scopes.pop();
-                    push(out, T::ForList { var: v, list: it, body: b });
+                    push(
+                        out,
+                        T::ForList {
+                            var: v,
+                            list: it,
+                            body: b,
+                        },
+                    );
                     return;
                 }
                 let it = self.expr(iter, None);
@@ -989,7 +1182,14 @@ impl<'a> Checker<'a> {
                     (Ty::List(elem), None) => {
                         let v = self.new_local(&var.name, *elem);
                         let b = self.block(&body.stmts);
-                        push(out, T::ForList { var: v, list: it, body: b });
+                        push(
+                            out,
+                            T::ForList {
+                                var: v,
+                                list: it,
+                                body: b,
+                            },
+                        );
                     }
                     (Ty::Map(k, v), Some(var2)) => {
                         let kid = self.new_local(&var.name, *k);
@@ -1006,10 +1206,18 @@ impl<'a> Checker<'a> {
                         );
                     }
                     (Ty::Map(..), None) => {
-                        self.err("type", iter.span, format!("iterating a map takes two variables: `for k, v in {}`", "…"));
+                        self.err(
+                            "type",
+                            iter.span,
+                            format!("iterating a map takes two variables: `for k, v in {}`", "…"),
+                        );
                     }
                     (Ty::List(_), Some(v2)) => {
-                        self.err("type", v2.span, "iterating a list takes one variable: `for x in xs`");
+                        self.err(
+                            "type",
+                            v2.span,
+                            "iterating a list takes one variable: `for x in xs`",
+                        );
                     }
                     (Ty::Unknown, _) => {
                         self.new_local(&var.name, Ty::Unknown);
@@ -1020,7 +1228,11 @@ impl<'a> Checker<'a> {
                     }
                     (t, _) => {
                         let t = self.tyname(&t);
-                        self.err("type", iter.span, format!("cannot iterate over a value of type {t}"));
+                        self.err(
+                            "type",
+                            iter.span,
+                            format!("cannot iterate over a value of type {t}"),
+                        );
                     }
                 }
                 self.ctx.loop_depth -= 1;
@@ -1028,7 +1240,11 @@ impl<'a> Checker<'a> {
             }
             S::Transaction(b) => {
                 if self.tx_depth > 0 {
-                    self.err("transaction", span, "transactions do not nest: this `transaction` is inside another one");
+                    self.err(
+                        "transaction",
+                        span,
+                        "transactions do not nest: this `transaction` is inside another one",
+                    );
                 }
                 self.tx_depth += 1;
                 let body = self.block(&b.stmts);
@@ -1095,13 +1311,24 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn assign(&mut self, target: &ast::Expr, op: AssignOp, value: &ast::Expr, span: Span, out: &mut tir::Block) {
+    fn assign(
+        &mut self,
+        target: &ast::Expr,
+        op: AssignOp,
+        value: &ast::Expr,
+        span: Span,
+        out: &mut tir::Block,
+    ) {
         let bin = Self::arith_op(op);
         match &target.kind {
             A::Name(n) => {
                 let Some(id) = self.lookup_local(n) else {
                     if self.func_index.contains_key(n) {
-                        self.err("assign", target.span, format!("cannot assign to function `{n}`"));
+                        self.err(
+                            "assign",
+                            target.span,
+                            format!("cannot assign to function `{n}`"),
+                        );
                     } else {
                         self.err("name", target.span, format!("unknown variable `{n}`"));
                     }
@@ -1125,7 +1352,11 @@ impl<'a> Checker<'a> {
                 });
             }
             A::TypeName(n) => {
-                self.err("assign", target.span, format!("cannot assign to constant `{n}`"));
+                self.err(
+                    "assign",
+                    target.span,
+                    format!("cannot assign to constant `{n}`"),
+                );
                 self.expr(value, None);
             }
             A::Field { recv, name } => {
@@ -1141,8 +1372,17 @@ impl<'a> Checker<'a> {
                     return;
                 };
                 let set = |obj: Expr, value: Expr| match row_table {
-                    Some(table) => T::SetRowField { row: obj, table, col: idx, value },
-                    None => T::SetField { obj, field: idx, value },
+                    Some(table) => T::SetRowField {
+                        row: obj,
+                        table,
+                        col: idx,
+                        value,
+                    },
+                    None => T::SetField {
+                        obj,
+                        field: idx,
+                        value,
+                    },
                 };
                 let get = |obj: Expr| match row_table {
                     Some(table) => E::RowField(Box::new(obj), table, idx),
@@ -1152,7 +1392,10 @@ impl<'a> Checker<'a> {
                     None => {
                         let v = self.expr(value, Some(&fty));
                         self.expect_assignable(&v, &fty, value.span);
-                        out.push(Stmt { kind: set(obj, v), span });
+                        out.push(Stmt {
+                            kind: set(obj, v),
+                            span,
+                        });
                     }
                     Some(b) => {
                         // `o.f op= v` evaluates `o` once: `{ let t = o; t.f = t.f op v }`.
@@ -1165,8 +1408,14 @@ impl<'a> Checker<'a> {
                         self.expect_assignable(&v, &fty, value.span);
                         out.push(Stmt {
                             kind: T::Block(vec![
-                                Stmt { kind: T::Let(tmp, obj), span },
-                                Stmt { kind: set(t_ref, v), span },
+                                Stmt {
+                                    kind: T::Let(tmp, obj),
+                                    span,
+                                },
+                                Stmt {
+                                    kind: set(t_ref, v),
+                                    span,
+                                },
                             ]),
                             span,
                         });
@@ -1181,7 +1430,11 @@ impl<'a> Checker<'a> {
                     Ty::Unknown => (true, Ty::Unknown, Ty::Unknown),
                     t => {
                         let t = self.tyname(t);
-                        self.err("type", recv.span, format!("cannot index into a value of type {t}"));
+                        self.err(
+                            "type",
+                            recv.span,
+                            format!("cannot index into a value of type {t}"),
+                        );
                         (true, Ty::Unknown, Ty::Unknown)
                     }
                 };
@@ -1189,16 +1442,27 @@ impl<'a> Checker<'a> {
                 self.expect_assignable(&key, &key_ty, index.span);
                 let mk = |is_list: bool, c: Expr, k: Expr, v: Expr| {
                     if is_list {
-                        T::SetList { list: c, index: k, value: v }
+                        T::SetList {
+                            list: c,
+                            index: k,
+                            value: v,
+                        }
                     } else {
-                        T::SetMap { map: c, key: k, value: v }
+                        T::SetMap {
+                            map: c,
+                            key: k,
+                            value: v,
+                        }
                     }
                 };
                 match bin {
                     None => {
                         let v = self.expr(value, Some(&val_ty));
                         self.expect_assignable(&v, &val_ty, value.span);
-                        out.push(Stmt { kind: mk(is_list, coll, key, v), span });
+                        out.push(Stmt {
+                            kind: mk(is_list, coll, key, v),
+                            span,
+                        });
                     }
                     Some(b) => {
                         let tc = self.ctx.locals.len();
@@ -1208,11 +1472,18 @@ impl<'a> Checker<'a> {
                         let c_ref = Expr::new(E::Local(tc), coll.ty.clone(), recv.span);
                         let k_ref = Expr::new(E::Local(tk), key.ty.clone(), index.span);
                         let cur = if is_list {
-                            Expr::new(E::ListIndex(Box::new(c_ref.clone()), Box::new(k_ref.clone())), val_ty.clone(), target.span)
+                            Expr::new(
+                                E::ListIndex(Box::new(c_ref.clone()), Box::new(k_ref.clone())),
+                                val_ty.clone(),
+                                target.span,
+                            )
                         } else {
                             // A compound assignment on a map entry requires it to exist.
                             Expr::new(
-                                E::Builtin { name: "get", args: vec![c_ref.clone(), k_ref.clone()] },
+                                E::Builtin {
+                                    name: "get",
+                                    args: vec![c_ref.clone(), k_ref.clone()],
+                                },
                                 val_ty.clone(),
                                 target.span,
                             )
@@ -1222,9 +1493,18 @@ impl<'a> Checker<'a> {
                         self.expect_assignable(&v, &val_ty, value.span);
                         out.push(Stmt {
                             kind: T::Block(vec![
-                                Stmt { kind: T::Let(tc, coll), span },
-                                Stmt { kind: T::Let(tk, key), span },
-                                Stmt { kind: mk(is_list, c_ref, k_ref, v), span },
+                                Stmt {
+                                    kind: T::Let(tc, coll),
+                                    span,
+                                },
+                                Stmt {
+                                    kind: T::Let(tk, key),
+                                    span,
+                                },
+                                Stmt {
+                                    kind: mk(is_list, c_ref, k_ref, v),
+                                    span,
+                                },
                             ]),
                             span,
                         });
@@ -1243,22 +1523,38 @@ impl<'a> Checker<'a> {
     }
 
     /// Resolves `obj.name` to a field index and type.
-    fn field_of(&mut self, obj: &Expr, name: &ast::Ident, span: Span, for_write: bool) -> Option<(u16, Ty)> {
+    fn field_of(
+        &mut self,
+        obj: &Expr,
+        name: &ast::Ident,
+        span: Span,
+        for_write: bool,
+    ) -> Option<(u16, Ty)> {
         match &obj.ty {
             Ty::Class(c) => {
                 let class = &self.classes[*c];
                 match class.fields.iter().position(|f| f.name == name.name) {
-                    Some(i) => Some((u16::try_from(i).unwrap_or(u16::MAX), class.fields[i].ty.clone())),
+                    Some(i) => Some((
+                        u16::try_from(i).unwrap_or(u16::MAX),
+                        class.fields[i].ty.clone(),
+                    )),
                     None => {
                         let cname = class.name.clone();
                         if class.methods.iter().any(|(m, _)| *m == name.name) {
                             self.err(
                                 "name",
                                 name.span,
-                                format!("`{}` is a method of `{cname}`; call it with `.{}(…)`", name.name, name.name),
+                                format!(
+                                    "`{}` is a method of `{cname}`; call it with `.{}(…)`",
+                                    name.name, name.name
+                                ),
                             );
                         } else {
-                            self.err("name", name.span, format!("class `{cname}` has no field `{}`", name.name));
+                            self.err(
+                                "name",
+                                name.span,
+                                format!("class `{cname}` has no field `{}`", name.name),
+                            );
                         }
                         None
                     }
@@ -1266,7 +1562,11 @@ impl<'a> Checker<'a> {
             }
             Ty::Error => {
                 if for_write {
-                    self.err("assign", name.span, "the fields of an `Error` are read-only");
+                    self.err(
+                        "assign",
+                        name.span,
+                        "the fields of an `Error` are read-only",
+                    );
                     return None;
                 }
                 let (i, t) = match name.name.as_str() {
@@ -1293,15 +1593,23 @@ impl<'a> Checker<'a> {
                     "copy it to a local and check `if x != nil { … }` first, or use `unwrap(…)`"
                 };
                 self.diags.push(
-                    Diagnostic::error("nil", span, format!("this value has type {t} and may be nil"))
-                        .with_note(note),
+                    Diagnostic::error(
+                        "nil",
+                        span,
+                        format!("this value has type {t} and may be nil"),
+                    )
+                    .with_note(note),
                 );
                 None
             }
             Ty::Unknown => None,
             t => {
                 let t = self.tyname(t);
-                self.err("type", name.span, format!("a value of type {t} has no field `{}`", name.name));
+                self.err(
+                    "type",
+                    name.span,
+                    format!("a value of type {t} has no field `{}`", name.name),
+                );
                 None
             }
         }
@@ -1323,7 +1631,11 @@ impl<'a> Checker<'a> {
                     let ty = self.ensure_global(g, Some(span));
                     Expr::new(E::Global(g), ty, span)
                 } else if self.class_index.contains_key(n) {
-                    self.err("name", span, format!("class `{n}` is not a value; construct one with `{n} {{ … }}`"));
+                    self.err(
+                        "name",
+                        span,
+                        format!("class `{n}` is not a value; construct one with `{n} {{ … }}`"),
+                    );
                     self.unknown(span)
                 } else {
                     self.err("name", span, format!("unknown constant `{n}`"));
@@ -1331,7 +1643,9 @@ impl<'a> Checker<'a> {
                 }
             }
             A::Call { callee, args } => self.call(callee, args, span, expect),
-            A::MethodCall { recv, method, args } => self.method_call(recv, method, args, span, expect),
+            A::MethodCall { recv, method, args } => {
+                self.method_call(recv, method, args, span, expect)
+            }
             A::Field { recv, name } => {
                 if let A::Name(m) = &recv.kind {
                     if self.lookup_local(m).is_none() && MODULES.contains(&m.as_str()) {
@@ -1364,7 +1678,11 @@ impl<'a> Checker<'a> {
                     Ty::Map(k, v) => {
                         let key = self.expr(index, Some(&k));
                         self.expect_assignable(&key, &k, index.span);
-                        Expr::new(E::MapIndex(Box::new(coll), Box::new(key)), Ty::nullable(*v), span)
+                        Expr::new(
+                            E::MapIndex(Box::new(coll), Box::new(key)),
+                            Ty::nullable(*v),
+                            span,
+                        )
                     }
                     Ty::Unknown => {
                         self.expr(index, None);
@@ -1372,7 +1690,11 @@ impl<'a> Checker<'a> {
                     }
                     t => {
                         let t = self.tyname(&t);
-                        self.err("type", recv.span, format!("cannot index into a value of type {t}"));
+                        self.err(
+                            "type",
+                            recv.span,
+                            format!("cannot index into a value of type {t}"),
+                        );
                         self.expr(index, None);
                         self.unknown(span)
                     }
@@ -1381,9 +1703,15 @@ impl<'a> Checker<'a> {
             A::Unary { op, expr } => {
                 let v = self.expr(expr, None);
                 match (op, v.ty.clone()) {
-                    (ast::UnOp::Neg, Ty::Int) => Expr::new(E::Unary(UnOp::NegInt, Box::new(v)), Ty::Int, span),
-                    (ast::UnOp::Neg, Ty::Float) => Expr::new(E::Unary(UnOp::NegFloat, Box::new(v)), Ty::Float, span),
-                    (ast::UnOp::Not, Ty::Bool) => Expr::new(E::Unary(UnOp::Not, Box::new(v)), Ty::Bool, span),
+                    (ast::UnOp::Neg, Ty::Int) => {
+                        Expr::new(E::Unary(UnOp::NegInt, Box::new(v)), Ty::Int, span)
+                    }
+                    (ast::UnOp::Neg, Ty::Float) => {
+                        Expr::new(E::Unary(UnOp::NegFloat, Box::new(v)), Ty::Float, span)
+                    }
+                    (ast::UnOp::Not, Ty::Bool) => {
+                        Expr::new(E::Unary(UnOp::Not, Box::new(v)), Ty::Bool, span)
+                    }
                     (_, Ty::Unknown) => self.unknown(span),
                     (op, t) => {
                         let t = self.tyname(&t);
@@ -1402,7 +1730,11 @@ impl<'a> Checker<'a> {
                     let (tf, ff) = self.facts(lhs);
                     let facts = if *op == ast::BinOp::And { tf } else { ff };
                     let r = self.with_facts(&facts, |c| c.cond(rhs));
-                    let bop = if *op == ast::BinOp::And { BinOp::And } else { BinOp::Or };
+                    let bop = if *op == ast::BinOp::And {
+                        BinOp::And
+                    } else {
+                        BinOp::Or
+                    };
                     Expr::new(E::Binary(bop, Box::new(l), Box::new(r)), Ty::Bool, span)
                 }
                 ast::BinOp::Coalesce => {
@@ -1410,14 +1742,26 @@ impl<'a> Checker<'a> {
                     let inner = l.ty.strip().clone();
                     let r = self.expr(rhs, Some(&inner));
                     if l.ty == Ty::Nil {
-                        return Expr::new(E::Binary(BinOp::Coalesce, Box::new(l), Box::new(r.clone())), r.ty, span);
+                        return Expr::new(
+                            E::Binary(BinOp::Coalesce, Box::new(l), Box::new(r.clone())),
+                            r.ty,
+                            span,
+                        );
                     }
                     if !assignable(&r.ty, &l.ty) && !(inner == Ty::Unknown) {
                         let (lt, rt) = (self.tyname(&l.ty), self.tyname(&r.ty));
-                        self.err("type", rhs.span, format!("the default of `??` must fit {lt}, found {rt}"));
+                        self.err(
+                            "type",
+                            rhs.span,
+                            format!("the default of `??` must fit {lt}, found {rt}"),
+                        );
                     }
                     let ty = r.ty.clone();
-                    Expr::new(E::Binary(BinOp::Coalesce, Box::new(l), Box::new(r)), ty, span)
+                    Expr::new(
+                        E::Binary(BinOp::Coalesce, Box::new(l), Box::new(r)),
+                        ty,
+                        span,
+                    )
                 }
                 _ => {
                     let l = self.expr(lhs, None);
@@ -1434,7 +1778,14 @@ impl<'a> Checker<'a> {
             A::Construct { class, fields } => self.construct(class, fields, span),
             A::Insert { table, fields } => self.insert(table, fields, span),
             A::Spawn { func, args } => {
-                self.err("unsupported", span, format!("`spawn {}(…)`: fibers are not supported by this version of wo yet", func.name));
+                self.err(
+                    "unsupported",
+                    span,
+                    format!(
+                        "`spawn {}(…)`: fibers are not supported by this version of wo yet",
+                        func.name
+                    ),
+                );
                 for a in args {
                     self.expr(a, None);
                 }
@@ -1478,13 +1829,25 @@ impl<'a> Checker<'a> {
             return Expr::new(E::Local(id), self.local_ty(id), span);
         }
         if MODULES.contains(&n) {
-            self.err("name", span, format!("module `{n}` is not a value; call its functions as `{n}.name(…)`"));
+            self.err(
+                "name",
+                span,
+                format!("module `{n}` is not a value; call its functions as `{n}.name(…)`"),
+            );
         } else if self.func_index.contains_key(n) || builtin::is_builtin(n) {
-            self.err("name", span, format!("function `{n}` is not a value; call it with `{n}(…)`"));
+            self.err(
+                "name",
+                span,
+                format!("function `{n}` is not a value; call it with `{n}(…)`"),
+            );
         } else if n == "self" {
             self.err("name", span, "`self` is only defined inside methods");
         } else {
-            self.err("name", span, format!("unknown variable `{n}`"));
+            let names: Vec<String> = self.ctx.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+            let hint = suggest(n, names.iter().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            self.err("name", span, format!("unknown variable `{n}`{hint}"));
         }
         self.unknown(span)
     }
@@ -1502,10 +1865,18 @@ impl<'a> Checker<'a> {
                     let v = self.expr(e, None);
                     match v.ty {
                         Ty::Text => pieces.push(v),
-                        Ty::Void => self.err("type", e.span, "this expression has no value to interpolate"),
+                        Ty::Void => self.err(
+                            "type",
+                            e.span,
+                            "this expression has no value to interpolate",
+                        ),
                         _ => {
                             let sp = v.span;
-                            pieces.push(Expr::new(E::Unary(UnOp::ToText, Box::new(v)), Ty::Text, sp));
+                            pieces.push(Expr::new(
+                                E::Unary(UnOp::ToText, Box::new(v)),
+                                Ty::Text,
+                                sp,
+                            ));
                         }
                     }
                 }
@@ -1513,7 +1884,9 @@ impl<'a> Checker<'a> {
         }
         match pieces.len() {
             0 => Expr::new(E::Text(String::new()), Ty::Text, span),
-            1 if matches!(parts, [ast::TextPart::Lit(_)]) => pieces.pop().unwrap_or_else(|| self.unknown(span)),
+            1 if matches!(parts, [ast::TextPart::Lit(_)]) => {
+                pieces.pop().unwrap_or_else(|| self.unknown(span))
+            }
             _ => Expr::new(E::Concat(pieces), Ty::Text, span),
         }
     }
@@ -1535,7 +1908,9 @@ impl<'a> Checker<'a> {
             };
             return Expr::new(E::Binary(BinOp::Eq, Box::new(l), Box::new(r)), ty, span);
         }
-        let mk = |bop: BinOp, ty: Ty, l: Expr, r: Expr| Expr::new(E::Binary(bop, Box::new(l), Box::new(r)), ty, span);
+        let mk = |bop: BinOp, ty: Ty, l: Expr, r: Expr| {
+            Expr::new(E::Binary(bop, Box::new(l), Box::new(r)), ty, span)
+        };
         let arith = |i: BinOp, f: BinOp| match (&lt, &rt) {
             (Ty::Int, Ty::Int) => Some((i, Ty::Int)),
             (Ty::Float, Ty::Float) => Some((f, Ty::Float)),
@@ -1566,11 +1941,14 @@ impl<'a> Checker<'a> {
                 let eq = op == B::Eq;
                 let same = lt.strip() == rt.strip() || lt == Ty::Nil || rt == Ty::Nil;
                 let row = |t: &Ty| self.table_of(t.strip()).is_some();
-                let comparable = (ty_is_comparable_eq(&lt) || row(&lt)) && (ty_is_comparable_eq(&rt) || row(&rt));
+                let comparable = (ty_is_comparable_eq(&lt) || row(&lt))
+                    && (ty_is_comparable_eq(&rt) || row(&rt));
                 let either_nil = lt == Ty::Nil || rt == Ty::Nil;
                 if same && (comparable || either_nil) {
                     match (&lt, &rt) {
-                        (Ty::Int, Ty::Int) => Some((BinOp::CmpInt(if eq { Cmp::Eq } else { Cmp::Ne }), Ty::Bool)),
+                        (Ty::Int, Ty::Int) => {
+                            Some((BinOp::CmpInt(if eq { Cmp::Eq } else { Cmp::Ne }), Ty::Bool))
+                        }
                         _ => Some((if eq { BinOp::Eq } else { BinOp::Ne }, Ty::Bool)),
                     }
                 } else if same {
@@ -1580,7 +1958,11 @@ impl<'a> Checker<'a> {
                         Ty::Error => "errors",
                         _ => "objects",
                     };
-                    self.err("type", span, format!("cannot compare two {what} with `{}`", op.symbol()));
+                    self.err(
+                        "type",
+                        span,
+                        format!("cannot compare two {what} with `{}`", op.symbol()),
+                    );
                     return mk(BinOp::Eq, Ty::Bool, l, r);
                 } else {
                     None
@@ -1597,8 +1979,12 @@ impl<'a> Checker<'a> {
                     span,
                     format!("cannot apply `{}` to {ls} and {rs}", op.symbol()),
                 );
-                if matches!((lt.strip(), rt.strip()), (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int)) {
-                    d = d.with_note("Int and Float do not mix: convert with `float(…)` or `int(…)`");
+                if matches!(
+                    (lt.strip(), rt.strip()),
+                    (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int)
+                ) {
+                    d = d
+                        .with_note("Int and Float do not mix: convert with `float(…)` or `int(…)`");
                 }
                 if op == B::Add && (lt == Ty::Text || rt == Ty::Text) {
                     d = d.with_note("Text is joined with `..`");
@@ -1631,7 +2017,11 @@ impl<'a> Checker<'a> {
                     Some(u) => elem = Some(u),
                     None => {
                         let (a, b) = (self.tyname(t), self.tyname(&v.ty));
-                        self.err("type", it.span, format!("list elements must have one type: {a} and {b}"));
+                        self.err(
+                            "type",
+                            it.span,
+                            format!("list elements must have one type: {a} and {b}"),
+                        );
                     }
                 },
                 None => {
@@ -1645,7 +2035,11 @@ impl<'a> Checker<'a> {
         }
         let elem = match elem {
             Some(Ty::Nil) => {
-                self.err("type", span, "cannot infer the element type of a list of only `nil`; annotate it");
+                self.err(
+                    "type",
+                    span,
+                    "cannot infer the element type of a list of only `nil`; annotate it",
+                );
                 Ty::Unknown
             }
             Some(t) => t,
@@ -1669,7 +2063,10 @@ impl<'a> Checker<'a> {
             let ke = self.expr(k, kt.as_ref());
             let ve = self.expr(v, vt.as_ref());
             if fixed {
-                let (a, b) = (kt.clone().unwrap_or(Ty::Unknown), vt.clone().unwrap_or(Ty::Unknown));
+                let (a, b) = (
+                    kt.clone().unwrap_or(Ty::Unknown),
+                    vt.clone().unwrap_or(Ty::Unknown),
+                );
                 self.expect_assignable(&ke, &a, k.span);
                 self.expect_assignable(&ve, &b, v.span);
             } else {
@@ -1699,14 +2096,22 @@ impl<'a> Checker<'a> {
         // A key type that came from the context was already reported there.
         if !fixed && !matches!(k, Ty::Int | Ty::Text | Ty::Bool | Ty::Unknown) {
             let t = self.tyname(&k);
-            self.err("type", span, format!("map keys must be `Int`, `Text` or `Bool`, not {t}"));
+            self.err(
+                "type",
+                span,
+                format!("map keys must be `Int`, `Text` or `Bool`, not {t}"),
+            );
         }
         Expr::new(E::Map(out), Ty::Map(Box::new(k), Box::new(v)), span)
     }
 
     fn construct(&mut self, class: &ast::Ident, inits: &[ast::FieldInit], span: Span) -> Expr {
         let Some(&cid) = self.class_index.get(&class.name) else {
-            self.err("name", class.span, format!("unknown class `{}`", class.name));
+            self.err(
+                "name",
+                class.span,
+                format!("unknown class `{}`", class.name),
+            );
             for f in inits {
                 self.expr(&f.value, None);
             }
@@ -1716,7 +2121,10 @@ impl<'a> Checker<'a> {
             self.err(
                 "table",
                 span,
-                format!("`{}` is a table: rows are created with `insert {} {{ … }}`", class.name, class.name),
+                format!(
+                    "`{}` is a table: rows are created with `insert {} {{ … }}`",
+                    class.name, class.name
+                ),
             );
             return self.unknown(span);
         }
@@ -1743,13 +2151,30 @@ impl<'a> Checker<'a> {
         inits: &[ast::FieldInit],
         span: Span,
     ) -> Option<(Vec<Expr>, Vec<usize>)> {
-        let class = ast::Ident { name: class_name.to_string(), span };
+        let class = ast::Ident {
+            name: class_name.to_string(),
+            span,
+        };
         let n = self.classes[cid].fields.len();
         let mut fields: Vec<Option<Expr>> = vec![None; n];
         let mut order = Vec::new();
         for init in inits {
-            let Some(i) = self.classes[cid].fields.iter().position(|f| f.name == init.name.name) else {
-                self.err("name", init.name.span, format!("class `{}` has no field `{}`", class.name, init.name.name));
+            let Some(i) = self.classes[cid]
+                .fields
+                .iter()
+                .position(|f| f.name == init.name.name)
+            else {
+                let is_table = self.table_classes.contains(&cid);
+                let msg = if is_table && init.name.name == "id" {
+                    format!("`id` is assigned by the database; `insert {}` cannot set it", class.name)
+                } else {
+                    let names = self.classes[cid].fields.iter().map(|f| f.name.as_str());
+                    let hint = suggest(&init.name.name, names)
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    format!("class `{}` has no field `{}`{hint}", class.name, init.name.name)
+                };
+                self.err("name", init.name.span, msg);
                 self.expr(&init.value, None);
                 continue;
             };
@@ -1757,7 +2182,11 @@ impl<'a> Checker<'a> {
             let v = self.expr(&init.value, Some(&fty));
             self.expect_assignable(&v, &fty, init.value.span);
             if fields[i].is_some() {
-                self.err("name", init.name.span, format!("field `{}` is given more than once", init.name.name));
+                self.err(
+                    "name",
+                    init.name.span,
+                    format!("field `{}` is given more than once", init.name.name),
+                );
                 continue;
             }
             fields[i] = Some(v);
@@ -1794,7 +2223,11 @@ impl<'a> Checker<'a> {
             self.err(
                 "name",
                 span,
-                format!("missing field{s} {} in `{}` literal", missing.join(", "), class.name),
+                format!(
+                    "missing field{s} {} in `{}` literal",
+                    missing.join(", "),
+                    class.name
+                ),
             );
         }
         let fields = fields
@@ -1804,15 +2237,29 @@ impl<'a> Checker<'a> {
         Some((fields, order))
     }
 
-    fn call(&mut self, callee: &ast::Ident, args: &[ast::Expr], span: Span, expect: Option<&Ty>) -> Expr {
+    fn call(
+        &mut self,
+        callee: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+        expect: Option<&Ty>,
+    ) -> Expr {
         if let Some(&f) = self.func_index.get(&callee.name) {
-            let params: Vec<Ty> = self.funcs[f].params.iter().map(|(_, t)| t.clone()).collect();
+            let params: Vec<Ty> = self.funcs[f]
+                .params
+                .iter()
+                .map(|(_, t)| t.clone())
+                .collect();
             let ret = self.funcs[f].ret.clone();
             let args = self.call_args(&callee.name, &params, args, span);
             return Expr::new(E::Call { func: f, args }, ret, span);
         }
         if self.lookup_local(&callee.name).is_some() {
-            self.err("name", callee.span, format!("`{}` is a variable, not a function", callee.name));
+            self.err(
+                "name",
+                callee.span,
+                format!("`{}` is a variable, not a function", callee.name),
+            );
             for a in args {
                 self.expr(a, None);
             }
@@ -1822,13 +2269,23 @@ impl<'a> Checker<'a> {
     }
 
     /// Checks call arguments against parameter types.
-    fn call_args(&mut self, name: &str, params: &[Ty], args: &[ast::Expr], span: Span) -> Vec<Expr> {
+    fn call_args(
+        &mut self,
+        name: &str,
+        params: &[Ty],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Vec<Expr> {
         if params.len() != args.len() {
             let s = if params.len() == 1 { "" } else { "s" };
             self.err(
                 "arity",
                 span,
-                format!("`{name}` takes {} argument{s}, found {}", params.len(), args.len()),
+                format!(
+                    "`{name}` takes {} argument{s}, found {}",
+                    params.len(),
+                    args.len()
+                ),
             );
         }
         let mut out = Vec::new();
@@ -1843,11 +2300,25 @@ impl<'a> Checker<'a> {
         out
     }
 
-    fn method_call(&mut self, recv: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span, expect: Option<&Ty>) -> Expr {
+    fn method_call(
+        &mut self,
+        recv: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+        expect: Option<&Ty>,
+    ) -> Expr {
         if let A::Name(m) = &recv.kind {
             if self.lookup_local(m).is_none() && MODULES.contains(&m.as_str()) {
                 if !self.uses.contains(m) {
-                    self.err("use", recv.span, format!("`{m}.{}` needs `use {m}` at the top of the file", method.name));
+                    self.err(
+                        "use",
+                        recv.span,
+                        format!(
+                            "`{m}.{}` needs `use {m}` at the top of the file",
+                            method.name
+                        ),
+                    );
                 }
                 return builtin::module_call(self, m, method, args, span, expect);
             }
@@ -1866,19 +2337,34 @@ impl<'a> Checker<'a> {
         let obj = self.expr(recv, None);
         match obj.ty.clone() {
             Ty::Class(c) => {
-                let Some(&(_, f)) = self.classes[c].methods.iter().find(|(n, _)| *n == method.name) else {
+                let Some(&(_, f)) = self.classes[c]
+                    .methods
+                    .iter()
+                    .find(|(n, _)| *n == method.name)
+                else {
                     let cname = self.classes[c].name.clone();
                     if self.classes[c].fields.iter().any(|f| f.name == method.name) {
-                        self.err("name", method.span, format!("`{}` is a field of `{cname}`, not a method", method.name));
+                        self.err(
+                            "name",
+                            method.span,
+                            format!("`{}` is a field of `{cname}`, not a method", method.name),
+                        );
                     } else {
-                        self.err("name", method.span, format!("class `{cname}` has no method `{}`", method.name));
+                        self.err(
+                            "name",
+                            method.span,
+                            format!("class `{cname}` has no method `{}`", method.name),
+                        );
                     }
                     for a in args {
                         self.expr(a, None);
                     }
                     return self.unknown(span);
                 };
-                let params: Vec<Ty> = self.funcs[f].params[1..].iter().map(|(_, t)| t.clone()).collect();
+                let params: Vec<Ty> = self.funcs[f].params[1..]
+                    .iter()
+                    .map(|(_, t)| t.clone())
+                    .collect();
                 let ret = self.funcs[f].ret.clone();
                 let name = self.funcs[f].name.clone();
                 let mut all = vec![obj];
@@ -1893,11 +2379,18 @@ impl<'a> Checker<'a> {
             }
             t => {
                 let ts = self.tyname(&t);
-                let mut d = Diagnostic::error("type", method.span, format!("a value of type {ts} has no method `{}`", method.name));
+                let mut d = Diagnostic::error(
+                    "type",
+                    method.span,
+                    format!("a value of type {ts} has no method `{}`", method.name),
+                );
                 if matches!(t, Ty::Nullable(_)) {
                     d = d.with_note("a `?T` may be nil: narrow it with `if x != nil { … }` first");
                 } else if builtin::is_builtin(&method.name) {
-                    d = d.with_note(format!("`{}` is a function: write `{}(x, …)`", method.name, method.name));
+                    d = d.with_note(format!(
+                        "`{}` is a function: write `{}(x, …)`",
+                        method.name, method.name
+                    ));
                 }
                 self.diags.push(d);
                 for a in args {
@@ -1910,12 +2403,20 @@ impl<'a> Checker<'a> {
 
     fn module_member(&mut self, m: &str, name: &ast::Ident, span: Span) -> Expr {
         if !self.uses.contains(m) {
-            self.err("use", span, format!("`{m}.{}` needs `use {m}` at the top of the file", name.name));
+            self.err(
+                "use",
+                span,
+                format!("`{m}.{}` needs `use {m}` at the top of the file", name.name),
+            );
         }
         if m == "math" && name.name == "PI" {
             return Expr::new(E::Float(std::f64::consts::PI), Ty::Float, span);
         }
-        self.err("name", name.span, format!("module `{m}` has no constant `{}`", name.name));
+        self.err(
+            "name",
+            name.span,
+            format!("module `{m}` has no constant `{}`", name.name),
+        );
         self.unknown(span)
     }
 }

@@ -120,7 +120,10 @@ impl SourceFile {
             .get(idx + 1)
             .map(|e| e - 1)
             .unwrap_or(self.src.len());
-        self.src.get(start..end).unwrap_or("").trim_end_matches('\r')
+        self.src
+            .get(start..end)
+            .unwrap_or("")
+            .trim_end_matches('\r')
     }
 }
 

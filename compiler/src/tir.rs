@@ -224,7 +224,10 @@ pub enum StmtKind {
         value: Expr,
     },
     /// `delete row`.
-    Delete { row: Expr, table: usize },
+    Delete {
+        row: Expr,
+        table: usize,
+    },
     /// `transaction { … }`.
     Transaction(Block),
     /// `for v in <query over a table>`: the rows (and the selected values) are
@@ -361,10 +364,16 @@ pub enum ExprKind {
     /// `row.id`.
     RowId(Box<Expr>),
     /// `T.find(id)`.
-    Find { table: usize, id: Box<Expr> },
+    Find {
+        table: usize,
+        id: Box<Expr>,
+    },
     Query(Box<Query>),
     /// An aggregate the engine computes alone: `desc.agg` says which.
-    DbAggregate { desc: QueryDesc, args: Vec<Expr> },
+    DbAggregate {
+        desc: QueryDesc,
+        args: Vec<Expr>,
+    },
 }
 
 impl Expr {

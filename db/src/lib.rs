@@ -169,3 +169,6 @@ pub struct DbError {
 /// A position in the undo log; rolling back to it undoes every later change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Savepoint(pub usize);
+
+/// The durable half: data directory, write-ahead log, checkpoints, recovery.
+pub mod durable;

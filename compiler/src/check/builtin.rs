@@ -10,11 +10,51 @@ use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
 
 /// Core functions callable without `use`.
 const CORE: &[&str] = &[
-    "print", "print_err", "len", "text", "int", "float", "parse_int", "parse_float", "abs",
-    "min", "max", "unwrap", "fail", "assert", "exit", "substr", "index_of", "contains",
-    "starts_with", "ends_with", "split", "join", "trim", "to_upper", "to_lower", "replace",
-    "repeat", "push", "pop", "remove_at", "insert_at", "slice", "sort", "reverse", "has",
-    "get", "set", "remove", "keys", "values", "count", "exists", "sum", "avg", "first",
+    "print",
+    "print_err",
+    "len",
+    "text",
+    "int",
+    "float",
+    "parse_int",
+    "parse_float",
+    "abs",
+    "min",
+    "max",
+    "unwrap",
+    "fail",
+    "assert",
+    "exit",
+    "substr",
+    "index_of",
+    "contains",
+    "starts_with",
+    "ends_with",
+    "split",
+    "join",
+    "trim",
+    "to_upper",
+    "to_lower",
+    "replace",
+    "repeat",
+    "push",
+    "pop",
+    "remove_at",
+    "insert_at",
+    "slice",
+    "sort",
+    "reverse",
+    "has",
+    "get",
+    "set",
+    "remove",
+    "keys",
+    "values",
+    "count",
+    "exists",
+    "sum",
+    "avg",
+    "first",
     "yield",
 ];
 
@@ -75,8 +115,13 @@ pub(crate) fn call(
         return c.unknown(span);
     }
     let mut checked: Vec<Expr> = Vec::new();
-    if let (["count" | "exists" | "sum" | "min" | "max" | "avg"], [ast::Expr { kind: ast::ExprKind::Query(q), span: qspan }]) =
-        (&[name][..], args)
+    if let (
+        ["count" | "exists" | "sum" | "min" | "max" | "avg"],
+        [ast::Expr {
+            kind: ast::ExprKind::Query(q),
+            span: qspan,
+        }],
+    ) = (&[name][..], args)
     {
         match c.aggregate_arg(name, q, *qspan) {
             Ok(mut agg) => {
@@ -136,9 +181,8 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
             Err(format!("`{name}` takes {want} argument{s}, found {n}"))
         }
     };
-    let bad = |c: &Checker<'_>, a: &[Expr]| -> String {
-        format!("`{name}` cannot take ({})", sig(c, a))
-    };
+    let bad =
+        |c: &Checker<'_>, a: &[Expr]| -> String { format!("`{name}` cannot take ({})", sig(c, a)) };
     let elem = |t: &Ty| -> Option<Ty> {
         match t {
             List(e) => Some((**e).clone()),
@@ -162,7 +206,10 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                 Text => r("len_text", a, Int),
                 List(_) => r("len_list", a, Int),
                 Map(..) => r("len_map", a, Int),
-                _ => Err(format!("`len` takes Text, a list or a map, found {}", c.tyname(&tys[0]))),
+                _ => Err(format!(
+                    "`len` takes Text, a list or a map, found {}",
+                    c.tyname(&tys[0])
+                )),
             }
         }
         "int" | "float" => {
@@ -173,7 +220,11 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                 (Int, UnOp::IntToFloat, Float)
             };
             if tys[0] != from {
-                return Err(format!("`{name}` takes {}, found {}", c.tyname(&from), c.tyname(&tys[0])));
+                return Err(format!(
+                    "`{name}` takes {}, found {}",
+                    c.tyname(&from),
+                    c.tyname(&tys[0])
+                ));
             }
             let arg = a.pop().ok_or("missing argument")?;
             Ok(Expr::new(E::Unary(op, Box::new(arg)), to, span))
@@ -237,7 +288,10 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
         "assert" => match n {
             1 if tys[0] == Bool => r("assert", a, Void),
             2 if tys[0] == Bool && tys[1] == Text => r("assert_msg", a, Void),
-            1 | 2 => Err(format!("`assert` takes (Bool) or (Bool, Text), found ({})", sig(c, &a))),
+            1 | 2 => Err(format!(
+                "`assert` takes (Bool) or (Bool, Text), found ({})",
+                sig(c, &a)
+            )),
             _ => Err(format!("`assert` takes 1 or 2 arguments, found {n}")),
         },
         "exit" => {
@@ -250,14 +304,20 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
         "substr" => {
             arity(3)?;
             if tys != [Text, Int, Int] {
-                return Err(format!("`substr` takes (Text, Int, Int), found ({})", sig(c, &a)));
+                return Err(format!(
+                    "`substr` takes (Text, Int, Int), found ({})",
+                    sig(c, &a)
+                ));
             }
             r("substr", a, Text)
         }
         "index_of" | "starts_with" | "ends_with" => {
             arity(2)?;
             if tys != [Text, Text] {
-                return Err(format!("`{name}` takes (Text, Text), found ({})", sig(c, &a)));
+                return Err(format!(
+                    "`{name}` takes (Text, Text), found ({})",
+                    sig(c, &a)
+                ));
             }
             match name {
                 "index_of" => r("index_of", a, Int),
@@ -270,20 +330,29 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
             match &tys[0] {
                 Text if tys[1] == Text => r("contains_text", a, Bool),
                 List(e) if assignable(&tys[1], e) => r("contains_list", a, Bool),
-                _ => Err(format!("`contains` takes (Text, Text) or (multi T, T), found ({})", sig(c, &a))),
+                _ => Err(format!(
+                    "`contains` takes (Text, Text) or (multi T, T), found ({})",
+                    sig(c, &a)
+                )),
             }
         }
         "split" => {
             arity(2)?;
             if tys != [Text, Text] {
-                return Err(format!("`split` takes (Text, Text), found ({})", sig(c, &a)));
+                return Err(format!(
+                    "`split` takes (Text, Text), found ({})",
+                    sig(c, &a)
+                ));
             }
             r("split", a, list_of(Text))
         }
         "join" => {
             arity(2)?;
             if tys[0] != list_of(Text) || tys[1] != Text {
-                return Err(format!("`join` takes (multi Text, Text), found ({})", sig(c, &a)));
+                return Err(format!(
+                    "`join` takes (multi Text, Text), found ({})",
+                    sig(c, &a)
+                ));
             }
             r("join", a, Text)
         }
@@ -302,14 +371,20 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
         "replace" => {
             arity(3)?;
             if tys != [Text, Text, Text] {
-                return Err(format!("`replace` takes (Text, Text, Text), found ({})", sig(c, &a)));
+                return Err(format!(
+                    "`replace` takes (Text, Text, Text), found ({})",
+                    sig(c, &a)
+                ));
             }
             r("replace", a, Text)
         }
         "repeat" => {
             arity(2)?;
             if tys != [Text, Int] {
-                return Err(format!("`repeat` takes (Text, Int), found ({})", sig(c, &a)));
+                return Err(format!(
+                    "`repeat` takes (Text, Int), found ({})",
+                    sig(c, &a)
+                ));
             }
             r("repeat", a, Text)
         }
@@ -322,17 +397,27 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
             };
             arity(want)?;
             let Some(e) = elem(&tys[0]) else {
-                return Err(format!("`{name}` takes a list first, found {}", c.tyname(&tys[0])));
+                let what = if matches!(name, "count" | "exists" | "first" | "sum" | "avg") {
+                    "a list or a query"
+                } else {
+                    "a list as its first argument"
+                };
+                return Err(format!("`{name}` takes {what}, found {}", c.tyname(&tys[0])));
             };
             let int_args_ok = |from: usize, to: usize| tys[from..to].iter().all(|t| *t == Int);
             match name {
                 "push" if assignable(&tys[1], &e) => r("push", a, Void),
                 "pop" => r("pop", a, Ty::nullable(e)),
                 "remove_at" if int_args_ok(1, 2) => r("remove_at", a, e),
-                "insert_at" if int_args_ok(1, 2) && assignable(&tys[2], &e) => r("insert_at", a, Void),
+                "insert_at" if int_args_ok(1, 2) && assignable(&tys[2], &e) => {
+                    r("insert_at", a, Void)
+                }
                 "slice" if int_args_ok(1, 3) => r("slice", a, tys[0].clone()),
                 "sort" if matches!(e, Int | Float | Text) => r("sort", a, Void),
-                "sort" => Err(format!("`sort` sorts lists of Int, Float or Text, found {}", c.tyname(&tys[0]))),
+                "sort" => Err(format!(
+                    "`sort` sorts lists of Int, Float or Text, found {}",
+                    c.tyname(&tys[0])
+                )),
                 "reverse" => r("reverse", a, Void),
                 "count" => r("count", a, Int),
                 "exists" => r("exists", a, Bool),
@@ -341,7 +426,10 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                 "sum" if e == Float => r("sum_float", a, Float),
                 "avg" if e == Int => r("avg_int", a, Ty::nullable(Float)),
                 "avg" if e == Float => r("avg_float", a, Ty::nullable(Float)),
-                "sum" | "avg" => Err(format!("`{name}` takes a list of Int or Float, found {}", c.tyname(&tys[0]))),
+                "sum" | "avg" => Err(format!(
+                    "`{name}` takes a list of Int or Float, found {}",
+                    c.tyname(&tys[0])
+                )),
                 _ => Err(bad(c, &a)),
             }
         }
@@ -354,16 +442,29 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
             arity(want)?;
             let (k, v) = match &tys[0] {
                 Map(k, v) => ((**k).clone(), (**v).clone()),
-                _ => return Err(format!("`{name}` takes a map first, found {}", c.tyname(&tys[0]))),
+                _ => {
+                    return Err(format!(
+                        "`{name}` takes a map first, found {}",
+                        c.tyname(&tys[0])
+                    ))
+                }
             };
             if want >= 2 && !assignable(&tys[1], &k) {
-                return Err(format!("`{name}` needs a key of type {}, found {}", c.tyname(&k), c.tyname(&tys[1])));
+                return Err(format!(
+                    "`{name}` needs a key of type {}, found {}",
+                    c.tyname(&k),
+                    c.tyname(&tys[1])
+                ));
             }
             match name {
                 "has" => r("has", a, Bool),
                 "get" => r("get", a, v),
                 "set" if assignable(&tys[2], &v) => r("set", a, Void),
-                "set" => Err(format!("`set` needs a value of type {}, found {}", c.tyname(&v), c.tyname(&tys[2]))),
+                "set" => Err(format!(
+                    "`set` needs a value of type {}, found {}",
+                    c.tyname(&v),
+                    c.tyname(&tys[2])
+                )),
                 "remove" => r("remove", a, Void),
                 "keys" => r("keys", a, list_of(k)),
                 _ => r("values", a, list_of(v)),
@@ -407,7 +508,11 @@ pub(crate) fn module_call(
         _ => None,
     };
     let Some((bname, params, ret)) = sig else {
-        c.err("name", method.span, format!("module `{module}` has no function `{}`", method.name));
+        c.err(
+            "name",
+            method.span,
+            format!("module `{module}` has no function `{}`", method.name),
+        );
         for a in args {
             c.expr(a, None);
         }

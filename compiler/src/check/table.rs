@@ -64,7 +64,9 @@ fn mirror(c: Cmp) -> Cmp {
 /// The column `e` reads from the query variable, if it is exactly `x.col` or `x.id`.
 fn column_of(e: &Expr, var: usize) -> Option<QueryCol> {
     match &e.kind {
-        E::RowField(r, _, col) if matches!(r.kind, E::Local(l) if l == var) => Some(QueryCol::Col(*col)),
+        E::RowField(r, _, col) if matches!(r.kind, E::Local(l) if l == var) => {
+            Some(QueryCol::Col(*col))
+        }
         E::RowId(r) if matches!(r.kind, E::Local(l) if l == var) => Some(QueryCol::Id),
         _ => None,
     }
@@ -124,7 +126,12 @@ fn arg_slot(args: &mut Vec<Expr>, e: Expr) -> u16 {
 
 impl Checker<'_> {
     /// Reads the arguments of `@table(…)` into `t`.
-    pub(super) fn table_args(&mut self, a: &ast::Annotation, fields: &[tir::FieldInfo], t: &mut TableInfo) {
+    pub(super) fn table_args(
+        &mut self,
+        a: &ast::Annotation,
+        fields: &[tir::FieldInfo],
+        t: &mut TableInfo,
+    ) {
         let Some(args) = &a.args else { return };
         let class_name = t.name.clone();
         let col_of = |this: &mut Self, e: &ast::Expr| -> Option<u16> {
@@ -132,7 +139,11 @@ impl Checker<'_> {
                 A::Name(n) => match fields.iter().position(|f| f.name == *n) {
                     Some(i) => u16::try_from(i).ok(),
                     None => {
-                        this.err("table", e.span, format!("`{class_name}` has no column `{n}`"));
+                        this.err(
+                            "table",
+                            e.span,
+                            format!("`{class_name}` has no column `{n}`"),
+                        );
                         None
                     }
                 },
@@ -220,54 +231,118 @@ impl Checker<'_> {
     }
 
     /// `insert T { … }`.
-    pub(super) fn insert(&mut self, table: &ast::Ident, inits: &[ast::FieldInit], span: Span) -> Expr {
+    pub(super) fn insert(
+        &mut self,
+        table: &ast::Ident,
+        inits: &[ast::FieldInit],
+        span: Span,
+    ) -> Expr {
         let cid = match self.class_index.get(&table.name) {
             Some(&c) if self.table_classes.contains(&c) => c,
             Some(_) => {
-                self.err("table", table.span, format!("`{}` is not a `@table` class; create objects with `{} {{ … }}`", table.name, table.name));
+                self.err(
+                    "table",
+                    table.span,
+                    format!(
+                        "`{}` is not a `@table` class; create objects with `{} {{ … }}`",
+                        table.name, table.name
+                    ),
+                );
                 return self.unknown(span);
             }
             None => {
-                self.err("name", table.span, format!("unknown table `{}`", table.name));
+                self.err(
+                    "name",
+                    table.span,
+                    format!("unknown table `{}`", table.name),
+                );
                 return self.unknown(span);
             }
         };
         let built = self.construct_fields(cid, &table.name, inits, span);
         let t = self.table_of(&Ty::Class(cid)).unwrap_or(0);
         match built {
-            Some((fields, order)) => Expr::new(E::Insert { table: t, fields, order }, Ty::Class(cid), span),
+            Some((fields, order)) => Expr::new(
+                E::Insert {
+                    table: t,
+                    fields,
+                    order,
+                },
+                Ty::Class(cid),
+                span,
+            ),
             None => self.unknown(span),
         }
     }
 
     /// `T.find(id)`.
-    pub(super) fn find(&mut self, class: &str, method: &ast::Ident, args: &[ast::Expr], span: Span) -> Expr {
+    pub(super) fn find(
+        &mut self,
+        class: &str,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Expr {
         let cid = self.class_index[class];
         let Some(t) = self.table_of(&Ty::Class(cid)) else {
-            self.err("table", span, format!("`{class}.{}(…)`: only `@table` classes have class functions", method.name));
+            self.err(
+                "table",
+                span,
+                format!(
+                    "`{class}.{}(…)`: only `@table` classes have class functions",
+                    method.name
+                ),
+            );
             return self.unknown(span);
         };
         if method.name != "find" {
-            self.err("name", method.span, format!("table `{class}` has no function `{}` (tables have `find`)", method.name));
+            self.err(
+                "name",
+                method.span,
+                format!(
+                    "table `{class}` has no function `{}` (tables have `find`)",
+                    method.name
+                ),
+            );
             return self.unknown(span);
         }
         let a = self.call_args(&format!("{class}.find"), &[Ty::Int], args, span);
         let Some(id) = a.into_iter().next() else {
             return self.unknown(span);
         };
-        Expr::new(E::Find { table: t, id: Box::new(id) }, Ty::nullable(Ty::Class(cid)), span)
+        Expr::new(
+            E::Find {
+                table: t,
+                id: Box::new(id),
+            },
+            Ty::nullable(Ty::Class(cid)),
+            span,
+        )
     }
 
     /// Checks and plans a query.
     pub(super) fn query(&mut self, q: &ast::Query, span: Span) -> Checked {
         // The source: a table class, or a list.
         let (table, var_ty, list) = match &q.source.kind {
-            A::TypeName(n) if self.class_index.get(n).is_some_and(|c| self.table_classes.contains(c)) => {
+            A::TypeName(n)
+                if self
+                    .class_index
+                    .get(n)
+                    .is_some_and(|c| self.table_classes.contains(c)) =>
+            {
                 let c = self.class_index[n];
                 (self.table_of(&Ty::Class(c)), Ty::Class(c), None)
             }
             A::TypeName(n) if self.class_index.contains_key(n) => {
-                self.err("table", q.source.span, format!("`{n}` is not a `@table` class; a query reads a table or a list"));
+                self.err(
+                    "table",
+                    q.source.span,
+                    format!("`{n}` is not a `@table` class; a query reads a table or a list"),
+                );
+                (None, Ty::Unknown, None)
+            }
+            A::TypeName(n) if !self.global_index.contains_key(n) => {
+                self.err("name", q.source.span, format!("unknown table `{n}`"));
                 (None, Ty::Unknown, None)
             }
             _ => {
@@ -277,7 +352,11 @@ impl Checker<'_> {
                     Ty::Unknown => (None, Ty::Unknown, Some(src)),
                     t => {
                         let t = self.tyname(&t);
-                        self.err("type", q.source.span, format!("a query reads a table or a list, not a value of type {t}"));
+                        self.err(
+                            "type",
+                            q.source.span,
+                            format!("a query reads a table or a list, not a value of type {t}"),
+                        );
                         (None, Ty::Unknown, Some(src))
                     }
                 }
@@ -293,11 +372,17 @@ impl Checker<'_> {
         let mut order = Vec::new();
         for k in &q.order {
             let e = self.expr(&k.expr, None);
-            if !matches!(e.ty.strip(), Ty::Int | Ty::Float | Ty::Text | Ty::Bool | Ty::Nil | Ty::Unknown)
-                && self.table_of(e.ty.strip()).is_none()
+            if !matches!(
+                e.ty.strip(),
+                Ty::Int | Ty::Float | Ty::Text | Ty::Bool | Ty::Nil | Ty::Unknown
+            ) && self.table_of(e.ty.strip()).is_none()
             {
                 let t = self.tyname(&e.ty);
-                self.err("type", k.expr.span, format!("cannot order by a value of type {t}"));
+                self.err(
+                    "type",
+                    k.expr.span,
+                    format!("cannot order by a value of type {t}"),
+                );
             }
             order.push((e, k.desc));
         }
@@ -311,7 +396,11 @@ impl Checker<'_> {
                 let v = this.expr(e, Some(&Ty::Int));
                 if v.ty != Ty::Int && v.ty != Ty::Unknown {
                     let t = this.tyname(&v.ty);
-                    this.err("type", e.span, format!("`{what}` takes an `Int`, found {t}"));
+                    this.err(
+                        "type",
+                        e.span,
+                        format!("`{what}` takes an `Int`, found {t}"),
+                    );
                 }
                 v
             })
@@ -319,78 +408,104 @@ impl Checker<'_> {
         let skip = count(self, &q.skip, "skip");
         let take = count(self, &q.take, "take");
         let select_ty = select.ty.clone();
-        let select = if matches!(select.kind, E::Local(l) if l == var) { None } else { Some(select) };
+        let select = if matches!(select.kind, E::Local(l) if l == var) {
+            None
+        } else {
+            Some(select)
+        };
         let _ = span;
-        let query = match (table, list) {
-            (Some(t), _) => {
-                let mut args = Vec::new();
-                let mut preds = Vec::new();
-                let mut residual = Vec::new();
-                for w in wheres {
-                    match pushable(&w, var) {
-                        Some((col, op, value)) => {
-                            let arg = arg_slot(&mut args, value);
-                            preds.push(QueryPred { col, op, arg });
+        let query =
+            match (table, list) {
+                (Some(t), _) => {
+                    let mut args = Vec::new();
+                    let mut preds = Vec::new();
+                    let mut residual = Vec::new();
+                    for w in wheres {
+                        match pushable(&w, var) {
+                            Some((col, op, value)) => {
+                                let arg = arg_slot(&mut args, value);
+                                preds.push(QueryPred { col, op, arg });
+                            }
+                            None => residual.push(w),
                         }
-                        None => residual.push(w),
+                    }
+                    let cols: Option<Vec<(QueryCol, bool)>> = order
+                        .iter()
+                        .map(|(e, d)| column_of(e, var).map(|c| (c, *d)))
+                        .collect();
+                    let (engine_order, order) = match cols {
+                        Some(c) => (c, Vec::new()),
+                        None => (Vec::new(), order),
+                    };
+                    let push_limits = residual.is_empty() && order.is_empty();
+                    let (dskip, skip) = match skip {
+                        Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
+                        s => (None, s),
+                    };
+                    let (dtake, take) = match take {
+                        Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
+                        s => (None, s),
+                    };
+                    let desc = QueryDesc {
+                        table: u32::try_from(t).unwrap_or(u32::MAX),
+                        preds,
+                        order: engine_order,
+                        skip: dskip,
+                        take: dtake,
+                        n_args: u16::try_from(args.len()).unwrap_or(u16::MAX),
+                        agg: QueryAgg::Rows,
+                    };
+                    tir::Query {
+                        var,
+                        source: QuerySource::Table {
+                            table: t,
+                            desc,
+                            args,
+                        },
+                        residual,
+                        order,
+                        skip,
+                        take,
+                        select,
                     }
                 }
-                let cols: Option<Vec<(QueryCol, bool)>> =
-                    order.iter().map(|(e, d)| column_of(e, var).map(|c| (c, *d))).collect();
-                let (engine_order, order) = match cols {
-                    Some(c) => (c, Vec::new()),
-                    None => (Vec::new(), order),
-                };
-                let push_limits = residual.is_empty() && order.is_empty();
-                let (dskip, skip) = match skip {
-                    Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
-                    s => (None, s),
-                };
-                let (dtake, take) = match take {
-                    Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
-                    s => (None, s),
-                };
-                let desc = QueryDesc {
-                    table: u32::try_from(t).unwrap_or(u32::MAX),
-                    preds,
-                    order: engine_order,
-                    skip: dskip,
-                    take: dtake,
-                    n_args: u16::try_from(args.len()).unwrap_or(u16::MAX),
-                    agg: QueryAgg::Rows,
-                };
-                tir::Query {
+                (None, src) => tir::Query {
                     var,
-                    source: QuerySource::Table { table: t, desc, args },
-                    residual,
+                    source: QuerySource::List(src.unwrap_or_else(|| {
+                        Expr::new(E::List(Vec::new()), Ty::Unknown, q.source.span)
+                    })),
+                    residual: wheres,
                     order,
                     skip,
                     take,
                     select,
-                }
-            }
-            (None, src) => tir::Query {
-                var,
-                source: QuerySource::List(src.unwrap_or_else(|| Expr::new(E::List(Vec::new()), Ty::Unknown, q.source.span))),
-                residual: wheres,
-                order,
-                skip,
-                take,
-                select,
-            },
-        };
-        Checked { query, select_ty, table }
+                },
+            };
+        Checked {
+            query,
+            select_ty,
+            table,
+        }
     }
 
     /// A query as a list-valued expression.
     pub(super) fn query_expr(&mut self, q: &ast::Query, span: Span) -> Expr {
         let c = self.query(q, span);
-        Expr::new(E::Query(Box::new(c.query)), Ty::List(Box::new(c.select_ty)), span)
+        Expr::new(
+            E::Query(Box::new(c.query)),
+            Ty::List(Box::new(c.select_ty)),
+            span,
+        )
     }
 
     /// `count(q)`, `sum(q)` … over a query the engine can run alone: returns the
     /// aggregate expression, or the query as a list for the ordinary builtin.
-    pub(super) fn aggregate_arg(&mut self, name: &str, q: &ast::Query, span: Span) -> Result<Expr, Expr> {
+    pub(super) fn aggregate_arg(
+        &mut self,
+        name: &str,
+        q: &ast::Query,
+        span: Span,
+    ) -> Result<Expr, Expr> {
         let c = self.query(q, span);
         let list_ty = Ty::List(Box::new(c.select_ty.clone()));
         let qspan = span;
@@ -409,9 +524,15 @@ impl Checker<'_> {
             ("count", None, _, _) => Some((QueryAgg::Count, Ty::Int)),
             ("exists", None, _, _) => Some((QueryAgg::Exists, Ty::Bool)),
             ("sum", Some(_), Some(col), t @ (Ty::Int | Ty::Float)) => Some((QueryAgg::Sum(col), t)),
-            ("min", Some(_), Some(col), t @ (Ty::Int | Ty::Float | Ty::Text)) => Some((QueryAgg::Min(col), Ty::nullable(t))),
-            ("max", Some(_), Some(col), t @ (Ty::Int | Ty::Float | Ty::Text)) => Some((QueryAgg::Max(col), Ty::nullable(t))),
-            ("avg", Some(_), Some(col), Ty::Int | Ty::Float) => Some((QueryAgg::Avg(col), Ty::nullable(Ty::Float))),
+            ("min", Some(_), Some(col), t @ (Ty::Int | Ty::Float | Ty::Text)) => {
+                Some((QueryAgg::Min(col), Ty::nullable(t)))
+            }
+            ("max", Some(_), Some(col), t @ (Ty::Int | Ty::Float | Ty::Text)) => {
+                Some((QueryAgg::Max(col), Ty::nullable(t)))
+            }
+            ("avg", Some(_), Some(col), Ty::Int | Ty::Float) => {
+                Some((QueryAgg::Avg(col), Ty::nullable(Ty::Float)))
+            }
             _ => None,
         };
         match (engine_ok, agg, c.query.source) {
@@ -425,5 +546,4 @@ impl Checker<'_> {
             }
         }
     }
-
 }

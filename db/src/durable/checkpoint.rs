@@ -63,7 +63,8 @@ pub(crate) fn write(
             if buf.len() >= WRITE_CHUNK {
                 crc.update(&buf[header_bytes..]);
                 body_len += (buf.len() - header_bytes) as u64;
-                file.pwrite_all(&buf, off).map_err(|e| failure("pwrite", path, &e))?;
+                file.pwrite_all(&buf, off)
+                    .map_err(|e| failure("pwrite", path, &e))?;
                 off += buf.len() as u64;
                 buf.clear();
                 header_bytes = 0;
@@ -73,7 +74,8 @@ pub(crate) fn write(
     crc.update(&buf[header_bytes..]);
     body_len += (buf.len() - header_bytes) as u64;
     buf.extend_from_slice(&crc.finalize().to_le_bytes());
-    file.pwrite_all(&buf, off).map_err(|e| failure("pwrite", path, &e))?;
+    file.pwrite_all(&buf, off)
+        .map_err(|e| failure("pwrite", path, &e))?;
     off += buf.len() as u64;
     let mut h = [0u8; CKPT_HEADER_LEN];
     h[0..8].copy_from_slice(&CKPT_MAGIC);
@@ -82,14 +84,18 @@ pub(crate) fn write(
     h[24..32].copy_from_slice(&body_len.to_le_bytes());
     let hcrc = crc32fast::hash(&h[0..32]);
     h[32..36].copy_from_slice(&hcrc.to_le_bytes());
-    file.pwrite_all(&h, 0).map_err(|e| failure("pwrite", path, &e))?;
+    file.pwrite_all(&h, 0)
+        .map_err(|e| failure("pwrite", path, &e))?;
     Ok(off)
 }
 
 /// Checks and decodes a whole checkpoint file: `(offset, what)` on any problem.
 pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
     if buf.len() < CKPT_HEADER_LEN + 4 {
-        return Err((0, format!("checkpoint is {} bytes, too short for a header", buf.len())));
+        return Err((
+            0,
+            format!("checkpoint is {} bytes, too short for a header", buf.len()),
+        ));
     }
     if buf[0..8] != CKPT_MAGIC {
         return Err((0, "not a wo checkpoint (bad magic)".into()));
@@ -107,13 +113,24 @@ pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
     }
     let lsn = le64(&buf[16..24]);
     let body_len = le64(&buf[24..32]);
-    let want = (CKPT_HEADER_LEN as u64).saturating_add(body_len).saturating_add(4);
+    let want = (CKPT_HEADER_LEN as u64)
+        .saturating_add(body_len)
+        .saturating_add(4);
     if want != buf.len() as u64 {
-        return Err((24, format!("checkpoint body length {body_len} does not match the file length {}", buf.len())));
+        return Err((
+            24,
+            format!(
+                "checkpoint body length {body_len} does not match the file length {}",
+                buf.len()
+            ),
+        ));
     }
     let body = &buf[CKPT_HEADER_LEN..buf.len() - 4];
     if crc32fast::hash(body) != le32(&buf[buf.len() - 4..]) {
-        return Err(((buf.len() - 4) as u64, "checkpoint body checksum mismatch".into()));
+        return Err((
+            (buf.len() - 4) as u64,
+            "checkpoint body checksum mismatch".into(),
+        ));
     }
     let at = |e: codec::CodecError| ((CKPT_HEADER_LEN + e.at) as u64, e.what);
     let mut r = Reader::new(body);
@@ -126,12 +143,18 @@ pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
         for _ in 0..n {
             let p = r.pos();
             let delta = r.ivar().map_err(at)?;
-            let id = prev.checked_add(delta).filter(|&id| delta > 0 && id < t.next_id).ok_or_else(|| {
-                at(codec::CodecError {
-                    at: p,
-                    what: format!("row id after {prev} in `{}` is out of order or not below next id {}", t.name, t.next_id),
-                })
-            })?;
+            let id = prev
+                .checked_add(delta)
+                .filter(|&id| delta > 0 && id < t.next_id)
+                .ok_or_else(|| {
+                    at(codec::CodecError {
+                        at: p,
+                        what: format!(
+                            "row id after {prev} in `{}` is out of order or not below next id {}",
+                            t.name, t.next_id
+                        ),
+                    })
+                })?;
             prev = id;
             let mut cells = Vec::with_capacity(t.columns.len());
             for _ in 0..t.columns.len() {

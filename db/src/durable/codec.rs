@@ -39,7 +39,10 @@ pub(crate) type StoredSchema = Vec<StoredTable>;
 
 /// The stored schema of a program's durable tables (ids from `next_id`), with
 /// `map[program table] = Some(stored position)`.
-pub(crate) fn stored_schema(schema: &Schema, next_id: impl Fn(usize) -> RowId) -> (StoredSchema, Vec<Option<u32>>) {
+pub(crate) fn stored_schema(
+    schema: &Schema,
+    next_id: impl Fn(usize) -> RowId,
+) -> (StoredSchema, Vec<Option<u32>>) {
     let mut out = Vec::new();
     let mut map = Vec::with_capacity(schema.tables.len());
     for (ti, t) in schema.tables.iter().enumerate() {
@@ -60,9 +63,13 @@ pub(crate) fn stored_schema(schema: &Schema, next_id: impl Fn(usize) -> RowId) -
                         ColType::Float => StoredType::Float,
                         ColType::Bool => StoredType::Bool,
                         ColType::Text => StoredType::Text,
-                        ColType::Ref(r) => {
-                            StoredType::Ref(schema.tables.get(r as usize).map(|d| d.name.clone()).unwrap_or_default())
-                        }
+                        ColType::Ref(r) => StoredType::Ref(
+                            schema
+                                .tables
+                                .get(r as usize)
+                                .map(|d| d.name.clone())
+                                .unwrap_or_default(),
+                        ),
                     },
                     nullable: c.nullable,
                 })
@@ -172,9 +179,21 @@ pub(crate) const ITEM_DELETE: u8 = 4;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Item {
     Schema(StoredSchema),
-    Insert { table: u32, id: RowId, cells: Vec<Cell> },
-    Update { table: u32, id: RowId, col: usize, cell: Cell },
-    Delete { table: u32, id: RowId },
+    Insert {
+        table: u32,
+        id: RowId,
+        cells: Vec<Cell>,
+    },
+    Update {
+        table: u32,
+        id: RowId,
+        col: usize,
+        cell: Cell,
+    },
+    Delete {
+        table: u32,
+        id: RowId,
+    },
 }
 
 /// A decoding error: what was wrong and where (an offset within the decoded buffer).
@@ -202,7 +221,10 @@ impl<'a> Reader<'a> {
         self.pos >= self.buf.len()
     }
     pub(crate) fn err(&self, what: impl Into<String>) -> CodecError {
-        CodecError { at: self.pos, what: what.into() }
+        CodecError {
+            at: self.pos,
+            what: what.into(),
+        }
     }
     #[inline]
     pub(crate) fn u8(&mut self) -> Result<u8, CodecError> {
@@ -215,17 +237,20 @@ impl<'a> Reader<'a> {
         }
     }
     pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
-        match self.pos.checked_add(n).and_then(|end| self.buf.get(self.pos..end)) {
+        match self
+            .pos
+            .checked_add(n)
+            .and_then(|end| self.buf.get(self.pos..end))
+        {
             Some(s) => {
                 self.pos += n;
                 Ok(s)
             }
-            None => Err(self.err(format!("{n} bytes expected, {} left", self.buf.len() - self.pos))),
+            None => Err(self.err(format!(
+                "{n} bytes expected, {} left",
+                self.buf.len() - self.pos
+            ))),
         }
-    }
-    pub(crate) fn u32_le(&mut self) -> Result<u32, CodecError> {
-        let b = self.bytes(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
     pub(crate) fn u64_le(&mut self) -> Result<u64, CodecError> {
         let b = self.bytes(8)?;
@@ -267,7 +292,10 @@ impl<'a> Reader<'a> {
         let n = self.uvar()?;
         let left = (self.buf.len() - self.pos) as u64;
         if n.saturating_mul(min_size as u64) > left {
-            return Err(CodecError { at, what: format!("{what} count {n} exceeds the data left ({left} bytes)") });
+            return Err(CodecError {
+                at,
+                what: format!("{what} count {n} exceeds the data left ({left} bytes)"),
+            });
         }
         Ok(n as usize)
     }
@@ -275,13 +303,19 @@ impl<'a> Reader<'a> {
         let at = self.pos;
         let n = self.count(1, "string length")?;
         let b = self.bytes(n)?;
-        std::str::from_utf8(b).map_err(|_| CodecError { at, what: "text is not valid UTF-8".into() })
+        std::str::from_utf8(b).map_err(|_| CodecError {
+            at,
+            what: "text is not valid UTF-8".into(),
+        })
     }
     pub(crate) fn id(&mut self) -> Result<RowId, CodecError> {
         let at = self.pos;
         let id = self.ivar()?;
         if id < 1 {
-            return Err(CodecError { at, what: format!("row id {id} is not positive") });
+            return Err(CodecError {
+                at,
+                what: format!("row id {id} is not positive"),
+            });
         }
         Ok(id)
     }
@@ -296,7 +330,12 @@ impl<'a> Reader<'a> {
             CELL_TRUE => Cell::Bool(true),
             CELL_TEXT => Cell::Text(Rc::from(self.str()?)),
             CELL_REF => Cell::Ref(self.id()?),
-            t => return Err(CodecError { at, what: format!("unknown cell tag {t}") }),
+            t => {
+                return Err(CodecError {
+                    at,
+                    what: format!("unknown cell tag {t}"),
+                })
+            }
         })
     }
     pub(crate) fn schema(&mut self) -> Result<StoredSchema, CodecError> {
@@ -307,7 +346,10 @@ impl<'a> Reader<'a> {
             let at = self.pos;
             let next_id = self.ivar()?;
             if next_id < 1 {
-                return Err(CodecError { at, what: format!("table `{name}` has next id {next_id}") });
+                return Err(CodecError {
+                    at,
+                    what: format!("table `{name}` has next id {next_id}"),
+                });
             }
             let nc = self.count(3, "column")?;
             let mut columns = Vec::with_capacity(nc);
@@ -320,17 +362,35 @@ impl<'a> Reader<'a> {
                     2 => StoredType::Bool,
                     3 => StoredType::Text,
                     4 => StoredType::Ref(self.str()?.to_string()),
-                    t => return Err(CodecError { at, what: format!("unknown column type {t}") }),
+                    t => {
+                        return Err(CodecError {
+                            at,
+                            what: format!("unknown column type {t}"),
+                        })
+                    }
                 };
                 let at = self.pos;
                 let nullable = match self.u8()? {
                     0 => false,
                     1 => true,
-                    b => return Err(CodecError { at, what: format!("nullable flag {b} is not 0 or 1") }),
+                    b => {
+                        return Err(CodecError {
+                            at,
+                            what: format!("nullable flag {b} is not 0 or 1"),
+                        })
+                    }
                 };
-                columns.push(StoredColumn { name: cname, ty, nullable });
+                columns.push(StoredColumn {
+                    name: cname,
+                    ty,
+                    nullable,
+                });
             }
-            out.push(StoredTable { name, columns, next_id });
+            out.push(StoredTable {
+                name,
+                columns,
+                next_id,
+            });
         }
         Ok(out)
     }
@@ -353,21 +413,37 @@ impl<'a> Reader<'a> {
                 let table = self.table()?;
                 let id = self.id()?;
                 let at = self.pos;
-                let col = usize::try_from(self.uvar()?).map_err(|_| CodecError { at, what: "column out of range".into() })?;
+                let col = usize::try_from(self.uvar()?).map_err(|_| CodecError {
+                    at,
+                    what: "column out of range".into(),
+                })?;
                 let cell = self.cell()?;
-                Item::Update { table, id, col, cell }
+                Item::Update {
+                    table,
+                    id,
+                    col,
+                    cell,
+                }
             }
             ITEM_DELETE => {
                 let table = self.table()?;
                 let id = self.id()?;
                 Item::Delete { table, id }
             }
-            t => return Err(CodecError { at, what: format!("unknown item tag {t}") }),
+            t => {
+                return Err(CodecError {
+                    at,
+                    what: format!("unknown item tag {t}"),
+                })
+            }
         })
     }
     fn table(&mut self) -> Result<u32, CodecError> {
         let at = self.pos;
-        u32::try_from(self.uvar()?).map_err(|_| CodecError { at, what: "table number out of range".into() })
+        u32::try_from(self.uvar()?).map_err(|_| CodecError {
+            at,
+            what: "table number out of range".into(),
+        })
     }
 }
 
@@ -385,6 +461,9 @@ mod tests {
         let overlong = [0xffu8; 11];
         assert!(Reader::new(&overlong).uvar().is_err());
         let mut r = Reader::new(&[0x05, b'a']);
-        assert!(r.str().is_err(), "a length beyond the data is an error, not a panic");
+        assert!(
+            r.str().is_err(),
+            "a length beyond the data is an error, not a panic"
+        );
     }
 }

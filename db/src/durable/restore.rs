@@ -38,7 +38,11 @@ pub(crate) struct Load {
 /// table.
 pub(crate) fn restore(db: &mut Db, loads: Vec<Load>) -> Result<(), String> {
     let schema = db.schema().clone();
-    let by_table: HashMap<TableId, usize> = loads.iter().enumerate().map(|(i, l)| (l.table, i)).collect();
+    let by_table: HashMap<TableId, usize> = loads
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.table, i))
+        .collect();
 
     // Order: targets of non-nullable references first (Kahn's algorithm).
     let n = loads.len();
@@ -85,15 +89,23 @@ pub(crate) fn restore(db: &mut Db, loads: Vec<Load>) -> Result<(), String> {
             }
         }
         if order.len() == before {
-            let stuck: Vec<&str> =
-                (0..n).filter(|&i| !done[i]).map(|i| schema.tables[loads[i].table as usize].name.as_str()).collect();
-            return Err(format!("tables {} hold rows but require references to each other in a cycle", stuck.join(", ")));
+            let stuck: Vec<&str> = (0..n)
+                .filter(|&i| !done[i])
+                .map(|i| schema.tables[loads[i].table as usize].name.as_str())
+                .collect();
+            return Err(format!(
+                "tables {} hold rows but require references to each other in a cycle",
+                stuck.join(", ")
+            ));
         }
     }
 
     // Candidate targets for placeholders' references: a few live rows per table, plus
     // the kept placeholder of a table without live rows.
-    let mut live_sample: Vec<Vec<RowId>> = loads.iter().map(|l| l.rows.iter().take(64).map(|r| r.0).collect()).collect();
+    let mut live_sample: Vec<Vec<RowId>> = loads
+        .iter()
+        .map(|l| l.rows.iter().take(64).map(|r| r.0).collect())
+        .collect();
     let mut kept: Vec<Option<RowId>> = vec![None; n];
     let mut deferred: Vec<(TableId, RowId, usize, Cell)> = Vec::new();
 
@@ -108,30 +120,37 @@ pub(crate) fn restore(db: &mut Db, loads: Vec<Load>) -> Result<(), String> {
                 Some((id, cells)) => {
                     let mut cells = cells.clone();
                     for (c, col) in def.columns.iter().enumerate() {
-                        if matches!(col.ty, ColType::Ref(_)) && col.nullable && cells[c] != Cell::Nil {
+                        if matches!(col.ty, ColType::Ref(_))
+                            && col.nullable
+                            && cells[c] != Cell::Nil
+                        {
                             deferred.push((t, *id, c, std::mem::replace(&mut cells[c], Cell::Nil)));
                         }
                     }
-                    let got = db
-                        .insert(t, cells)
-                        .map_err(|e| format!("cannot load row {id} of `{}`: {}", def.name, e.message))?;
+                    let got = db.insert(t, cells).map_err(|e| {
+                        format!("cannot load row {id} of `{}`: {}", def.name, e.message)
+                    })?;
                     if got != *id {
-                        return Err(format!("loading `{}` gave row id {got}, expected {id}", def.name));
+                        return Err(format!(
+                            "loading `{}` gave row id {got}, expected {id}",
+                            def.name
+                        ));
                     }
                 }
                 None => {
                     let keep = l.rows.is_empty() && kept[i].is_none();
                     let mut attempt = 0u32;
                     loop {
-                        let cells = placeholder(&schema.tables[t as usize].columns, attempt, |target| {
-                            let j = by_table[&target];
-                            let cands = &live_sample[j];
-                            if cands.is_empty() {
-                                kept[j].map(Cell::Ref).unwrap_or(Cell::Nil)
-                            } else {
-                                Cell::Ref(cands[attempt as usize % cands.len()])
-                            }
-                        });
+                        let cells =
+                            placeholder(&schema.tables[t as usize].columns, attempt, |target| {
+                                let j = by_table[&target];
+                                let cands = &live_sample[j];
+                                if cands.is_empty() {
+                                    kept[j].map(Cell::Ref).unwrap_or(Cell::Nil)
+                                } else {
+                                    Cell::Ref(cands[attempt as usize % cands.len()])
+                                }
+                            });
                         match db.insert(t, cells) {
                             Ok(id) => {
                                 debug_assert_eq!(id, pos);
@@ -149,27 +168,39 @@ pub(crate) fn restore(db: &mut Db, loads: Vec<Load>) -> Result<(), String> {
                     if keep {
                         kept[i] = Some(pos);
                     } else {
-                        db.delete(t, pos).map_err(|e| format!("cannot remove placeholder {pos} of `{}`: {}", def.name, e.message))?;
+                        db.delete(t, pos).map_err(|e| {
+                            format!(
+                                "cannot remove placeholder {pos} of `{}`: {}",
+                                def.name, e.message
+                            )
+                        })?;
                     }
                 }
             }
             db.truncate_undo(Savepoint(0));
         }
         if rows.next().is_some() {
-            return Err(format!("`{}` has a row at or beyond its next id {}", def.name, l.next_id));
+            return Err(format!(
+                "`{}` has a row at or beyond its next id {}",
+                def.name, l.next_id
+            ));
         }
         live_sample[i].retain(|&id| db.is_live(t, id));
     }
     for (t, id, c, cell) in deferred {
         db.update(t, id, c, cell).map_err(|e| {
-            format!("cannot restore column {c} of row {id} of `{}`: {}", schema.tables[t as usize].name, e.message)
+            format!(
+                "cannot restore column {c} of row {id} of `{}`: {}",
+                schema.tables[t as usize].name, e.message
+            )
         })?;
         db.truncate_undo(Savepoint(0));
     }
     for &i in order.iter().rev() {
         if let Some(id) = kept[i] {
             let t = loads[i].table;
-            db.delete(t, id).map_err(|e| format!("cannot remove placeholder {id}: {}", e.message))?;
+            db.delete(t, id)
+                .map_err(|e| format!("cannot remove placeholder {id}: {}", e.message))?;
         }
     }
     db.truncate_undo(Savepoint(0));
@@ -177,7 +208,11 @@ pub(crate) fn restore(db: &mut Db, loads: Vec<Load>) -> Result<(), String> {
 }
 
 /// The cells of placeholder number `attempt` for a deleted row.
-fn placeholder(columns: &[crate::Column], attempt: u32, target: impl Fn(TableId) -> Cell) -> Vec<Cell> {
+fn placeholder(
+    columns: &[crate::Column],
+    attempt: u32,
+    target: impl Fn(TableId) -> Cell,
+) -> Vec<Cell> {
     columns
         .iter()
         .map(|c| {

@@ -216,18 +216,29 @@ impl SimStorage {
         }
     }
 
-    /// Replaces the content of `path` (creating it), durably, without counting an
-    /// operation: for tests that damage files.
+    /// Replaces the content of `path` (creating it and its directories), durably,
+    /// without counting an operation: for tests that damage files.
     pub fn write_file(&self, path: &Path, data: &[u8]) {
         let mut g = self.lock_sim();
         let disk = &mut g.disk;
+        for a in path
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+        {
+            disk.names.entry(a.to_path_buf()).or_insert(Entry::Dir);
+            disk.durable_names
+                .entry(a.to_path_buf())
+                .or_insert(Entry::Dir);
+        }
         let id = match disk.names.get(path) {
             Some(Entry::File(id)) => *id,
             _ => {
                 disk.files.push(SimFile::default());
                 let id = disk.files.len() - 1;
                 disk.names.insert(path.to_path_buf(), Entry::File(id));
-                disk.durable_names.insert(path.to_path_buf(), Entry::File(id));
+                disk.durable_names
+                    .insert(path.to_path_buf(), Entry::File(id));
                 id
             }
         };
@@ -240,7 +251,12 @@ impl SimStorage {
     /// The files under `dir` a reader sees now, sorted.
     pub fn list(&self, dir: &Path) -> Vec<PathBuf> {
         let g = self.lock_sim();
-        g.disk.names.iter().filter(|(p, e)| p.parent() == Some(dir) && matches!(e, Entry::File(_))).map(|(p, _)| p.clone()).collect()
+        g.disk
+            .names
+            .iter()
+            .filter(|(p, e)| p.parent() == Some(dir) && matches!(e, Entry::File(_)))
+            .map(|(p, _)| p.clone())
+            .collect()
     }
 
     /// The disk a power cut would leave (at the crash point if the disk crashed,
@@ -279,7 +295,11 @@ impl SimStorage {
                     },
                 }
             }
-            files.push(SimFile { data: img.clone(), durable: img, pending: Vec::new() });
+            files.push(SimFile {
+                data: img.clone(),
+                durable: img,
+                pending: Vec::new(),
+            });
         }
         let mut names = disk.durable_names.clone();
         let keep = match fate {
@@ -293,7 +313,12 @@ impl SimStorage {
         let img = SimStorage::default();
         {
             let mut s = img.lock_sim();
-            s.disk = Disk { files, durable_names: names.clone(), names, ns_pending: Vec::new() };
+            s.disk = Disk {
+                files,
+                durable_names: names.clone(),
+                names,
+                ns_pending: Vec::new(),
+            };
         }
         img
     }
@@ -304,7 +329,10 @@ impl SimStorage {
         if g.crash_before.is_some_and(|k| idx >= k) && g.frozen.is_none() {
             g.frozen = Some(g.disk.clone());
         }
-        g.ops.push(OpRecord { kind, path: path.to_path_buf() });
+        g.ops.push(OpRecord {
+            kind,
+            path: path.to_path_buf(),
+        });
         if g.frozen.is_some() {
             return Err(errno(EIO));
         }
@@ -395,7 +423,11 @@ impl Rng {
         z ^ (z >> 31)
     }
     fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
     }
 }
 
@@ -422,7 +454,10 @@ impl StorageFile for SimFileHandle {
             }
             _ => buf.len(),
         };
-        let p = Pending::Write { off, data: buf[..n].to_vec() };
+        let p = Pending::Write {
+            off,
+            data: buf[..n].to_vec(),
+        };
         let f = &mut g.disk.files[self.id];
         apply(&mut f.data, &p);
         f.pending.push(p);
@@ -502,18 +537,28 @@ impl Storage for SimStorage {
                 g.disk.files.push(SimFile::default());
                 let id = g.disk.files.len() - 1;
                 g.disk.names.insert(path.to_path_buf(), Entry::File(id));
-                g.disk.ns_pending.push(NsOp::Set(path.to_path_buf(), Entry::File(id)));
+                g.disk
+                    .ns_pending
+                    .push(NsOp::Set(path.to_path_buf(), Entry::File(id)));
                 id
             }
         };
-        Ok(Box::new(SimFileHandle { sim: self.clone(), id, path: path.to_path_buf(), writable: true }))
+        Ok(Box::new(SimFileHandle {
+            sim: self.clone(),
+            id,
+            path: path.to_path_buf(),
+            writable: true,
+        }))
     }
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
         let g = self.lock_sim();
         match g.disk.names.get(path) {
-            Some(Entry::File(id)) => {
-                Ok(Box::new(SimFileHandle { sim: self.clone(), id: *id, path: path.to_path_buf(), writable: false }))
-            }
+            Some(Entry::File(id)) => Ok(Box::new(SimFileHandle {
+                sim: self.clone(),
+                id: *id,
+                path: path.to_path_buf(),
+                writable: false,
+            })),
             Some(Entry::Dir) => Err(errno(21)),
             None => Err(errno(ENOENT)),
         }
@@ -531,7 +576,9 @@ impl Storage for SimStorage {
         }
         self.op(&mut g, OpKind::Create, path)?;
         g.disk.names.insert(path.to_path_buf(), Entry::Dir);
-        g.disk.ns_pending.push(NsOp::Set(path.to_path_buf(), Entry::Dir));
+        g.disk
+            .ns_pending
+            .push(NsOp::Set(path.to_path_buf(), Entry::Dir));
         Ok(true)
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
@@ -573,9 +620,16 @@ impl Storage for SimStorage {
         if !g.locks.insert(path.to_path_buf()) {
             return Err(LockError::Held(None));
         }
-        Ok(Box::new(SimLock { sim: self.clone(), path: path.to_path_buf() }))
+        Ok(Box::new(SimLock {
+            sim: self.clone(),
+            path: path.to_path_buf(),
+        }))
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
-        Ok(if self.lock_sim().locks.contains(path) { Some(None) } else { None })
+        Ok(if self.lock_sim().locks.contains(path) {
+            Some(None)
+        } else {
+            None
+        })
     }
 }

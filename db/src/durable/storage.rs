@@ -197,7 +197,13 @@ impl Storage for RealStorage {
         }
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        let fd = retry(|| rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))?;
+        let fd = retry(|| {
+            rustix::fs::open(
+                dir,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+        })?;
         Ok(rustix::fs::fsync(&fd)?)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -208,7 +214,11 @@ impl Storage for RealStorage {
     }
     fn lock(&self, path: &Path, pid: u32) -> Result<Box<dyn LockGuard>, LockError> {
         let fd = retry(|| {
-            rustix::fs::open(path, OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC, Mode::from_raw_mode(0o644))
+            rustix::fs::open(
+                path,
+                OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o644),
+            )
         })
         .map_err(LockError::Io)?;
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {

@@ -26,8 +26,6 @@ pub(crate) const HEADER_LEN: usize = 36;
 pub(crate) const FRAME_LEN: usize = 24;
 /// No record is larger (a sanity bound for damaged length fields).
 pub(crate) const MAX_RECORD: usize = 1 << 30;
-/// Preallocation grows the log by writing zeros in chunks of this size.
-pub(crate) const PREALLOC_CHUNK: u64 = 1 << 20;
 
 /// The fixed part at the start of a log file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +50,10 @@ impl WalHeader {
     /// Decodes and checks a header: `(offset, what)` on any problem.
     pub(crate) fn decode(buf: &[u8]) -> Result<WalHeader, (u64, String)> {
         if buf.len() < HEADER_LEN {
-            return Err((0, format!("log header is {} bytes, expected {HEADER_LEN}", buf.len())));
+            return Err((
+                0,
+                format!("log header is {} bytes, expected {HEADER_LEN}", buf.len()),
+            ));
         }
         if buf[0..8] != WAL_MAGIC {
             return Err((0, "not a wo log (bad magic)".into()));
@@ -73,7 +74,10 @@ impl WalHeader {
         if first_lsn == 0 {
             return Err((24, "log header first lsn is 0".into()));
         }
-        Ok(WalHeader { salt: le64(&buf[16..24]), first_lsn })
+        Ok(WalHeader {
+            salt: le64(&buf[16..24]),
+            first_lsn,
+        })
     }
 }
 
@@ -131,7 +135,12 @@ pub(crate) fn frame_at(buf: &[u8], pos: usize, salt: u64) -> Option<Frame> {
     if frame_crc(salt, frame, payload) != le32(&frame[4..8]) {
         return None;
     }
-    Some(Frame { lsn: le64(&frame[8..16]), durable_lsn: le64(&frame[16..24]), payload_at: pos + FRAME_LEN, end })
+    Some(Frame {
+        lsn: le64(&frame[8..16]),
+        durable_lsn: le64(&frame[16..24]),
+        payload_at: pos + FRAME_LEN,
+        end,
+    })
 }
 
 /// How the log ends.
@@ -176,7 +185,12 @@ pub(crate) fn scan(
     let mut records = 0u64;
     loop {
         if pos >= buf.len() {
-            return Ok(ScanEnd { end: pos, last_lsn: expect - 1, records, tail: Tail::Clean });
+            return Ok(ScanEnd {
+                end: pos,
+                last_lsn: expect - 1,
+                records,
+                tail: Tail::Clean,
+            });
         }
         match frame_at(buf, pos, hdr.salt) {
             Some(fr) if fr.lsn == expect => {
@@ -186,18 +200,29 @@ pub(crate) fn scan(
                 pos = fr.end;
             }
             Some(fr) => {
-                return Err((pos as u64, format!("record has lsn {}, expected {expect}", fr.lsn)));
+                return Err((
+                    pos as u64,
+                    format!("record has lsn {}, expected {expect}", fr.lsn),
+                ));
             }
             None => {
-                let end = ScanEnd { end: pos, last_lsn: expect - 1, records, tail: Tail::Torn };
+                let end = ScanEnd {
+                    end: pos,
+                    last_lsn: expect - 1,
+                    records,
+                    tail: Tail::Torn,
+                };
                 if buf[pos..].iter().all(|&b| b == 0) {
-                    return Ok(ScanEnd { tail: Tail::Zeros, ..end });
+                    return Ok(ScanEnd {
+                        tail: Tail::Zeros,
+                        ..end
+                    });
                 }
                 // Is there a valid record of this generation further on that says the
                 // bad one had been synced?
                 for q in pos + 1..buf.len().saturating_sub(FRAME_LEN - 1) {
                     let lsn = le64(&buf[q + 8..q + 16]);
-                    if lsn <= expect - 1 || lsn - expect > 1 << 32 {
+                    if lsn < expect || lsn - expect > 1 << 32 {
                         continue;
                     }
                     if let Some(fr) = frame_at(buf, q, hdr.salt) {
@@ -228,7 +253,9 @@ pub(crate) fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut h = RandomState::new().build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     h.write_u128(now);
     h.finish()
 }
@@ -260,7 +287,8 @@ pub(crate) struct LogWriter {
     pub durable_end: u64,
     /// File length: bytes past `end` up to here are preallocated zeros.
     alloc_end: u64,
-    prealloc: bool,
+    /// Preallocation chunk in bytes; 0 when off.
+    prealloc: u64,
     /// Set by the first failure; every later stage or sync returns it at once.
     pub fence: Option<Failure>,
 }
@@ -274,7 +302,7 @@ impl LogWriter {
         last_lsn: u64,
         end: u64,
         alloc_end: u64,
-        prealloc: bool,
+        prealloc: u64,
     ) -> LogWriter {
         LogWriter {
             path,
@@ -300,7 +328,7 @@ impl LogWriter {
         first_lsn: u64,
         old_salt: Option<u64>,
         mut first: Vec<u8>,
-        prealloc: bool,
+        prealloc: u64,
     ) -> Result<LogWriter, Failure> {
         let tmp = dir.join("wal.tmp");
         let path = dir.join("wal");
@@ -308,18 +336,27 @@ impl LogWriter {
         while Some(salt) == old_salt {
             salt = random_u64();
         }
-        let mut file = storage.open(&tmp, true).map_err(|e| failure("open", &tmp, &e))?;
-        file.truncate(0).map_err(|e| failure("ftruncate", &tmp, &e))?;
+        let mut file = storage
+            .open(&tmp, true)
+            .map_err(|e| failure("open", &tmp, &e))?;
+        file.truncate(0)
+            .map_err(|e| failure("ftruncate", &tmp, &e))?;
         let mut buf = WalHeader { salt, first_lsn }.encode().to_vec();
         seal(&mut first, salt, first_lsn, first_lsn - 1);
         buf.extend_from_slice(&first);
-        file.pwrite_all(&buf, 0).map_err(|e| failure("pwrite", &tmp, &e))?;
+        file.pwrite_all(&buf, 0)
+            .map_err(|e| failure("pwrite", &tmp, &e))?;
         let end = buf.len() as u64;
         let mut w = LogWriter::resume(path, file, salt, first_lsn, end, end, prealloc);
-        w.preallocate(end + 1).map_err(|e| failure("pwrite", &tmp, &e))?;
+        w.preallocate(end + 1)
+            .map_err(|e| failure("pwrite", &tmp, &e))?;
         w.file.fsync().map_err(|e| failure("fsync", &tmp, &e))?;
-        storage.rename(&tmp, &w.path).map_err(|e| failure("rename", &tmp, &e))?;
-        storage.sync_dir(dir).map_err(|e| failure("fsync", dir, &e))?;
+        storage
+            .rename(&tmp, &w.path)
+            .map_err(|e| failure("rename", &tmp, &e))?;
+        storage
+            .sync_dir(dir)
+            .map_err(|e| failure("fsync", dir, &e))?;
         Ok(w)
     }
 
@@ -328,20 +365,23 @@ impl LogWriter {
     /// is turned off and records are appended as they come, so a nearly full disk
     /// stays usable. Other errors are returned.
     fn preallocate(&mut self, need: u64) -> io::Result<()> {
-        if !self.prealloc || need <= self.alloc_end {
+        if self.prealloc == 0 || need <= self.alloc_end {
             return Ok(());
         }
         static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
-        let target = need.div_ceil(PREALLOC_CHUNK) * PREALLOC_CHUNK;
+        let target = need.div_ceil(self.prealloc) * self.prealloc;
         let mut at = self.alloc_end;
         while at < target {
             let n = (target - at).min(ZEROS.len() as u64) as usize;
             match self.file.pwrite_all(&ZEROS[..n], at) {
                 Ok(()) => at += n as u64,
-                Err(e) if matches!(e.raw_os_error(), Some(28 | 27)) || e.kind() == io::ErrorKind::WriteZero => {
+                Err(e)
+                    if matches!(e.raw_os_error(), Some(28 | 27))
+                        || e.kind() == io::ErrorKind::WriteZero =>
+                {
                     // ENOSPC, EFBIG or a short write: give up preallocating; what was
                     // written is zeros past the end, which recovery treats as free space.
-                    self.prealloc = false;
+                    self.prealloc = 0;
                     self.alloc_end = self.file.len().unwrap_or(at).max(self.end);
                     return Ok(());
                 }

@@ -1,0 +1,167 @@
+//! Recovery benchmark (not a test): logs 1M inserts (one record each, synced in groups
+//! so building the log takes seconds, not hours), then times `open` replaying them,
+//! then a checkpoint of the 1M rows (the pause a program sees), then `open` loading
+//! that checkpoint. Run with `cargo run -p wo-db --release --example recovery [N] [DIR]`.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Instant;
+
+use wo_db::durable::{self, Options};
+use wo_db::{Cell, ColType, Column, IndexDef, IndexKind, Schema, TableDef};
+
+/// `WO_BENCH_INDEXES`: `all` (default: a hash index on dept and a sorted one on salary),
+/// `hash` (the hash index only) or `none`.
+fn schema() -> Schema {
+    let which = std::env::var("WO_BENCH_INDEXES").unwrap_or_else(|_| "all".into());
+    let mut emp_indexes = vec![
+        IndexDef {
+            columns: vec![3],
+            kind: IndexKind::Hash,
+        },
+        IndexDef {
+            columns: vec![1],
+            kind: IndexKind::Sorted,
+        },
+    ];
+    emp_indexes.truncate(match which.as_str() {
+        "none" => 0,
+        "hash" => 1,
+        _ => 2,
+    });
+    let col = |name: &str, ty, nullable| Column {
+        name: String::from(name),
+        ty,
+        nullable,
+    };
+    Schema {
+        tables: vec![
+            TableDef {
+                name: "depts".into(),
+                columns: vec![col("name", ColType::Text, false)],
+                indexes: vec![IndexDef {
+                    columns: vec![0],
+                    kind: IndexKind::Unique,
+                }],
+                durable: true,
+            },
+            TableDef {
+                name: "emps".into(),
+                columns: vec![
+                    col("name", ColType::Text, false),
+                    col("salary", ColType::Int, false),
+                    col("level", ColType::Int, false),
+                    col("dept", ColType::Ref(0), false),
+                ],
+                indexes: emp_indexes,
+                durable: true,
+            },
+        ],
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
+    let dir = args.next().map_or_else(
+        || std::env::temp_dir().join(format!("wo-recovery-{}", std::process::id())),
+        PathBuf::from,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = || Options {
+        auto_checkpoint: false,
+        ..Options::default()
+    };
+
+    let t = Instant::now();
+    let (mut dd, mut db) = durable::open(&dir, schema(), opts()).expect("open");
+    for d in 0..100 {
+        let sp = db.savepoint();
+        db.insert(0, vec![Cell::Text(Rc::from(format!("dept {d}")))])
+            .unwrap();
+        dd.commit(&mut db, sp).unwrap();
+    }
+    for i in 0..n {
+        let sp = db.savepoint();
+        let cells = vec![
+            Cell::Text(Rc::from(format!("employee {i}"))),
+            Cell::Int((i as i64 * 7919) % 200_000),
+            Cell::Int((i % 5) as i64),
+            Cell::Ref(1 + (i % 100) as i64),
+        ];
+        db.insert(1, cells).unwrap();
+        dd.stage(&db, sp).unwrap();
+        db.truncate_undo(sp);
+        if i % 10_000 == 9_999 {
+            dd.sync().unwrap();
+        }
+    }
+    dd.sync().unwrap();
+    let log_bytes = dd.log_bytes();
+    drop((dd, db));
+    eprintln!(
+        "built a log of {n} inserts ({:.1} MB) in {:.2?}",
+        log_bytes as f64 / 1e6,
+        t.elapsed()
+    );
+
+    let t = Instant::now();
+    let rep = durable::verify(&dir).expect("verify");
+    assert!(rep.problem.is_none());
+    println!(
+        "verify (read, check and decode, no database): {:.2?}",
+        t.elapsed()
+    );
+
+    let t = Instant::now();
+    let progress = Box::new(|p: &durable::Progress| {
+        if p.records.is_multiple_of(500_000) {
+            eprintln!(
+                "  replayed {} records ({} of {} bytes)",
+                p.records, p.bytes, p.total_bytes
+            );
+        }
+    });
+    let (mut dd, db) = durable::open(
+        &dir,
+        schema(),
+        Options {
+            progress: Some(progress),
+            ..opts()
+        },
+    )
+    .expect("reopen");
+    let el = t.elapsed();
+    assert_eq!(db.len(1), n);
+    let records = n + 101;
+    println!(
+        "replay: {records} records ({:.1} MB) in {el:.2?}: {:.2}M records/s",
+        log_bytes as f64 / 1e6,
+        records as f64 / el.as_secs_f64() / 1e6
+    );
+
+    let ck = dd.checkpoint(&db).expect("checkpoint");
+    println!(
+        "checkpoint of {} rows: {:.1} MB, pause {:.2?} (write {:.2?}, syncs and new log {:.2?})",
+        ck.rows,
+        ck.bytes as f64 / 1e6,
+        ck.total,
+        ck.write,
+        ck.sync
+    );
+    drop((dd, db));
+
+    let t = Instant::now();
+    let (_dd, db) = durable::open(&dir, schema(), opts()).expect("open from checkpoint");
+    let el = t.elapsed();
+    assert_eq!(db.len(1), n);
+    println!(
+        "open from the checkpoint: {} rows in {el:.2?}: {:.2}M rows/s",
+        n + 100,
+        (n + 100) as f64 / el.as_secs_f64() / 1e6
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,1384 @@
+//! The durable half of the database: a data directory holding a write-ahead log and a
+//! checkpoint, opened with [`open`] (lock, load the checkpoint, replay the log, cut a
+//! torn tail) into a [`Db`] and a [`DataDir`] whose [`DataDir::commit`] makes a
+//! statement's or transaction's changes durable before they are acknowledged.
+//!
+//! This module is the policy: what goes in a record, when to sync, the failure
+//! contract of LANGUAGE.md §8 (undo in memory, cut the log back, fence it), when to
+//! checkpoint, and what recovery refuses. The byte formats live in `wal.rs`,
+//! `checkpoint.rs` and `codec.rs`; every file operation goes through the
+//! [`Storage`] seam (`storage.rs`), which tests replace with [`SimStorage`].
+//!
+//! Files in a data directory: `wal` (the log), `checkpoint` (the latest snapshot),
+//! `checkpoint.tmp` and `wal.tmp` (only while a checkpoint or a new log generation is
+//! being written; a leftover one is ignored and overwritten), `lock` (the advisory
+//! lock, holding the owner's pid). `docs/wal-format.md` has the details.
+
+mod checkpoint;
+mod codec;
+mod restore;
+mod sim;
+mod storage;
+mod wal;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use codec::{put_cell, put_ivar, put_schema, put_uvar, Item, Reader, StoredSchema, StoredType};
+use wal::{failure, LogWriter, Tail, WalHeader, FRAME_LEN, HEADER_LEN};
+
+pub use sim::{Fate, FaultKind, OpKind, OpRecord, SimStorage};
+pub use storage::{LockError, LockGuard, RealStorage, Storage, StorageFile};
+
+use crate::{Change, ColType, Db, RowId, Savepoint, Schema, TableId};
+
+/// The default automatic checkpoint threshold: the log is checkpointed after a commit
+/// once it holds at least this many bytes *and* more bytes than the last checkpoint
+/// (so a large database is not rewritten for every few megabytes of log).
+pub const DEFAULT_CHECKPOINT_MIN: u64 = 4 << 20;
+
+/// The default preallocation chunk of the log.
+pub const DEFAULT_PREALLOCATE: u64 = 1 << 20;
+
+/// Replay reports progress every this many records.
+pub const PROGRESS_EVERY: u64 = 100_000;
+
+/// Recovery progress, for a callback that shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub records: u64,
+    pub bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// A progress callback.
+pub type ProgressFn = Box<dyn FnMut(&Progress)>;
+
+/// How to open a data directory.
+pub struct Options {
+    /// Where the files live (the real file system by default).
+    pub storage: Arc<dyn Storage>,
+    /// Checkpoint automatically after a commit when the log reaches
+    /// `max(checkpoint_min, size of the last checkpoint)` bytes.
+    pub auto_checkpoint: bool,
+    pub checkpoint_min: u64,
+    /// Grow the log by writing zero-filled chunks of this many bytes ahead of the
+    /// records ([`DEFAULT_PREALLOCATE`]; 0: off), so that a commit's `fdatasync` does
+    /// not also have to write file-size metadata. Turned off by itself (for the rest of
+    /// the process) when the disk is full or the file-size limit is reached.
+    pub preallocate: u64,
+    /// Called every [`PROGRESS_EVERY`] replayed records.
+    pub progress: Option<ProgressFn>,
+    /// Written in the lock file (the process id by default).
+    pub pid: u32,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            storage: Arc::new(RealStorage),
+            auto_checkpoint: true,
+            checkpoint_min: DEFAULT_CHECKPOINT_MIN,
+            preallocate: DEFAULT_PREALLOCATE,
+            progress: None,
+            pid: rustix::process::getpid().as_raw_nonzero().get() as u32,
+        }
+    }
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("storage", &self.storage)
+            .field("auto_checkpoint", &self.auto_checkpoint)
+            .field("checkpoint_min", &self.checkpoint_min)
+            .field("preallocate", &self.preallocate)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A durability failure (LANGUAGE.md §8): the operation that failed, the file, the OS
+/// error, and how many in-memory changes were undone because of it. Displays as
+/// `fdatasync failed on DIR/wal: Input/output error (os error 5)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// `pwrite`, `fdatasync`, `fsync`, `ftruncate`, `rename`, `open`, or `checkpoint`
+    /// (a checkpoint refused because changes are not committed).
+    pub op: &'static str,
+    pub path: PathBuf,
+    pub os_error: Option<i32>,
+    /// The OS error's text (`Input/output error (os error 5)`).
+    pub message: String,
+    pub changes_undone: usize,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} failed on {}: {}",
+            self.op,
+            self.path.display(),
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Why a data directory could not be opened. [`OpenError::exit_status`] gives the
+/// sysexits status the CLI uses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// An I/O error while creating, reading or repairing the directory (exit 74).
+    #[error("{op} failed on {}: {message}", path.display())]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        os_error: Option<i32>,
+        message: String,
+    },
+    /// Another process (or another open in this one) holds the lock (exit 75).
+    #[error("data directory {} is locked by {}", dir.display(), match pid { Some(p) => format!("process {p}"), None => "another process".into() })]
+    Locked { dir: PathBuf, pid: Option<u32> },
+    /// Damage recovery must not repair (exit 65).
+    #[error("{}: damaged at offset {offset}: {what}", file.display())]
+    Damaged {
+        file: PathBuf,
+        offset: u64,
+        what: String,
+    },
+    /// The program's schema does not match the data (exit 65).
+    #[error("{message}")]
+    Schema { message: String },
+}
+
+impl OpenError {
+    /// The sysexits status: 74 I/O, 75 locked, 65 damaged or incompatible.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            OpenError::Io { .. } => 74,
+            OpenError::Locked { .. } => 75,
+            OpenError::Damaged { .. } | OpenError::Schema { .. } => 65,
+        }
+    }
+}
+
+fn io_err(op: &'static str, path: &Path, e: &std::io::Error) -> OpenError {
+    OpenError::Io {
+        op,
+        path: path.to_path_buf(),
+        os_error: e.raw_os_error(),
+        message: e.to_string(),
+    }
+}
+
+fn damaged(file: &Path, offset: u64, what: impl Into<String>) -> OpenError {
+    OpenError::Damaged {
+        file: file.to_path_buf(),
+        offset,
+        what: what.into(),
+    }
+}
+
+/// What a successful commit did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CommitOutcome {
+    /// The LSN of the record written, `None` when nothing durable changed (no I/O).
+    pub lsn: Option<u64>,
+    /// An automatic checkpoint that ran after the commit.
+    pub checkpoint: Option<CheckpointStats>,
+    /// An automatic checkpoint that failed. The commit itself is durable. If the
+    /// failure came before the new checkpoint replaced the old one, automatic
+    /// checkpoints are off for the rest of the process and the log goes on; otherwise
+    /// the log is fenced and the next commit fails with this.
+    pub checkpoint_error: Option<Failure>,
+}
+
+/// What a checkpoint wrote and how long the program was paused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointStats {
+    pub lsn: u64,
+    pub rows: u64,
+    pub bytes: u64,
+    /// Encoding and writing the snapshot.
+    pub write: Duration,
+    /// The syncs, renames and the new log generation.
+    pub sync: Duration,
+    pub total: Duration,
+}
+
+/// An open data directory: the log writer, the lock, and the mapping between the
+/// program's tables and the stored ones.
+#[derive(Debug)]
+pub struct DataDir {
+    dir: PathBuf,
+    storage: Arc<dyn Storage>,
+    wal: LogWriter,
+    _lock: Box<dyn LockGuard>,
+    /// Program table -> stored position (durable tables only).
+    map: Vec<Option<u32>>,
+    /// Stored position -> program table.
+    tables: Vec<TableId>,
+    /// The next record must begin with the stored schema (the program's durable
+    /// tables differ from the log's latest schema).
+    schema_pending: bool,
+    auto_checkpoint: bool,
+    checkpoint_min: u64,
+    checkpoint_bytes: u64,
+    checkpoint_lsn: u64,
+    preallocate: u64,
+    buf: Vec<u8>,
+}
+
+/// Opens (creating if missing) the data directory `dir` for a program with `schema`:
+/// takes the lock, loads the checkpoint, replays the log, and returns the database
+/// with every acknowledged change. A torn tail is cut (the only repair, and the only
+/// case in which opening syncs, besides creating the directory).
+pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir, Db), OpenError> {
+    let storage = options.storage.clone();
+    check_program_schema(&schema)?;
+    let mut db = Db::new(schema).map_err(|e| OpenError::Schema { message: e.message })?;
+
+    let created_dir = storage
+        .create_dir(dir)
+        .map_err(|e| io_err("mkdir", dir, &e))?;
+    let lock_path = dir.join("lock");
+    let lock = match storage.lock(&lock_path, options.pid) {
+        Ok(l) => l,
+        Err(LockError::Held(pid)) => {
+            return Err(OpenError::Locked {
+                dir: dir.to_path_buf(),
+                pid,
+            })
+        }
+        Err(LockError::Io(e)) => return Err(io_err("flock", &lock_path, &e)),
+    };
+    let ckpt_path = dir.join("checkpoint");
+    let wal_path = dir.join("wal");
+    let has_ckpt = storage
+        .exists(&ckpt_path)
+        .map_err(|e| io_err("stat", &ckpt_path, &e))?;
+    let has_wal = storage
+        .exists(&wal_path)
+        .map_err(|e| io_err("stat", &wal_path, &e))?;
+
+    let (stored, map, tables) = program_stored(&db);
+    let rec = recover(
+        storage.as_ref(),
+        dir,
+        &mut db,
+        has_ckpt,
+        has_wal,
+        options.progress.as_mut(),
+    )?;
+    let (checkpoint_bytes, ckpt_lsn) = (rec.checkpoint_bytes, rec.ckpt_lsn);
+
+    let Some(log) = rec.log else {
+        // A new data directory: the first log generation, made durable by name.
+        let first = schema_record(&stored);
+        let wal = LogWriter::create(&storage, dir, 1, None, first, options.preallocate)
+            .map_err(failure_to_open)?;
+        if created_dir {
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                storage
+                    .sync_dir(parent)
+                    .map_err(|e| io_err("fsync", parent, &e))?;
+            }
+        }
+        let dd = DataDir::new(dir, storage, wal, lock, map, tables, false, &options, 0, 0);
+        return Ok((dd, db));
+    };
+    let (end, latest, hdr) = (log.end, log.latest, log.hdr);
+    let mut file = storage
+        .open(&wal_path, false)
+        .map_err(|e| io_err("open", &wal_path, &e))?;
+    let mut alloc_end = log.len;
+    if end.tail == Tail::Torn {
+        // The only repair: cut the torn write, durably, before anything is appended.
+        file.truncate(end.end as u64)
+            .map_err(|e| io_err("ftruncate", &wal_path, &e))?;
+        file.fsync().map_err(|e| io_err("fsync", &wal_path, &e))?;
+        alloc_end = end.end as u64;
+    }
+    let same = latest.as_ref().is_some_and(|l| same_tables(l, &stored));
+    let wal = LogWriter::resume(
+        wal_path,
+        file,
+        hdr.salt,
+        end.last_lsn,
+        end.end as u64,
+        alloc_end,
+        options.preallocate,
+    );
+    let dd = DataDir::new(
+        dir,
+        storage,
+        wal,
+        lock,
+        map,
+        tables,
+        !same,
+        &options,
+        checkpoint_bytes,
+        ckpt_lsn,
+    );
+    Ok((dd, db))
+}
+
+/// What [`recover`] found in the log.
+struct LogState {
+    hdr: WalHeader,
+    end: wal::ScanEnd,
+    /// The log's latest schema.
+    latest: Option<StoredSchema>,
+    len: u64,
+}
+
+struct Recovered {
+    checkpoint_bytes: u64,
+    ckpt_lsn: u64,
+    /// `None` when there is no log (a new directory).
+    log: Option<LogState>,
+}
+
+/// Loads the checkpoint and replays the log into `db` (empty, with the program's
+/// schema): reads only, never writes, takes no lock. Used by [`open`] and [`verify`].
+fn recover(
+    storage: &dyn Storage,
+    dir: &Path,
+    db: &mut Db,
+    has_ckpt: bool,
+    has_wal: bool,
+    progress: Option<&mut ProgressFn>,
+) -> Result<Recovered, OpenError> {
+    let ckpt_path = dir.join("checkpoint");
+    let wal_path = dir.join("wal");
+    let mut checkpoint_bytes = 0;
+    let mut ckpt_lsn = 0;
+    if has_ckpt {
+        let file = storage
+            .open_read(&ckpt_path)
+            .map_err(|e| io_err("open", &ckpt_path, &e))?;
+        let len = file.len().map_err(|e| io_err("fstat", &ckpt_path, &e))?;
+        let buf = file
+            .read_vec(0, len as usize)
+            .map_err(|e| io_err("pread", &ckpt_path, &e))?;
+        checkpoint_bytes = buf.len() as u64;
+        let snap = checkpoint::read(&buf).map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
+        drop(buf);
+        ckpt_lsn = snap.lsn;
+        let bind = bind_schema(&snap.schema, db.schema(), dir)?;
+        let loads = snap
+            .rows
+            .into_iter()
+            .zip(&snap.schema)
+            .zip(&bind)
+            .map(|((rows, st), &t)| restore::Load {
+                table: t,
+                next_id: st.next_id,
+                rows,
+            })
+            .collect();
+        restore::restore(db, loads).map_err(|what| damaged(&ckpt_path, 0, what))?;
+    }
+
+    if !has_wal {
+        if has_ckpt {
+            return Err(damaged(
+                &wal_path,
+                0,
+                "the log is missing but a checkpoint exists",
+            ));
+        }
+        return Ok(Recovered {
+            checkpoint_bytes,
+            ckpt_lsn,
+            log: None,
+        });
+    }
+
+    // Replay the log.
+    let file = storage
+        .open_read(&wal_path)
+        .map_err(|e| io_err("open", &wal_path, &e))?;
+    let len = file.len().map_err(|e| io_err("fstat", &wal_path, &e))?;
+    let buf = file
+        .read_vec(0, len as usize)
+        .map_err(|e| io_err("pread", &wal_path, &e))?;
+    let hdr = WalHeader::decode(&buf).map_err(|(off, what)| damaged(&wal_path, off, what))?;
+    if hdr.first_lsn > ckpt_lsn + 1 {
+        let what = if has_ckpt {
+            format!(
+                "the log starts at lsn {}, but the checkpoint ends at lsn {ckpt_lsn}",
+                hdr.first_lsn
+            )
+        } else {
+            format!(
+                "the log starts at lsn {} and there is no checkpoint",
+                hdr.first_lsn
+            )
+        };
+        return Err(damaged(&wal_path, 24, what));
+    }
+    let mut rp = Replay {
+        db,
+        dir,
+        bind: None,
+        latest: None,
+        ckpt_lsn,
+        records: 0,
+        total: buf.len() as u64,
+        progress,
+        err: None,
+    };
+    let scanned = wal::scan(&buf, &hdr, |fr, payload| rp.record(fr, payload));
+    if let Some(e) = rp.err.take() {
+        return Err(e);
+    }
+    let end = scanned.map_err(|(off, what)| damaged(&wal_path, off, what))?;
+    let latest = rp.latest.take();
+    if end.records == 0 {
+        return Err(damaged(
+            &wal_path,
+            HEADER_LEN as u64,
+            "the log has no schema record",
+        ));
+    }
+    if end.last_lsn < ckpt_lsn {
+        return Err(damaged(
+            &wal_path,
+            end.end as u64,
+            format!(
+                "the log ends at lsn {}, before the checkpoint's lsn {ckpt_lsn}",
+                end.last_lsn
+            ),
+        ));
+    }
+    Ok(Recovered {
+        checkpoint_bytes,
+        ckpt_lsn,
+        log: Some(LogState {
+            hdr,
+            end,
+            latest,
+            len: buf.len() as u64,
+        }),
+    })
+}
+
+fn failure_to_open(f: Failure) -> OpenError {
+    OpenError::Io {
+        op: f.op,
+        path: f.path,
+        os_error: f.os_error,
+        message: f.message,
+    }
+}
+
+/// Durable tables may only refer to durable tables (a reference into a table that is
+/// empty after every restart could not be restored).
+fn check_program_schema(schema: &Schema) -> Result<(), OpenError> {
+    for t in &schema.tables {
+        if !t.durable {
+            continue;
+        }
+        for c in &t.columns {
+            if let ColType::Ref(r) = c.ty {
+                if let Some(target) = schema.tables.get(r as usize) {
+                    if !target.durable {
+                        return Err(OpenError::Schema {
+                            message: format!(
+                                "durable table `{}` refers to `{}` in column `{}`, but `{}` is not durable",
+                                t.name, target.name, c.name, target.name
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The program's durable tables as stored, with the mappings both ways.
+fn program_stored(db: &Db) -> (StoredSchema, Vec<Option<u32>>, Vec<TableId>) {
+    let (stored, map) = codec::stored_schema(db.schema(), |t| db.next_id(t as TableId));
+    let tables = map
+        .iter()
+        .enumerate()
+        .filter_map(|(t, m)| m.map(|_| t as TableId))
+        .collect();
+    (stored, map, tables)
+}
+
+fn same_tables(a: &StoredSchema, b: &StoredSchema) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.name == y.name && x.columns == y.columns)
+}
+
+/// Maps each stored table to the program's table of the same name, refusing any
+/// difference that would lose or misread data.
+fn bind_schema(
+    stored: &StoredSchema,
+    program: &Schema,
+    dir: &Path,
+) -> Result<Vec<TableId>, OpenError> {
+    let d = dir.display();
+    let mut out = Vec::with_capacity(stored.len());
+    for st in stored {
+        let Some((ti, def)) = program
+            .tables
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.name == st.name)
+        else {
+            return Err(OpenError::Schema {
+                message: format!(
+                    "{d} holds durable table `{}`, which the program does not declare",
+                    st.name
+                ),
+            });
+        };
+        if !def.durable {
+            return Err(OpenError::Schema {
+                message: format!(
+                    "{d} holds durable table `{}`, which the program declares `durable: false`",
+                    st.name
+                ),
+            });
+        }
+        for (ci, sc) in st.columns.iter().enumerate() {
+            let Some(pc) = def.columns.get(ci) else {
+                return Err(OpenError::Schema {
+                    message: format!(
+                        "table `{}` in {d} has column `{}`, which the program does not declare (it has {} columns, the program {})",
+                        st.name,
+                        sc.name,
+                        st.columns.len(),
+                        def.columns.len()
+                    ),
+                });
+            };
+            let pty = match pc.ty {
+                ColType::Int => StoredType::Int,
+                ColType::Float => StoredType::Float,
+                ColType::Bool => StoredType::Bool,
+                ColType::Text => StoredType::Text,
+                ColType::Ref(r) => StoredType::Ref(
+                    program
+                        .tables
+                        .get(r as usize)
+                        .map(|t| t.name.clone())
+                        .unwrap_or_default(),
+                ),
+            };
+            let q = |nullable: bool, ty: &StoredType| {
+                format!("{}{}", if nullable { "?" } else { "" }, ty.describe())
+            };
+            if pc.name != sc.name {
+                return Err(OpenError::Schema {
+                    message: format!(
+                        "table `{}` in {d} has column `{}` at position {}, but the program declares `{}` there",
+                        st.name,
+                        sc.name,
+                        ci + 1,
+                        pc.name
+                    ),
+                });
+            }
+            if pty != sc.ty || pc.nullable != sc.nullable {
+                return Err(OpenError::Schema {
+                    message: format!(
+                        "column `{}` of table `{}` is {} in {d}, but the program declares it {}",
+                        sc.name,
+                        st.name,
+                        q(sc.nullable, &sc.ty),
+                        q(pc.nullable, &pty)
+                    ),
+                });
+            }
+        }
+        if let Some(pc) = def.columns.get(st.columns.len()) {
+            return Err(OpenError::Schema {
+                message: format!(
+                    "table `{}` in {d} has no column `{}`, which the program declares (adding columns to a stored table is not supported)",
+                    st.name, pc.name
+                ),
+            });
+        }
+        out.push(ti as TableId);
+    }
+    Ok(out)
+}
+
+/// A record holding only the stored schema (the first record of a generation).
+fn schema_record(stored: &StoredSchema) -> Vec<u8> {
+    let mut rec = vec![0u8; FRAME_LEN];
+    rec.push(codec::ITEM_SCHEMA);
+    put_schema(&mut rec, stored);
+    rec
+}
+
+/// Replay state: applies each record's items to the database.
+struct Replay<'a, 'p> {
+    db: &'a mut Db,
+    dir: &'a Path,
+    /// Stored position -> (program table, number of columns), per the latest schema.
+    bind: Option<Vec<(TableId, usize)>>,
+    latest: Option<StoredSchema>,
+    ckpt_lsn: u64,
+    records: u64,
+    total: u64,
+    progress: Option<&'p mut ProgressFn>,
+    /// A schema error (reported as such, not as damage).
+    err: Option<OpenError>,
+}
+
+impl Replay<'_, '_> {
+    fn record(&mut self, fr: &wal::Frame, payload: &[u8]) -> Result<(), wal::Damage> {
+        let apply = fr.lsn > self.ckpt_lsn;
+        let mut r = Reader::new(payload);
+        let base = fr.payload_at as u64;
+        let at = |p: usize| base + p as u64;
+        while !r.at_end() {
+            let p = r.pos();
+            let item = r.item().map_err(|e| {
+                (
+                    at(e.at),
+                    format!("record {} does not decode: {}", fr.lsn, e.what),
+                )
+            })?;
+            let bad = |what: String| (at(p), format!("record {}: {what}", fr.lsn));
+            match item {
+                Item::Schema(s) => {
+                    let bind = match bind_schema(&s, self.db.schema(), self.dir) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            self.err = Some(e);
+                            return Err(bad("incompatible schema".into()));
+                        }
+                    };
+                    if apply {
+                        for (st, &t) in s.iter().zip(&bind) {
+                            if st.next_id != self.db.next_id(t) {
+                                return Err(bad(format!(
+                                    "table `{}` should have next id {} here, but replay reached {}",
+                                    st.name,
+                                    st.next_id,
+                                    self.db.next_id(t)
+                                )));
+                            }
+                        }
+                    }
+                    self.bind = Some(
+                        s.iter()
+                            .zip(&bind)
+                            .map(|(st, &t)| (t, st.columns.len()))
+                            .collect(),
+                    );
+                    self.latest = Some(s);
+                }
+                Item::Insert { table, id, cells } => {
+                    let (t, ncols) = self.table(table).map_err(bad)?;
+                    if cells.len() != ncols {
+                        return Err(bad(format!(
+                            "insert has {} cells, table has {ncols} columns",
+                            cells.len()
+                        )));
+                    }
+                    if apply {
+                        let want = self.db.next_id(t);
+                        if id != want {
+                            return Err(bad(format!(
+                                "insert of row {id}, but the next id is {want}"
+                            )));
+                        }
+                        self.db
+                            .insert(t, cells)
+                            .map_err(|e| bad(format!("insert does not apply: {}", e.message)))?;
+                    }
+                }
+                Item::Update {
+                    table,
+                    id,
+                    col,
+                    cell,
+                } => {
+                    let (t, ncols) = self.table(table).map_err(bad)?;
+                    if col >= ncols {
+                        return Err(bad(format!(
+                            "update of column {col}, table has {ncols} columns"
+                        )));
+                    }
+                    if apply {
+                        self.db
+                            .update(t, id, col, cell)
+                            .map_err(|e| bad(format!("update does not apply: {}", e.message)))?;
+                    }
+                }
+                Item::Delete { table, id } => {
+                    let (t, _) = self.table(table).map_err(bad)?;
+                    if apply {
+                        self.db
+                            .delete(t, id)
+                            .map_err(|e| bad(format!("delete does not apply: {}", e.message)))?;
+                    }
+                }
+            }
+        }
+        self.db.truncate_undo(Savepoint(0));
+        self.records += 1;
+        if self.records.is_multiple_of(PROGRESS_EVERY) {
+            if let Some(p) = self.progress.as_mut() {
+                p(&Progress {
+                    records: self.records,
+                    bytes: fr.end as u64,
+                    total_bytes: self.total,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn table(&self, table: u32) -> Result<(TableId, usize), String> {
+        match &self.bind {
+            None => Err(format!("table {table} used before any schema record")),
+            Some(b) => b
+                .get(table as usize)
+                .copied()
+                .ok_or_else(|| format!("no table {table} in the log's schema")),
+        }
+    }
+}
+
+/// Appends the encoding of `changes` (durable tables only) to `rec`; false if none.
+fn encode_changes(rec: &mut Vec<u8>, changes: &[Change], map: &[Option<u32>]) -> bool {
+    let mut any = false;
+    for ch in changes {
+        let Some(Some(st)) = map.get(ch.table() as usize) else {
+            continue;
+        };
+        any = true;
+        match ch {
+            Change::Insert { id, cells, .. } => {
+                rec.push(codec::ITEM_INSERT);
+                put_uvar(rec, u64::from(*st));
+                put_ivar(rec, *id);
+                put_uvar(rec, cells.len() as u64);
+                for c in cells {
+                    put_cell(rec, c);
+                }
+            }
+            Change::Update { id, col, new, .. } => {
+                rec.push(codec::ITEM_UPDATE);
+                put_uvar(rec, u64::from(*st));
+                put_ivar(rec, *id);
+                put_uvar(rec, *col as u64);
+                put_cell(rec, new);
+            }
+            Change::Delete { id, .. } => {
+                rec.push(codec::ITEM_DELETE);
+                put_uvar(rec, u64::from(*st));
+                put_ivar(rec, *id);
+            }
+        }
+    }
+    any
+}
+
+impl DataDir {
+    #[allow(clippy::too_many_arguments)] // One private constructor; a struct of its arguments would be this struct.
+    fn new(
+        dir: &Path,
+        storage: Arc<dyn Storage>,
+        wal: LogWriter,
+        lock: Box<dyn LockGuard>,
+        map: Vec<Option<u32>>,
+        tables: Vec<TableId>,
+        schema_pending: bool,
+        options: &Options,
+        checkpoint_bytes: u64,
+        checkpoint_lsn: u64,
+    ) -> DataDir {
+        DataDir {
+            dir: dir.to_path_buf(),
+            storage,
+            wal,
+            _lock: lock,
+            map,
+            tables,
+            schema_pending,
+            auto_checkpoint: options.auto_checkpoint,
+            checkpoint_min: options.checkpoint_min,
+            checkpoint_bytes,
+            checkpoint_lsn,
+            preallocate: options.preallocate,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The data directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Bytes of log (header and records; preallocated space excluded).
+    pub fn log_bytes(&self) -> u64 {
+        self.wal.len()
+    }
+
+    /// The LSN of the last durable record.
+    pub fn durable_lsn(&self) -> u64 {
+        self.wal.durable_lsn
+    }
+
+    /// The LSN the latest checkpoint covers (0: none).
+    pub fn checkpoint_lsn(&self) -> u64 {
+        self.checkpoint_lsn
+    }
+
+    /// The failure that fenced the log, if one did.
+    pub fn fence(&self) -> Option<&Failure> {
+        self.wal.fence.as_ref()
+    }
+
+    /// Makes the changes made since `sp` durable, then forgets their undo entries:
+    /// encodes them (durable tables only; nothing to log means no I/O), appends one
+    /// record and `fdatasync`s it. On any write or sync error, the failure contract:
+    /// every change since `sp` is undone in memory (rows, indexes, id counters), the
+    /// log is cut back to its last durable record and fenced, and the failure is
+    /// returned — as it is, at once, by every later commit that has changes.
+    pub fn commit(&mut self, db: &mut Db, sp: Savepoint) -> Result<CommitOutcome, Failure> {
+        let n = db.changes_since(sp).len();
+        if n == 0 {
+            return Ok(CommitOutcome::default());
+        }
+        let res = self.stage(db, sp).and_then(|lsn| {
+            if lsn.is_some() {
+                self.sync()?;
+            }
+            Ok(lsn)
+        });
+        let lsn = match res {
+            Ok(lsn) => lsn,
+            Err(f) => {
+                db.rollback_to(sp);
+                return Err(Failure {
+                    changes_undone: n,
+                    ..f
+                });
+            }
+        };
+        db.truncate_undo(sp);
+        let mut out = CommitOutcome {
+            lsn,
+            ..CommitOutcome::default()
+        };
+        if lsn.is_some()
+            && self.auto_checkpoint
+            && self.wal.len() >= self.checkpoint_min.max(self.checkpoint_bytes)
+        {
+            // Only between statements: a snapshot must not include uncommitted changes.
+            if db
+                .changes_since(Savepoint(0))
+                .iter()
+                .all(|c| self.map.get(c.table() as usize).is_none_or(Option::is_none))
+            {
+                match self.checkpoint(db) {
+                    Ok(s) => out.checkpoint = Some(s),
+                    Err(f) => {
+                        if self.wal.fence.is_none() {
+                            self.auto_checkpoint = false;
+                        }
+                        out.checkpoint_error = Some(f);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The first half of a commit: encodes the durable changes since `sp` as one
+    /// record and writes it after the last one, without syncing. `None` when there is
+    /// nothing to log. After an error the log is fenced; the caller must undo the
+    /// changes (`db.rollback_to(sp)`).
+    ///
+    /// Group commit seam: a writer thread may stage the records of several fibers and
+    /// cover them all with one [`DataDir::sync`]; until that sync succeeds each fiber
+    /// keeps its undo entries, and a failed sync undoes them all (the oldest staged
+    /// savepoint).
+    pub fn stage(&mut self, db: &Db, sp: Savepoint) -> Result<Option<u64>, Failure> {
+        if let Some(f) = &self.wal.fence {
+            return Err(f.clone());
+        }
+        let mut rec = std::mem::take(&mut self.buf);
+        rec.clear();
+        rec.resize(FRAME_LEN, 0);
+        if self.schema_pending {
+            let (stored, _, _) = program_stored(db);
+            // Next ids as of the start of this record: the changes follow it.
+            let stored = rewind_next_ids(stored, db.changes_since(sp), &self.map);
+            rec.push(codec::ITEM_SCHEMA);
+            put_schema(&mut rec, &stored);
+        }
+        let schema_len = rec.len();
+        let any = encode_changes(&mut rec, db.changes_since(sp), &self.map);
+        let res = if any {
+            self.wal.stage(&mut rec).map(|lsn| {
+                debug_assert!(rec.len() >= schema_len);
+                self.schema_pending = false;
+                Some(lsn)
+            })
+        } else {
+            Ok(None)
+        };
+        self.buf = rec;
+        res
+    }
+
+    /// The second half of a commit: one `fdatasync` that makes every staged record
+    /// durable. Returns the durable LSN. Never retried: after a failure the log is
+    /// fenced and every later call returns the same failure.
+    pub fn sync(&mut self) -> Result<u64, Failure> {
+        self.wal.sync()?;
+        Ok(self.wal.durable_lsn)
+    }
+
+    /// Writes a checkpoint of `db`'s durable tables and starts a new log generation:
+    /// snapshot to `checkpoint.tmp`, `fsync`, rename to `checkpoint`, `fsync` the
+    /// directory, then a new `wal` (new salt, first LSN after the checkpoint) written
+    /// as `wal.tmp`, synced and renamed over the old one. A crash at any point leaves
+    /// a directory that opens with every acknowledged change. Every change must be
+    /// committed (no durable change after `Savepoint(0)`).
+    ///
+    /// A failure before the rename leaves the old checkpoint and log in charge and does
+    /// not fence the log; a failure from the rename on fences it.
+    pub fn checkpoint(&mut self, db: &Db) -> Result<CheckpointStats, Failure> {
+        if let Some(f) = &self.wal.fence {
+            return Err(f.clone());
+        }
+        if db.changes_since(Savepoint(0)).iter().any(|c| {
+            self.map
+                .get(c.table() as usize)
+                .is_some_and(Option::is_some)
+        }) {
+            return Err(Failure {
+                op: "checkpoint",
+                path: self.dir.clone(),
+                os_error: None,
+                message: "the database has uncommitted changes".into(),
+                changes_undone: 0,
+            });
+        }
+        self.sync()?;
+        let t0 = Instant::now();
+        let lsn = self.wal.durable_lsn;
+        let (stored, _, _) = program_stored(db);
+        let tmp = self.dir.join("checkpoint.tmp");
+        let path = self.dir.join("checkpoint");
+        let written = (|| {
+            let mut file = self
+                .storage
+                .open(&tmp, true)
+                .map_err(|e| failure("open", &tmp, &e))?;
+            file.truncate(0)
+                .map_err(|e| failure("ftruncate", &tmp, &e))?;
+            let bytes = checkpoint::write(file.as_mut(), &tmp, db, &stored, &self.tables, lsn)?;
+            let t1 = Instant::now();
+            file.fsync().map_err(|e| failure("fsync", &tmp, &e))?;
+            Ok((bytes, t1))
+        })();
+        let (bytes, t1) = match written {
+            Ok(x) => x,
+            Err(f) => {
+                let _ = self.storage.remove(&tmp);
+                return Err(f);
+            }
+        };
+        let switched = (|| {
+            self.storage
+                .rename(&tmp, &path)
+                .map_err(|e| failure("rename", &tmp, &e))?;
+            self.storage
+                .sync_dir(&self.dir)
+                .map_err(|e| failure("fsync", &self.dir, &e))?;
+            LogWriter::create(
+                &self.storage,
+                &self.dir,
+                lsn + 1,
+                Some(self.wal.salt),
+                schema_record(&stored),
+                self.preallocate,
+            )
+        })();
+        match switched {
+            Ok(w) => self.wal = w,
+            Err(f) => {
+                self.wal.fence_with(f.clone());
+                return Err(f);
+            }
+        }
+        self.schema_pending = false;
+        self.checkpoint_bytes = bytes;
+        self.checkpoint_lsn = lsn;
+        let rows = self.tables.iter().map(|&t| db.len(t) as u64).sum();
+        let end = Instant::now();
+        Ok(CheckpointStats {
+            lsn,
+            rows,
+            bytes,
+            write: t1 - t0,
+            sync: end - t1,
+            total: end - t0,
+        })
+    }
+}
+
+/// The next ids before `changes` (inserts advance them; rolled back inserts are not
+/// in the log, so the ids of a table's inserts are consecutive).
+fn rewind_next_ids(
+    mut stored: StoredSchema,
+    changes: &[Change],
+    map: &[Option<u32>],
+) -> StoredSchema {
+    for ch in changes {
+        if let (Change::Insert { id, .. }, Some(Some(st))) = (ch, map.get(ch.table() as usize)) {
+            let t = &mut stored[*st as usize];
+            t.next_id = t.next_id.min(*id);
+        }
+    }
+    stored
+}
+
+/// One table in a [`Report`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableReport {
+    pub name: String,
+    pub rows: u64,
+    pub next_id: RowId,
+}
+
+/// A problem [`verify`] found: what `open` would refuse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub file: PathBuf,
+    pub offset: u64,
+    pub what: String,
+}
+
+/// What a data directory holds, as read by [`verify`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report {
+    pub dir: PathBuf,
+    /// `Some(pid)` when another process holds the lock (the pid when readable).
+    pub locked_by: Option<Option<u32>>,
+    pub checkpoint_bytes: Option<u64>,
+    pub checkpoint_lsn: u64,
+    pub log_bytes: u64,
+    pub log_records: u64,
+    pub log_first_lsn: u64,
+    pub last_lsn: u64,
+    /// Offset of a torn tail that opening would cut.
+    pub torn_tail: Option<u64>,
+    pub tables: Vec<TableReport>,
+    /// The first problem found; the figures above stop there.
+    pub problem: Option<Problem>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "data directory {}", self.dir.display())?;
+        match self.locked_by {
+            Some(Some(pid)) => writeln!(f, "in use by process {pid}")?,
+            Some(None) => writeln!(f, "in use by another process")?,
+            None => {}
+        }
+        match self.checkpoint_bytes {
+            Some(b) => writeln!(
+                f,
+                "checkpoint: {b} bytes, up to lsn {}",
+                self.checkpoint_lsn
+            )?,
+            None => writeln!(f, "checkpoint: none")?,
+        }
+        writeln!(
+            f,
+            "log: {} bytes, {} records, lsn {}..{}",
+            self.log_bytes, self.log_records, self.log_first_lsn, self.last_lsn
+        )?;
+        if let Some(t) = self.torn_tail {
+            writeln!(f, "torn tail at offset {t} (cut on the next open)")?;
+        }
+        for t in &self.tables {
+            writeln!(
+                f,
+                "table {}: {} rows, next id {}",
+                t.name, t.rows, t.next_id
+            )?;
+        }
+        match &self.problem {
+            Some(p) => write!(
+                f,
+                "problem: {}: damaged at offset {}: {}",
+                p.file.display(),
+                p.offset,
+                p.what
+            ),
+            None => write!(f, "ok"),
+        }
+    }
+}
+
+/// Checks a data directory on the real file system without opening it for writing.
+pub fn verify(dir: &Path) -> Result<Report, OpenError> {
+    verify_with(&RealStorage, dir)
+}
+
+/// [`verify`] on any storage: reads the checkpoint and the log, takes no lock for
+/// writing and writes nothing. Damage is reported in [`Report::problem`]; only I/O
+/// errors (and a missing directory) are errors.
+pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenError> {
+    let mut rep = Report {
+        dir: dir.to_path_buf(),
+        ..Report::default()
+    };
+    if !storage.exists(dir).map_err(|e| io_err("stat", dir, &e))? {
+        return Err(io_err("stat", dir, &std::io::Error::from_raw_os_error(2)));
+    }
+    rep.locked_by = storage
+        .lock_holder(&dir.join("lock"))
+        .map_err(|e| io_err("flock", &dir.join("lock"), &e))?;
+    let read = |p: &Path| -> Result<Option<Vec<u8>>, OpenError> {
+        if !storage.exists(p).map_err(|e| io_err("stat", p, &e))? {
+            return Ok(None);
+        }
+        let f = storage.open_read(p).map_err(|e| io_err("open", p, &e))?;
+        let len = f.len().map_err(|e| io_err("fstat", p, &e))?;
+        Ok(Some(
+            f.read_vec(0, len as usize)
+                .map_err(|e| io_err("pread", p, &e))?,
+        ))
+    };
+    let ckpt_path = dir.join("checkpoint");
+    let wal_path = dir.join("wal");
+    let problem = |file: &Path, offset: u64, what: String| {
+        Some(Problem {
+            file: file.to_path_buf(),
+            offset,
+            what,
+        })
+    };
+    // Table name -> (rows, next id), in stored order of first appearance, and the
+    // tables' stored definitions (for the second pass).
+    let mut tables: Vec<TableReport> = Vec::new();
+    let mut defs: Vec<codec::StoredTable> = Vec::new();
+    if let Some(buf) = read(&ckpt_path)? {
+        rep.checkpoint_bytes = Some(buf.len() as u64);
+        match checkpoint::read(&buf) {
+            Ok(s) => {
+                rep.checkpoint_lsn = s.lsn;
+                defs.clone_from(&s.schema);
+                for (t, rows) in s.schema.iter().zip(&s.rows) {
+                    tables.push(TableReport {
+                        name: t.name.clone(),
+                        rows: rows.len() as u64,
+                        next_id: t.next_id,
+                    });
+                }
+            }
+            Err((off, what)) => {
+                rep.problem = problem(&ckpt_path, off, what);
+                rep.tables = tables;
+                return Ok(rep);
+            }
+        }
+    }
+    let Some(buf) = read(&wal_path)? else {
+        if rep.checkpoint_bytes.is_some() {
+            rep.problem = problem(
+                &wal_path,
+                0,
+                "the log is missing but a checkpoint exists".into(),
+            );
+        }
+        rep.tables = tables;
+        return Ok(rep);
+    };
+    rep.log_bytes = buf.len() as u64;
+    let hdr = match WalHeader::decode(&buf) {
+        Ok(h) => h,
+        Err((off, what)) => {
+            rep.problem = problem(&wal_path, off, what);
+            rep.tables = tables;
+            return Ok(rep);
+        }
+    };
+    rep.log_first_lsn = hdr.first_lsn;
+    let ckpt_lsn = rep.checkpoint_lsn;
+    let mut bind: Vec<usize> = Vec::new();
+    let res = wal::scan(&buf, &hdr, |fr, payload| {
+        let mut r = Reader::new(payload);
+        let apply = fr.lsn > ckpt_lsn;
+        while !r.at_end() {
+            let p = fr.payload_at as u64 + r.pos() as u64;
+            let item = r.item().map_err(|e| {
+                (
+                    fr.payload_at as u64 + e.at as u64,
+                    format!("record {} does not decode: {}", fr.lsn, e.what),
+                )
+            })?;
+            let tab = |t: u32, bind: &[usize]| {
+                bind.get(t as usize).copied().ok_or_else(|| {
+                    (
+                        p,
+                        format!("record {}: no table {t} in the log's schema", fr.lsn),
+                    )
+                })
+            };
+            match item {
+                Item::Schema(s) => {
+                    bind.clear();
+                    for st in s {
+                        let i = match tables.iter().position(|t| t.name == st.name) {
+                            Some(i) => i,
+                            None => {
+                                tables.push(TableReport {
+                                    name: st.name.clone(),
+                                    rows: 0,
+                                    next_id: st.next_id,
+                                });
+                                defs.push(st.clone());
+                                tables.len() - 1
+                            }
+                        };
+                        bind.push(i);
+                    }
+                }
+                Item::Insert { table, id, .. } => {
+                    let t = &mut tables[tab(table, &bind)?];
+                    if apply {
+                        if id != t.next_id {
+                            return Err((p, format!("record {}: insert of row {id} into `{}`, but the next id is {}", fr.lsn, t.name, t.next_id)));
+                        }
+                        t.rows += 1;
+                        t.next_id += 1;
+                    }
+                }
+                Item::Update { table, .. } => {
+                    tab(table, &bind)?;
+                }
+                Item::Delete { table, .. } => {
+                    let t = &mut tables[tab(table, &bind)?];
+                    if apply {
+                        t.rows = t.rows.saturating_sub(1);
+                    }
+                }
+            }
+        }
+        Ok(())
+    });
+    match res {
+        Ok(end) => {
+            rep.log_records = end.records;
+            rep.last_lsn = end.last_lsn;
+            if end.tail == Tail::Torn {
+                rep.torn_tail = Some(end.end as u64);
+            }
+            if end.records == 0 {
+                rep.problem = problem(
+                    &wal_path,
+                    HEADER_LEN as u64,
+                    "the log has no schema record".into(),
+                );
+            }
+        }
+        Err((off, what)) => rep.problem = problem(&wal_path, off, what),
+    }
+    rep.tables = tables;
+    if rep.problem.is_some() {
+        return Ok(rep);
+    }
+    // Second pass: replay into a database built from the stored schema (without
+    // indexes, so unique values are not checked), which checks what only the engine
+    // can: types, references, deleted rows, ids. The counts then come from it.
+    drop(buf);
+    let schema = match derived_schema(&defs) {
+        Ok(s) => s,
+        Err(what) => {
+            rep.problem = problem(&wal_path, 0, what);
+            return Ok(rep);
+        }
+    };
+    let mut db = match Db::new(schema) {
+        Ok(db) => db,
+        Err(e) => {
+            rep.problem = problem(&wal_path, 0, e.message);
+            return Ok(rep);
+        }
+    };
+    match recover(
+        storage,
+        dir,
+        &mut db,
+        rep.checkpoint_bytes.is_some(),
+        true,
+        None,
+    ) {
+        Ok(_) => {
+            for (t, tr) in rep.tables.iter_mut().enumerate() {
+                tr.rows = db.len(t as TableId) as u64;
+                tr.next_id = db.next_id(t as TableId);
+            }
+        }
+        Err(OpenError::Damaged { file, offset, what }) => {
+            rep.problem = Some(Problem { file, offset, what });
+        }
+        Err(OpenError::Schema { message }) => rep.problem = problem(&wal_path, 0, message),
+        Err(e) => return Err(e),
+    }
+    Ok(rep)
+}
+
+/// A schema with the stored tables (durable, no indexes), references by name.
+fn derived_schema(defs: &[codec::StoredTable]) -> Result<Schema, String> {
+    let mut tables = Vec::with_capacity(defs.len());
+    for d in defs {
+        let mut columns = Vec::with_capacity(d.columns.len());
+        for c in &d.columns {
+            let ty = match &c.ty {
+                StoredType::Int => ColType::Int,
+                StoredType::Float => ColType::Float,
+                StoredType::Bool => ColType::Bool,
+                StoredType::Text => ColType::Text,
+                StoredType::Ref(name) => match defs.iter().position(|t| &t.name == name) {
+                    Some(i) => ColType::Ref(i as TableId),
+                    None => {
+                        return Err(format!(
+                            "column `{}` of `{}` refers to table `{name}`, which is not stored",
+                            c.name, d.name
+                        ))
+                    }
+                },
+            };
+            columns.push(crate::Column {
+                name: c.name.clone(),
+                ty,
+                nullable: c.nullable,
+            });
+        }
+        tables.push(crate::TableDef {
+            name: d.name.clone(),
+            columns,
+            indexes: Vec::new(),
+            durable: true,
+        });
+    }
+    Ok(Schema { tables })
+}
