@@ -219,6 +219,24 @@ pub fn db_checkpoint(dir: &Path) -> Result<(), Failure> {
             dir.display()
         )));
     }
-    // Wired up once the durable module can open a directory with its stored schema.
-    Err(Failure::Internal(format!("internal error: checkpointing `{}` is being wired up", dir.display())))
+    let options = wo_vm::durable::Options {
+        progress: Some(replay_progress()),
+        ..wo_vm::durable::Options::default()
+    };
+    let stats = wo_vm::durable::checkpoint_dir(dir, options).map_err(|e| match e {
+        wo_vm::durable::CheckpointDirError::Open(e) => Failure::data(&e),
+        other => Failure::Data {
+            status: crate::exit::IOERR,
+            message: format!("checkpoint failed: {other}"),
+        },
+    })?;
+    println!(
+        "checkpoint of `{}`: {} rows, {} bytes, up to lsn {}, in {:.1} ms",
+        dir.display(),
+        stats.rows,
+        stats.bytes,
+        stats.lsn,
+        stats.total.as_secs_f64() * 1000.0
+    );
+    Ok(())
 }

@@ -19,6 +19,7 @@ mod codec;
 mod restore;
 mod sim;
 mod storage;
+mod tools;
 mod wal;
 
 use std::fmt;
@@ -31,6 +32,7 @@ use wal::{failure, LogWriter, Tail, WalHeader, FRAME_LEN, HEADER_LEN};
 
 pub use sim::{Fate, FaultKind, OpKind, OpRecord, SimStorage};
 pub use storage::{LockError, LockGuard, RealStorage, Storage, StorageFile};
+pub use tools::{checkpoint_dir, stored_schema, CheckpointDirError};
 
 use crate::{Change, ColType, Db, RowId, Savepoint, Schema, TableId};
 
@@ -928,11 +930,9 @@ impl DataDir {
             rec.push(codec::ITEM_SCHEMA);
             put_schema(&mut rec, &stored);
         }
-        let schema_len = rec.len();
         let any = encode_changes(&mut rec, db.changes_since(sp), &self.map);
         let res = if any {
             self.wal.stage(&mut rec).map(|lsn| {
-                debug_assert!(rec.len() >= schema_len);
                 self.schema_pending = false;
                 Some(lsn)
             })
