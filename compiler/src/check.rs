@@ -553,6 +553,26 @@ impl<'a> Checker<'a> {
                 table,
             });
         }
+        // A durable table cannot point into one that forgets its rows at exit.
+        for cid in 0..self.classes.len() {
+            let Some(t) = &self.classes[cid].table else { continue };
+            if !t.durable {
+                continue;
+            }
+            let (mi, ii) = self.class_decls[cid];
+            let ast::Item::Class(decl) = &modules[mi].items[ii] else { continue };
+            for (f, fd) in self.classes[cid].fields.iter().zip(&decl.fields) {
+                if let Ty::Class(k) = f.ty.strip() {
+                    if self.classes[*k].table.as_ref().is_some_and(|t| !t.durable) {
+                        let msg = format!(
+                            "durable table `{}` cannot refer to `{}`, whose rows are not kept (`durable: false`)",
+                            self.classes[cid].name, self.classes[*k].name
+                        );
+                        self.diags.push(Diagnostic::error("table", fd.ty.span, msg));
+                    }
+                }
+            }
+        }
         // Functions and constants.
         for (mi, m) in modules.iter().enumerate() {
             for (ii, item) in m.items.iter().enumerate() {
