@@ -152,14 +152,19 @@ pub(crate) fn unify(a: &Ty, b: &Ty) -> Option<Ty> {
 
 /// The closest of `candidates` to a misspelt `name` (edit distance at most 2, and less
 /// than half the name), for "did you mean" hints.
-pub(crate) fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn suggest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     fn distance(a: &str, b: &str) -> usize {
         let b: Vec<char> = b.chars().collect();
         let mut prev: Vec<usize> = (0..=b.len()).collect();
         for (i, ca) in a.chars().enumerate() {
             let mut cur = vec![i + 1; b.len() + 1];
             for (j, cb) in b.iter().enumerate() {
-                cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+                cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1);
             }
             prev = cur;
         }
@@ -555,12 +560,16 @@ impl<'a> Checker<'a> {
         }
         // A durable table cannot point into one that forgets its rows at exit.
         for cid in 0..self.classes.len() {
-            let Some(t) = &self.classes[cid].table else { continue };
+            let Some(t) = &self.classes[cid].table else {
+                continue;
+            };
             if !t.durable {
                 continue;
             }
             let (mi, ii) = self.class_decls[cid];
-            let ast::Item::Class(decl) = &modules[mi].items[ii] else { continue };
+            let ast::Item::Class(decl) = &modules[mi].items[ii] else {
+                continue;
+            };
             for (f, fd) in self.classes[cid].fields.iter().zip(&decl.fields) {
                 if let Ty::Class(k) = f.ty.strip() {
                     if self.classes[*k].table.as_ref().is_some_and(|t| !t.durable) {
@@ -727,11 +736,18 @@ impl<'a> Checker<'a> {
                         );
                         Ty::Unknown
                     }
-                    None if matches!(name.name.as_str(), "Int" | "Float" | "Bool" | "Text" | "Error") => {
+                    None if matches!(
+                        name.name.as_str(),
+                        "Int" | "Float" | "Bool" | "Text" | "Error"
+                    ) =>
+                    {
                         self.err(
                             "type",
                             t.span,
-                            format!("`ref` points to a table, and `{}` is not a `@table` class", name.name),
+                            format!(
+                                "`ref` points to a table, and `{}` is not a `@table` class",
+                                name.name
+                            ),
                         );
                         Ty::Unknown
                     }
@@ -1063,7 +1079,11 @@ impl<'a> Checker<'a> {
             }
             S::Delete(e) => {
                 if let A::TypeName(n) = &e.kind {
-                    if self.class_index.get(n).is_some_and(|c| self.table_classes.contains(c)) {
+                    if self
+                        .class_index
+                        .get(n)
+                        .is_some_and(|c| self.table_classes.contains(c))
+                    {
                         self.err(
                             "type",
                             e.span,
@@ -1863,7 +1883,12 @@ impl<'a> Checker<'a> {
         } else if n == "self" {
             self.err("name", span, "`self` is only defined inside methods");
         } else {
-            let names: Vec<String> = self.ctx.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+            let names: Vec<String> = self
+                .ctx
+                .scopes
+                .iter()
+                .flat_map(|s| s.keys().cloned())
+                .collect();
             let hint = suggest(n, names.iter().map(String::as_str))
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
@@ -2186,13 +2211,19 @@ impl<'a> Checker<'a> {
             else {
                 let is_table = self.table_classes.contains(&cid);
                 let msg = if is_table && init.name.name == "id" {
-                    format!("`id` is assigned by the database; `insert {}` cannot set it", class.name)
+                    format!(
+                        "`id` is assigned by the database; `insert {}` cannot set it",
+                        class.name
+                    )
                 } else {
                     let names = self.classes[cid].fields.iter().map(|f| f.name.as_str());
                     let hint = suggest(&init.name.name, names)
                         .map(|s| format!("; did you mean `{s}`?"))
                         .unwrap_or_default();
-                    format!("class `{}` has no field `{}`{hint}", class.name, init.name.name)
+                    format!(
+                        "class `{}` has no field `{}`{hint}",
+                        class.name, init.name.name
+                    )
                 };
                 self.err("name", init.name.span, msg);
                 self.expr(&init.value, None);
@@ -2217,12 +2248,12 @@ impl<'a> Checker<'a> {
         let ast::Item::Class(decl) = &self.modules[mi].items[ii] else {
             return None;
         };
-        for i in 0..n {
-            if fields[i].is_some() {
+        for (i, (slot, fdecl)) in fields.iter_mut().zip(&decl.fields).enumerate() {
+            if slot.is_some() {
                 continue;
             }
             let fty = self.classes[cid].fields[i].ty.clone();
-            if let Some(def) = &decl.fields[i].default {
+            if let Some(def) = &fdecl.default {
                 // Defaults are checked where they are used, in a scope that sees no locals.
                 let scopes = std::mem::replace(&mut self.ctx.scopes, vec![HashMap::new()]);
                 let narrowed = std::mem::take(&mut self.ctx.narrowed);
@@ -2230,10 +2261,10 @@ impl<'a> Checker<'a> {
                 self.ctx.scopes = scopes;
                 self.ctx.narrowed = narrowed;
                 self.expect_assignable(&v, &fty, def.span);
-                fields[i] = Some(v);
+                *slot = Some(v);
                 order.push(i);
             } else if fty.is_nullable() {
-                fields[i] = Some(Expr::new(E::Nil, fty, span));
+                *slot = Some(Expr::new(E::Nil, fty, span));
             } else {
                 missing.push(format!("`{}`", self.classes[cid].fields[i].name));
             }

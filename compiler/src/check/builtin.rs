@@ -124,11 +124,11 @@ pub(crate) fn call(
     ) = (&[name][..], args)
     {
         match c.aggregate_arg(name, q, *qspan) {
-            Ok(mut agg) => {
+            super::table::AggArg::Engine(mut agg) => {
                 agg.span = span;
                 return agg;
             }
-            Err(list) => checked.push(list),
+            super::table::AggArg::List(list) => checked.push(list),
         }
     }
     for (i, a) in args.iter().enumerate().skip(checked.len()) {
@@ -402,7 +402,10 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                 } else {
                     "a list as its first argument"
                 };
-                return Err(format!("`{name}` takes {what}, found {}", c.tyname(&tys[0])));
+                return Err(format!(
+                    "`{name}` takes {what}, found {}",
+                    c.tyname(&tys[0])
+                ));
             };
             let int_args_ok = |from: usize, to: usize| tys[from..to].iter().all(|t| *t == Int);
             match name {

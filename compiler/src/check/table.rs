@@ -22,6 +22,14 @@ pub(crate) struct Checked {
     pub table: Option<usize>,
 }
 
+/// An aggregate's argument after planning.
+pub(crate) enum AggArg {
+    /// The engine computes the whole aggregate.
+    Engine(Expr),
+    /// The query as a list, for the ordinary builtin.
+    List(Expr),
+}
+
 /// Whether `e` reads local `id` anywhere.
 pub(crate) fn mentions(e: &Expr, id: usize) -> bool {
     let m = |x: &Expr| mentions(x, id);
@@ -500,12 +508,7 @@ impl Checker<'_> {
 
     /// `count(q)`, `sum(q)` … over a query the engine can run alone: returns the
     /// aggregate expression, or the query as a list for the ordinary builtin.
-    pub(super) fn aggregate_arg(
-        &mut self,
-        name: &str,
-        q: &ast::Query,
-        span: Span,
-    ) -> Result<Expr, Expr> {
+    pub(super) fn aggregate_arg(&mut self, name: &str, q: &ast::Query, span: Span) -> AggArg {
         let c = self.query(q, span);
         let list_ty = Ty::List(Box::new(c.select_ty.clone()));
         let qspan = span;
@@ -538,11 +541,11 @@ impl Checker<'_> {
         match (engine_ok, agg, c.query.source) {
             (true, Some((agg, ty)), QuerySource::Table { mut desc, args, .. }) => {
                 desc.agg = agg;
-                Ok(Expr::new(E::DbAggregate { desc, args }, ty, span))
+                AggArg::Engine(Expr::new(E::DbAggregate { desc, args }, ty, span))
             }
             (_, _, source) => {
                 let query = tir::Query { source, ..c.query };
-                Err(Expr::new(E::Query(Box::new(query)), list_ty, qspan))
+                AggArg::List(Expr::new(E::Query(Box::new(query)), list_ty, qspan))
             }
         }
     }
