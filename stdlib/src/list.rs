@@ -190,7 +190,8 @@ fn contains_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn sum_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("sum_int", argv)?;
     let mut total: i64 = 0;
-    for x in list_ref(xs)?.iter() {
+    // nil elements (a list of `?Int`) are skipped, as SQL's SUM skips NULL.
+    for x in list_ref(xs)?.iter().filter(|v| !matches!(v, Value::Nil)) {
         let x = int(x)?;
         total = total.checked_add(x).ok_or_else(|| {
             trap(
@@ -206,7 +207,7 @@ fn sum_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn sum_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("sum_float", argv)?;
     let mut total = 0.0;
-    for x in list_ref(xs)?.iter() {
+    for x in list_ref(xs)?.iter().filter(|v| !matches!(v, Value::Nil)) {
         total += float(x)?;
     }
     Ok(Value::Float(total))
@@ -216,10 +217,13 @@ fn sum_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// nil on empty. Floats combine as `min(a, b)`/`max(a, b)` do: a NaN anywhere makes the
 /// result NaN.
 fn extreme(xs: &Value, want: Ordering) -> Result<Value, Stop> {
-    let xs = list_ref(xs)?;
-    if let Some(v) = xs.iter().find(|v| matches!(v, Value::Nil)) {
-        return Err(expected("Int, Float or Text elements", v));
-    }
+    let list = list_ref(xs)?;
+    // nil elements (a list of `?T`) are skipped; all nil is like empty.
+    let xs: Vec<Value> = list
+        .iter()
+        .filter(|v| !matches!(v, Value::Nil))
+        .cloned()
+        .collect();
     ordered_kind(&xs)?;
     let mut rest = xs.iter();
     let Some(mut best) = rest.next().cloned() else {
@@ -255,15 +259,17 @@ fn max_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn avg_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("avg_int", argv)?;
     let xs = list_ref(xs)?;
-    if xs.is_empty() {
+    let mut total: i128 = 0;
+    let mut n = 0usize;
+    for x in xs.iter().filter(|v| !matches!(v, Value::Nil)) {
+        total += i128::from(int(x)?);
+        n += 1;
+    }
+    if n == 0 {
         return Ok(Value::Nil);
     }
-    let mut total: i128 = 0;
-    for x in xs.iter() {
-        total += i128::from(int(x)?);
-    }
     // Lossy on purpose: the average is a Float. Both conversions round to nearest.
-    Ok(Value::Float(total as f64 / xs.len() as f64))
+    Ok(Value::Float(total as f64 / n as f64))
 }
 
 /// `avg(xs) -> ?Float` over Float elements: the left-to-right sum divided by the count;
@@ -271,14 +277,16 @@ fn avg_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn avg_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("avg_float", argv)?;
     let xs = list_ref(xs)?;
-    if xs.is_empty() {
+    let mut total = 0.0;
+    let mut n = 0usize;
+    for x in xs.iter().filter(|v| !matches!(v, Value::Nil)) {
+        total += float(x)?;
+        n += 1;
+    }
+    if n == 0 {
         return Ok(Value::Nil);
     }
-    let mut total = 0.0;
-    for x in xs.iter() {
-        total += float(x)?;
-    }
-    Ok(Value::Float(total / xs.len() as f64))
+    Ok(Value::Float(total / n as f64))
 }
 
 /// `first(xs) -> ?T`: the first element; nil on empty.
@@ -519,21 +527,13 @@ mod tests {
         assert_shows(call("min_list", &[floats(&[1.0, f64::NAN, 0.0])]), "NaN");
         assert_shows(call("max_list", &[floats(&[f64::NAN, 1.0])]), "NaN");
         assert_shows(call("max_list", &[floats(&[7.0])]), "7.0");
-        assert_trap(
-            call("min_list", &[list(vec![Value::Nil, i(1)])]),
-            TrapKind::Fail,
-            "internal: ",
-        );
-        assert_trap(
-            call("max_list", &[list(vec![Value::Nil])]),
-            TrapKind::Fail,
-            "internal: ",
-        );
-        assert_trap(
-            call("max_list", &[list(vec![i(1), Value::Nil])]),
-            TrapKind::Fail,
-            "internal: ",
-        );
+        // nil elements (a `multi ?T`) are skipped; only nils is like empty.
+        assert_shows(call("min_list", &[list(vec![Value::Nil, i(1)])]), "1");
+        assert_shows(call("max_list", &[list(vec![Value::Nil])]), "nil");
+        assert_shows(call("max_list", &[list(vec![i(1), Value::Nil, i(4)])]), "4");
+        assert_shows(call("sum_int", &[list(vec![Value::Nil, i(2), i(3)])]), "5");
+        assert_shows(call("avg_int", &[list(vec![Value::Nil, i(2), i(4)])]), "3.0");
+        assert_shows(call("avg_float", &[list(vec![Value::Nil])]), "nil");
     }
 
     #[test]

@@ -260,7 +260,7 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
         "min" | "max" => {
             let is_min = name == "min";
             match n {
-                1 => match elem(&tys[0]) {
+                1 => match elem(&tys[0]).map(|t| t.strip().clone()) {
                     Some(t @ (Int | Float | Text)) => {
                         r(if is_min { "min_list" } else { "max_list" }, a, Ty::nullable(t))
                     }
@@ -425,10 +425,11 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                 "count" => r("count", a, Int),
                 "exists" => r("exists", a, Bool),
                 "first" => r("first", a, Ty::nullable(e)),
-                "sum" if e == Int => r("sum_int", a, Int),
-                "sum" if e == Float => r("sum_float", a, Float),
-                "avg" if e == Int => r("avg_int", a, Ty::nullable(Float)),
-                "avg" if e == Float => r("avg_float", a, Ty::nullable(Float)),
+                // nil elements (`multi ?Int`) are skipped, as SQL's aggregates skip NULL.
+                "sum" if *e.strip() == Int => r("sum_int", a, Int),
+                "sum" if *e.strip() == Float => r("sum_float", a, Float),
+                "avg" if *e.strip() == Int => r("avg_int", a, Ty::nullable(Float)),
+                "avg" if *e.strip() == Float => r("avg_float", a, Ty::nullable(Float)),
                 "sum" | "avg" => Err(format!(
                     "`{name}` takes a list of Int or Float, found {}",
                     c.tyname(&tys[0])

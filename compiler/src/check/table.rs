@@ -523,7 +523,8 @@ impl Checker<'_> {
             None => None,
             Some(e) => column_of(e, var),
         };
-        let agg = match (name, &c.query.select, sel_col, c.select_ty.clone()) {
+        // The engine skips nil values, like the list aggregates.
+        let agg = match (name, &c.query.select, sel_col, c.select_ty.strip().clone()) {
             ("count", None, _, _) => Some((QueryAgg::Count, Ty::Int)),
             ("exists", None, _, _) => Some((QueryAgg::Exists, Ty::Bool)),
             ("sum", Some(_), Some(col), t @ (Ty::Int | Ty::Float)) => Some((QueryAgg::Sum(col), t)),
