@@ -116,7 +116,7 @@ pub(crate) fn call(
     }
     let mut checked: Vec<Expr> = Vec::new();
     if let (
-        ["count" | "exists" | "sum" | "min" | "max" | "avg"],
+        ["count" | "exists" | "sum" | "min" | "max" | "avg" | "first"],
         [ast::Expr {
             kind: ast::ExprKind::Query(q),
             span: qspan,

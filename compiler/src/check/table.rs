@@ -525,8 +525,13 @@ impl Checker<'_> {
         };
         // The engine skips nil values, like the list aggregates.
         let agg = match (name, &c.query.select, sel_col, c.select_ty.strip().clone()) {
-            ("count", None, _, _) => Some((QueryAgg::Count, Ty::Int)),
-            ("exists", None, _, _) => Some((QueryAgg::Exists, Ty::Bool)),
+            // Selecting a column cannot trap or change the count.
+            ("count", None, _, _) | ("count", Some(_), Some(_), _) => {
+                Some((QueryAgg::Count, Ty::Int))
+            }
+            ("exists", None, _, _) | ("exists", Some(_), Some(_), _) => {
+                Some((QueryAgg::Exists, Ty::Bool))
+            }
             ("sum", Some(_), Some(col), t @ (Ty::Int | Ty::Float)) => Some((QueryAgg::Sum(col), t)),
             ("min", Some(_), Some(col), t @ (Ty::Int | Ty::Float | Ty::Text)) => {
                 Some((QueryAgg::Min(col), Ty::nullable(t)))
@@ -544,7 +549,22 @@ impl Checker<'_> {
                 desc.agg = agg;
                 AggArg::Engine(Expr::new(E::DbAggregate { desc, args }, ty, span))
             }
-            (_, _, source) => {
+            (_, _, mut source) => {
+                // `first(q)` needs one row: when the engine does all the filtering and
+                // ordering, it stops after the first (`take 1`).
+                let pushable_first = name == "first"
+                    && c.query.residual.is_empty()
+                    && c.query.order.is_empty()
+                    && c.query.skip.is_none()
+                    && c.query.take.is_none();
+                if let (true, QuerySource::Table { desc, args, .. }) = (pushable_first, &mut source)
+                {
+                    if desc.take.is_none() {
+                        args.push(Expr::new(E::Int(1), Ty::Int, span));
+                        desc.take = Some(u16::try_from(args.len() - 1).unwrap_or(u16::MAX));
+                        desc.n_args = u16::try_from(args.len()).unwrap_or(u16::MAX);
+                    }
+                }
                 let query = tir::Query { source, ..c.query };
                 AggArg::List(Expr::new(E::Query(Box::new(query)), list_ty, qspan))
             }
