@@ -58,7 +58,9 @@ fn usage_errors_exit_64() {
     let cases: &[&[&str]] = &[
         &[],
         &["repl"],
-        &["db", "verify", "x"],
+        &["db"],
+        &["db", "verify"],
+        &["db", "frobnicate", "x"],
         &["frobnicate"],
         &["--bogus"],
         &["run"],
@@ -203,6 +205,16 @@ fn check_reports_all_programs() {
     res.expect_status(66);
     assert!(res.stderr.contains("one.wo:2:"), "{}", res.stderr);
     assert!(res.stderr.contains("`missing.wo`"), "{}", res.stderr);
+}
+
+#[test]
+fn db_commands_on_a_missing_directory_exit_66() {
+    let dir = scratch_dir("db-missing");
+    for sub in ["verify", "checkpoint"] {
+        let res = run_wo(&dir, &["db", sub, "nodir"]);
+        res.expect_status(66);
+        assert!(res.stderr.contains("`nodir`"), "{}", res.stderr);
+    }
 }
 
 #[test]

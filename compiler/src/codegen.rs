@@ -159,6 +159,17 @@ fn idx32(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
 }
 
+/// The comparison with its operands swapped: `a < b` is `b > a`.
+fn swap(c: Cmp) -> Cmp {
+    match c {
+        Cmp::Lt => Cmp::Gt,
+        Cmp::Gt => Cmp::Lt,
+        Cmp::Le => Cmp::Ge,
+        Cmp::Ge => Cmp::Le,
+        Cmp::Eq | Cmp::Ne => c,
+    }
+}
+
 fn negate(c: Cmp) -> Cmp {
     match c {
         Cmp::Eq => Cmp::Ne,
@@ -237,6 +248,7 @@ impl FnGen {
             | Op::JumpIfNil { t: x, .. }
             | Op::JumpIfNotNil { t: x, .. }
             | Op::JumpUnlessCmpInt { t: x, .. }
+            | Op::JumpUnlessCmpIntImm { t: x, .. }
             | Op::TryEnter { t: x, .. } => *x = t,
             _ => {}
         }
@@ -854,6 +866,27 @@ impl<'a> Gen<'a> {
                 }
             }
             E::Binary(BinOp::CmpInt(op), l, r) => {
+                // Against a constant that fits the immediate (on either side: a literal
+                // has no effects, so the operands may trade places), no register is
+                // loaded with the constant on every test.
+                let imm = |e: &Expr| match e.kind {
+                    E::Int(v) => i32::try_from(v).ok(),
+                    _ => None,
+                };
+                let (x, v, cmp) = match (imm(r), imm(l)) {
+                    (Some(v), _) => (l, Some(v), *op),
+                    (None, Some(v)) => (r, Some(v), swap(*op)),
+                    (None, None) => (l, None, *op),
+                };
+                if let Some(v) = v {
+                    let mark = f.next;
+                    let b = self.expr(f, x, None);
+                    f.next = mark;
+                    let op = if when { negate(cmp) } else { cmp };
+                    let j = f.emit(Op::JumpUnlessCmpIntImm { b, v, op, t: Pc(0) });
+                    f.cur = saved;
+                    return vec![j];
+                }
                 let mark = f.next;
                 let b = self.expr(f, l, None);
                 let c = self.expr(f, r, None);
@@ -1190,18 +1223,18 @@ impl<'a> Gen<'a> {
                 return a;
             }
             BinOp::AddInt | BinOp::SubInt => {
-                if let E::Int(v) = r.kind {
-                    let v = if op == BinOp::SubInt {
-                        v.checked_neg()
+                if let Some(v) = match r.kind {
+                    E::Int(v) => i32::try_from(v).ok(),
+                    _ => None,
+                } {
+                    let b = self.expr(f, l, None);
+                    let a = f.target(dst);
+                    f.emit(if op == BinOp::SubInt {
+                        Op::SubIntImm { a, b, v }
                     } else {
-                        Some(v)
-                    };
-                    if let Some(v) = v.and_then(|v| i32::try_from(v).ok()) {
-                        let b = self.expr(f, l, None);
-                        let a = f.target(dst);
-                        f.emit(Op::AddIntImm { a, b, v });
-                        return a;
-                    }
+                        Op::AddIntImm { a, b, v }
+                    });
+                    return a;
                 }
             }
             _ => {}

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use wo_vm::{display, Host, Stop, TrapKind, Value};
 
-use crate::{args, boolean, float, float_order, int, internal, new_text, text, trap, Native};
+use crate::{args, boolean, float, float_order, int, internal, text, trap, Native};
 
 pub(crate) const NATIVES: &[Native] = &[
     ("print", print),
@@ -57,10 +57,7 @@ fn print_err(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// `text(v)`: any value as Text by the printing rules (Text itself unchanged).
 fn to_text(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [v] = args("text", argv)?;
-    if let Value::Text(_) = v {
-        return Ok(v.clone());
-    }
-    Ok(new_text(display::to_text(v, &host.classes)))
+    Ok(Value::Text(display::text_of(v, &host.classes)))
 }
 
 /// `parse_int(t) -> ?Int`: an optional `+` or `-` and one or more ASCII decimal digits,

@@ -14,6 +14,7 @@
 use std::cell::{Ref, RefCell, RefMut};
 use std::rc::Rc;
 
+use wo_vm::value::KeyRef;
 use wo_vm::{Key, MapData, NativeFn, Stop, Trap, TrapKind, Value};
 
 mod core;
@@ -172,6 +173,11 @@ fn key(v: &Value) -> Result<Key, Stop> {
         Value::Text(t) => Ok(Key::Text(t.clone())),
         _ => Err(expected("a map key (Int, Bool or Text)", v)),
     }
+}
+
+/// `v` as a borrowed map key, for lookups (no `Rc` clone).
+fn key_ref(v: &Value) -> Result<KeyRef<'_>, Stop> {
+    KeyRef::of(v).ok_or_else(|| expected("a map key (Int, Bool or Text)", v))
 }
 
 /// A map key as a value again.

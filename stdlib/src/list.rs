@@ -532,7 +532,10 @@ mod tests {
         assert_shows(call("max_list", &[list(vec![Value::Nil])]), "nil");
         assert_shows(call("max_list", &[list(vec![i(1), Value::Nil, i(4)])]), "4");
         assert_shows(call("sum_int", &[list(vec![Value::Nil, i(2), i(3)])]), "5");
-        assert_shows(call("avg_int", &[list(vec![Value::Nil, i(2), i(4)])]), "3.0");
+        assert_shows(
+            call("avg_int", &[list(vec![Value::Nil, i(2), i(4)])]),
+            "3.0",
+        );
         assert_shows(call("avg_float", &[list(vec![Value::Nil])]), "nil");
     }
 

@@ -5,9 +5,10 @@
 
 use std::fmt::Write as _;
 
-use wo_vm::{display, Host, Key, Stop, TrapKind, Value};
+use wo_vm::value::KeyRef;
+use wo_vm::{display, Host, Stop, TrapKind, Value};
 
-use crate::{args, key, key_value, map_mut, map_ref, new_list, trap, Native};
+use crate::{args, key, key_ref, key_value, map_mut, map_ref, new_list, trap, Native};
 
 pub(crate) const NATIVES: &[Native] = &[
     ("len_map", len_map),
@@ -21,16 +22,16 @@ pub(crate) const NATIVES: &[Native] = &[
 
 /// A key as it appears in messages: printed as inside a map (Text quoted with the §2
 /// escapes, so `key "a\"b" not found`).
-fn key_text(k: &Key) -> String {
+fn key_text(k: KeyRef<'_>) -> String {
     let mut out = String::new();
     match k {
-        Key::Int(i) => {
+        KeyRef::Int(i) => {
             let _ = write!(out, "{i}");
         }
-        Key::Bool(b) => {
+        KeyRef::Bool(b) => {
             let _ = write!(out, "{b}");
         }
-        Key::Text(t) => display::write_quoted(&mut out, t),
+        KeyRef::Text(t) => display::write_quoted(&mut out, t),
     }
     out
 }
@@ -46,17 +47,17 @@ fn len_map(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// `has(m, k)`: whether `k` is a key of `m`.
 fn has(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m, k] = args("has", argv)?;
-    Ok(Value::Bool(map_ref(m)?.contains_key(&key(k)?)))
+    Ok(Value::Bool(map_ref(m)?.contains_key(&key_ref(k)?)))
 }
 
 /// `get(m, k) -> V`: the value for `k`; traps KEY when `k` is absent.
 fn get(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m, k] = args("get", argv)?;
-    let k = key(k)?;
+    let k = key_ref(k)?;
     map_ref(m)?
         .get(&k)
         .cloned()
-        .ok_or_else(|| trap(TrapKind::Key, format!("key {} not found", key_text(&k))))
+        .ok_or_else(|| trap(TrapKind::Key, format!("key {} not found", key_text(k))))
 }
 
 /// `set(m, k, v)`: a new key goes last; an existing key keeps its position.
@@ -70,7 +71,7 @@ fn set(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// of the other keys.
 fn remove(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m, k] = args("remove", argv)?;
-    map_mut(m)?.shift_remove(&key(k)?);
+    map_mut(m)?.shift_remove(&key_ref(k)?);
     Ok(Value::Nil)
 }
 

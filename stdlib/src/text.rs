@@ -135,17 +135,22 @@ fn split(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn join(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs, sep] = args("join", argv)?;
     let (xs, sep) = (list_ref(xs)?, text(sep)?);
-    let parts = xs.iter().map(text).collect::<Result<Vec<_>, _>>()?;
-    let n_bytes = parts.iter().try_fold(0usize, |n, p| n.checked_add(p.len()));
-    let n_seps = parts.len().saturating_sub(1);
+    // Two passes over the list (types and size, then the bytes), so no vector of the
+    // parts is built on the way.
+    let mut n_bytes = Some(0usize);
+    for x in xs.iter() {
+        let len = text(x)?.len();
+        n_bytes = n_bytes.and_then(|n| n.checked_add(len));
+    }
+    let n_seps = xs.len().saturating_sub(1);
     let n_bytes = n_bytes.and_then(|n| n.checked_add(sep.len().checked_mul(n_seps)?));
     check_size("join", n_bytes)?;
     let mut out = String::with_capacity(n_bytes.unwrap_or(0));
-    for (i, p) in parts.iter().enumerate() {
+    for (i, x) in xs.iter().enumerate() {
         if i > 0 {
             out.push_str(sep);
         }
-        out.push_str(p);
+        out.push_str(text(x)?);
     }
     Ok(new_text(out))
 }

@@ -8,6 +8,7 @@
 //! `Employee(3)`, in every context. Nesting deeper than
 //! [`MAX_DEPTH`] is also cut to `…`, so printing never overflows the Rust stack.
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
@@ -17,6 +18,92 @@ use crate::value::{Key, Value};
 
 /// How deep lists, maps and objects are printed before the rest is written as `…`.
 pub const MAX_DEPTH: usize = 512;
+
+/// How many small Ints (`0`, `1`, … ) have their Text made once per thread and shared.
+const N_SMALL_INTS: i64 = 256;
+
+thread_local! {
+    /// The Texts of `0 … N_SMALL_INTS - 1`: `text(i % 10)` and friends allocate nothing
+    /// (CPython does the same for one-character strings). Text is immutable and
+    /// compared by content, so sharing is invisible to scripts.
+    static SMALL_INT_TEXTS: Box<[Rc<str>]> = (0..N_SMALL_INTS)
+        .map(|i| {
+            let mut out = String::new();
+            write_int(&mut out, i);
+            Rc::from(out)
+        })
+        .collect();
+    /// Where [`int_text`] writes the digits before they become a Text.
+    static INT_BUF: RefCell<String> = RefCell::new(String::with_capacity(20));
+}
+
+/// `v` as a Text value by the printing rules: Text itself (shared, not copied), an Int
+/// with one allocation (none for a small one), anything else through the printer.
+/// `text(v)`, `TO_TEXT` and interpolation go through here.
+pub fn text_of(v: &Value, classes: &[Class]) -> Rc<str> {
+    match v {
+        Value::Text(t) => t.clone(),
+        Value::Int(i) => int_text(*i),
+        Value::Bool(b) => Rc::from(if *b { "true" } else { "false" }),
+        Value::Nil => Rc::from("nil"),
+        _ => {
+            let mut out = String::new();
+            write_value(&mut out, v, classes, false);
+            Rc::from(out)
+        }
+    }
+}
+
+/// An Int's decimal Text.
+pub fn int_text(i: i64) -> Rc<str> {
+    match usize::try_from(i) {
+        Ok(small) if i < N_SMALL_INTS => SMALL_INT_TEXTS.with(|t| t[small].clone()),
+        _ => INT_BUF.with(|buf| match buf.try_borrow_mut() {
+            Ok(mut buf) => {
+                buf.clear();
+                write_int(&mut buf, i);
+                Rc::from(buf.as_str())
+            }
+            Err(_) => {
+                let mut out = String::new();
+                write_int(&mut out, i);
+                Rc::from(out)
+            }
+        }),
+    }
+}
+
+/// Appends an Int's decimal digits (and sign) to `out`, without the formatter: the
+/// number is cut into base-100 digits, each written as two characters of a table.
+pub fn write_int(out: &mut String, i: i64) {
+    const PAIRS: &str = "0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    let pair = |d: u64| {
+        let at = d as usize * 2;
+        &PAIRS[at..at + 2]
+    };
+    // Base-100 digits below the leading one, least significant first (an i64 has at
+    // most 19 decimal digits: a leading one or two and up to 9 pairs).
+    let mut low = [0u64; 9];
+    let mut n_low = 0;
+    let mut n = i.unsigned_abs();
+    while n >= 100 {
+        low[n_low] = n % 100;
+        n /= 100;
+        n_low += 1;
+    }
+    out.reserve(20);
+    if i < 0 {
+        out.push('-');
+    }
+    out.push_str(if n >= 10 { pair(n) } else { &pair(n)[1..] });
+    for &d in low[..n_low].iter().rev() {
+        out.push_str(pair(d));
+    }
+}
 
 /// `v` as Text by the printing rules (Text itself unquoted).
 pub fn to_text(v: &Value, classes: &[Class]) -> String {
@@ -86,9 +173,7 @@ impl Printer<'_> {
         match v {
             Value::Nil => self.out.push_str("nil"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => {
-                let _ = write!(self.out, "{i}");
-            }
+            Value::Int(i) => write_int(self.out, *i),
             Value::Float(f) => write_float(self.out, *f),
             Value::Text(t) => {
                 if quoted {
@@ -140,9 +225,7 @@ impl Printer<'_> {
                             self.out.push_str(", ");
                         }
                         match k {
-                            Key::Int(n) => {
-                                let _ = write!(self.out, "{n}");
-                            }
+                            Key::Int(n) => write_int(self.out, *n),
                             Key::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
                             Key::Text(t) => write_quoted(self.out, t),
                         }

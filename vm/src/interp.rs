@@ -32,7 +32,9 @@ use wo_bytecode::{Const, Image, Op};
 
 use crate::database::{self, Database, DbStop};
 use crate::display;
-use crate::value::{ErrorValue, Host, Key, MapData, NativeFn, Object, Stop, Trap, TrapKind, Value};
+use crate::value::{
+    ErrorValue, Host, Key, KeyRef, MapData, NativeFn, Object, Stop, Trap, TrapKind, Value,
+};
 use crate::{LinkError, StackFrame};
 
 /// The most frames one fiber may hold; a call beyond it traps `STACK`.
@@ -42,6 +44,14 @@ pub const MAX_REGS: usize = 1 << 22;
 /// Instructions (counted on back edges and calls) a fiber runs before [`Vm::resume`]
 /// returns [`Status::Yield`].
 pub const BUDGET: u32 = 1 << 16;
+
+/// The register window of an image whose functions all have at most this many
+/// registers (almost every image): the current frame is seen as a `[Value; 256]`, so a
+/// register operand masked to its low byte indexes it without a bounds check.
+const NARROW: usize = 256;
+/// The register window of any other image: a `u16` register indexes `[Value; 65536]`
+/// without a check. The register file then keeps 1.5 MB spare above the top frame.
+const WIDE: usize = 1 << 16;
 
 /// One activation: which function, where it continues, where its registers start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +134,12 @@ pub struct Vm<'img> {
     pub(crate) database: Database,
     /// The id the next fiber gets.
     next_fiber: std::cell::Cell<u64>,
+    /// Where `CONCAT` and `CONCAT_N` build their result before it becomes a Text (kept
+    /// between instructions so building a Text costs one allocation, not two).
+    scratch: String,
+    /// Whether some function has more than [`NARROW`] registers (the loop then runs
+    /// with the [`WIDE`] window).
+    wide: bool,
 }
 
 impl<'img> Vm<'img> {
@@ -180,6 +196,11 @@ impl<'img> Vm<'img> {
             host,
             database,
             next_fiber: std::cell::Cell::new(0),
+            scratch: String::new(),
+            wide: image
+                .functions
+                .iter()
+                .any(|f| usize::from(f.n_regs) > NARROW),
         })
     }
 
@@ -200,8 +221,9 @@ impl<'img> Vm<'img> {
             .functions
             .get(func as usize)
             .ok_or_else(|| format!("no function {func}"))?;
-        let n = usize::from(f.n_regs).max(usize::from(f.arity)).max(1);
-        let mut regs = vec![Value::Nil; n.max(256)];
+        // The window of the first frame starts at 0.
+        let window = if self.wide { WIDE } else { NARROW };
+        let mut regs = vec![Value::Nil; window];
         for (slot, a) in regs.iter_mut().zip(args).take(usize::from(f.arity)) {
             *slot = a;
         }
@@ -226,7 +248,12 @@ impl<'img> Vm<'img> {
     pub fn resume(&mut self, fiber: &mut Fiber, budget: u32) -> Status {
         let mut budget = budget.max(1);
         loop {
-            match self.exec(fiber, &mut budget) {
+            let step = if self.wide {
+                self.exec::<WIDE>(fiber, &mut budget)
+            } else {
+                self.exec::<NARROW>(fiber, &mut budget)
+            };
+            match step {
                 Step::Done(v) => {
                     if self.database.tx.is_some_and(|tx| tx.fiber == fiber.id) {
                         self.database.fiber_ended(fiber.id);
@@ -322,15 +349,19 @@ impl<'img> Vm<'img> {
         None
     }
 
-    /// The instruction loop.
+    /// The instruction loop. The current frame's registers are a window of `W`
+    /// registers (a power of two at least as large as every function's register count),
+    /// so `R[r]` is `fr[r & (W - 1)]` and needs no bounds check: the register file
+    /// always extends at least `W` registers past the current frame's base.
     #[allow(clippy::too_many_lines)] // one arm per opcode reads best as one match
-    fn exec(&mut self, fiber: &mut Fiber, budget: &mut u32) -> Step {
+    fn exec<const W: usize>(&mut self, fiber: &mut Fiber, budget: &mut u32) -> Step {
         let image: &'img Image = self.image;
         let consts = &self.consts[..];
         let natives = &self.natives[..];
         let globals = &mut self.globals;
         let host = &mut self.host;
         let database = &mut self.database;
+        let scratch = &mut self.scratch;
         let Fiber {
             id: fiber_id,
             regs,
@@ -345,11 +376,11 @@ impl<'img> Vm<'img> {
         let mut pc = cur.pc as usize;
         let mut base = cur.base as usize;
         let mut left = *budget;
+        if regs.len() < base + W {
+            grow(regs, base + W);
+        }
         // The current frame's registers: `fr[r]` is `R[r]`.
-        let Some(mut fr) = regs.get_mut(base..base + usize::from(image.functions[func].n_regs))
-        else {
-            return Step::Fault("internal error: frame outside the register file".into());
-        };
+        let mut fr = window::<W>(regs, base);
 
         // Saves the current frame into the fiber.
         macro_rules! save {
@@ -388,7 +419,7 @@ impl<'img> Vm<'img> {
         }
         macro_rules! r {
             ($x:expr) => {
-                fr[$x.0 as usize]
+                fr[usize::from($x.0) & (W - 1)]
             };
         }
         macro_rules! int {
@@ -460,7 +491,7 @@ impl<'img> Vm<'img> {
         }
 
         loop {
-            let Some(&op) = code.get(pc) else {
+            let Some(op) = code.get(pc) else {
                 save!();
                 return Step::Fault(format!(
                     "internal error: function `{}` ran past its end",
@@ -469,7 +500,7 @@ impl<'img> Vm<'img> {
             };
             let at = pc;
             pc += 1;
-            match op {
+            match *op {
                 Op::Nop {} => {}
                 Op::Move { a, b } => {
                     let v = r!(b).clone();
@@ -506,6 +537,13 @@ impl<'img> Vm<'img> {
                     Value::Int(x) => match x.checked_add(i64::from(v)) {
                         Some(s) => set_int(&mut r!(a), s),
                         None => trap!(Overflow, "integer overflow in `+`"),
+                    },
+                    other => fault!("expected Int, found {}", type_name(other)),
+                },
+                Op::SubIntImm { a, b, v } => match &r!(b) {
+                    Value::Int(x) => match x.checked_sub(i64::from(v)) {
+                        Some(s) => set_int(&mut r!(a), s),
+                        None => trap!(Overflow, "integer overflow in `-`"),
                     },
                     other => fault!("expected Int, found {}", type_name(other)),
                 },
@@ -566,11 +604,12 @@ impl<'img> Vm<'img> {
                 }
 
                 Op::Concat { a, b, c } => {
+                    // Built in the scratch buffer, so the only allocation is the Text's.
                     let (x, y) = (text!(b), text!(c));
-                    let mut s = String::with_capacity(x.len() + y.len());
-                    s.push_str(x);
-                    s.push_str(y);
-                    r!(a) = Value::Text(Rc::from(s));
+                    scratch.clear();
+                    scratch.push_str(x);
+                    scratch.push_str(y);
+                    r!(a) = Value::Text(take_text(scratch));
                 }
                 Op::ConcatN { a, b, n } => {
                     let lo = b.index();
@@ -582,19 +621,17 @@ impl<'img> Vm<'img> {
                             other => fault!("expected Text, found {}", type_name(other)),
                         }
                     }
-                    let mut s = String::with_capacity(len);
+                    scratch.clear();
+                    scratch.reserve(len);
                     for p in parts {
                         if let Value::Text(t) = p {
-                            s.push_str(t);
+                            scratch.push_str(t);
                         }
                     }
-                    r!(a) = Value::Text(Rc::from(s));
+                    r!(a) = Value::Text(take_text(scratch));
                 }
                 Op::ToText { a, b } => {
-                    let v = match &r!(b) {
-                        Value::Text(t) => Value::Text(t.clone()),
-                        other => Value::Text(Rc::from(display::to_text(other, &host.classes))),
-                    };
+                    let v = Value::Text(display::text_of(&r!(b), &host.classes));
                     r!(a) = v;
                 }
 
@@ -632,16 +669,27 @@ impl<'img> Vm<'img> {
                         back_edge!(t, at);
                     }
                 }
+                Op::JumpUnlessCmpIntImm { b, v, op, t } => {
+                    let hold = match &r!(b) {
+                        Value::Int(x) => op.test(x, &i64::from(v)),
+                        other => fault!("expected Int, found {}", type_name(other)),
+                    };
+                    if !hold {
+                        back_edge!(t, at);
+                    }
+                }
 
                 Op::Call { f, base: b } => {
                     let callee = &image.functions[f.index()];
-                    let new_base = base + b.index();
-                    let top = new_base + usize::from(callee.n_regs);
-                    if frames.len() + 1 >= MAX_FRAMES || top > MAX_REGS {
+                    let new_base = base + (usize::from(b.0) & (W - 1));
+                    if frames.len() + 1 >= MAX_FRAMES {
                         trap!(Stack, format!("call depth limit of {MAX_FRAMES} exceeded"));
                     }
-                    if top > regs.len() {
-                        grow(regs, top);
+                    if new_base + W > regs.len() {
+                        if new_base + usize::from(callee.n_regs) > MAX_REGS {
+                            trap!(Stack, format!("call depth limit of {MAX_FRAMES} exceeded"));
+                        }
+                        grow(regs, new_base + W);
                     }
                     // Registers past the arguments keep whatever an earlier frame left
                     // there: code must write a register before reading it.
@@ -654,7 +702,7 @@ impl<'img> Vm<'img> {
                     code = &callee.code;
                     pc = 0;
                     base = new_base;
-                    fr = &mut regs[new_base..top];
+                    fr = window::<W>(regs, new_base);
                     left -= 1;
                     if left == 0 {
                         save!();
@@ -679,7 +727,7 @@ impl<'img> Vm<'img> {
                 Op::Ret { a } => {
                     // The result goes to the callee's R[0], which is the caller's R[b];
                     // a swap moves it there without dropping anything.
-                    fr.swap(0, a.index());
+                    fr.swap(0, usize::from(a.0) & (W - 1));
                     match frames.pop() {
                         None => {
                             save!();
@@ -692,7 +740,7 @@ impl<'img> Vm<'img> {
                             code = &f.code;
                             pc = caller.pc as usize;
                             base = caller.base as usize;
-                            fr = &mut regs[base..base + usize::from(f.n_regs)];
+                            fr = window::<W>(regs, base);
                         }
                     }
                 }
@@ -709,7 +757,7 @@ impl<'img> Vm<'img> {
                         code = &f.code;
                         pc = caller.pc as usize;
                         base = caller.base as usize;
-                        fr = &mut regs[base..base + usize::from(f.n_regs)];
+                        fr = window::<W>(regs, base);
                     }
                 },
                 Op::TryEnter { t, err } => handlers.push(Handler {
@@ -794,7 +842,7 @@ impl<'img> Vm<'img> {
                 Op::MapGet { a, b, c } => {
                     let v = match (&r!(b), &r!(c)) {
                         (Value::Map(m), k) => {
-                            let Some(k) = to_key(k) else {
+                            let Some(k) = KeyRef::of(k) else {
                                 fault!("a map key cannot be {}", type_name(k));
                             };
                             m.borrow().get(&k).cloned().unwrap_or_default()
@@ -925,11 +973,35 @@ fn fault_step(image: &Image, func: usize, at: usize, what: std::fmt::Arguments<'
     ))
 }
 
-/// Grows the register file to at least `top` (in chunks, never past [`MAX_REGS`]).
+/// Grows the register file to at least `top` (in chunks; doubling stops at
+/// [`MAX_REGS`], beyond which only the window of the last frame is added).
 #[cold]
 fn grow(regs: &mut Vec<Value>, top: usize) {
-    let want = (regs.len() * 2).max(top).min(MAX_REGS).max(top);
+    let want = (regs.len() * 2).min(MAX_REGS).max(top);
     regs.resize(want, Value::Nil);
+}
+
+/// The `W` registers from `base`: the current frame's window. The register file always
+/// extends that far (the fiber starts with `W` registers and a call grows it first).
+#[inline(always)]
+fn window<const W: usize>(regs: &mut [Value], base: usize) -> &mut [Value; W] {
+    (&mut regs[base..base + W])
+        .try_into()
+        .expect("a range of W registers is W long")
+}
+
+/// The most bytes the scratch buffer keeps between instructions.
+const SCRATCH_KEEP: usize = 1 << 16;
+
+/// The text built in `scratch` as a Text (one allocation); a buffer that grew for a
+/// long text is given back rather than kept for the rest of the run.
+#[inline]
+fn take_text(scratch: &mut String) -> Rc<str> {
+    let t = Rc::from(scratch.as_str());
+    if scratch.capacity() > SCRATCH_KEEP {
+        *scratch = String::new();
+    }
+    t
 }
 
 /// Drops the handlers of frames above `level` (the frame that just returned).

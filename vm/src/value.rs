@@ -11,11 +11,66 @@ use std::rc::Rc;
 use indexmap::IndexMap;
 
 /// A map key: the key types the checker allows (`Int`, `Text`, `Bool`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Key {
     Int(i64),
     Bool(bool),
     Text(Rc<str>),
+}
+
+/// A map key borrowed from a value, for lookups: it hashes and compares exactly as the
+/// [`Key`] it stands for, so finding a Text key neither clones nor drops an `Rc`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRef<'a> {
+    Int(i64),
+    Bool(bool),
+    Text(&'a str),
+}
+
+impl Key {
+    pub fn as_key_ref(&self) -> KeyRef<'_> {
+        match self {
+            Key::Int(i) => KeyRef::Int(*i),
+            Key::Bool(b) => KeyRef::Bool(*b),
+            Key::Text(t) => KeyRef::Text(t),
+        }
+    }
+}
+
+impl<'a> KeyRef<'a> {
+    /// `v` as a key, when it is of a key type.
+    pub fn of(v: &'a Value) -> Option<KeyRef<'a>> {
+        match v {
+            Value::Int(i) => Some(KeyRef::Int(*i)),
+            Value::Bool(b) => Some(KeyRef::Bool(*b)),
+            Value::Text(t) => Some(KeyRef::Text(t)),
+            _ => None,
+        }
+    }
+}
+
+/// One hasher call per key (a map's keys all have one type, so the variant need not be
+/// hashed): a Text key costs one pass over its bytes.
+impl std::hash::Hash for KeyRef<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match *self {
+            KeyRef::Int(i) => state.write_i64(i),
+            KeyRef::Bool(b) => state.write_u8(u8::from(b)),
+            KeyRef::Text(t) => state.write(t.as_bytes()),
+        }
+    }
+}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_key_ref().hash(state);
+    }
+}
+
+impl indexmap::Equivalent<Key> for KeyRef<'_> {
+    fn equivalent(&self, key: &Key) -> bool {
+        *self == key.as_key_ref()
+    }
 }
 
 pub type MapData = IndexMap<Key, Value, ahash::RandomState>;

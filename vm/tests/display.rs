@@ -197,3 +197,41 @@ fn rows_print_as_class_and_id_in_every_context() {
     let stray = Value::Row(RowRef { class: 9, id: 1 });
     assert_eq!(to_text(&stray, &classes), "?(1)");
 }
+
+/// Ints are written without the formatter (and small ones come from a shared table):
+/// every digit count, both signs, the table's edges and the extremes must read exactly as
+/// Rust's `{}` writes them, alone, inside a list, and as map keys.
+#[test]
+fn ints_print_as_rust_display() {
+    let mut samples = vec![0, 1, 9, 10, 99, 100, 101, 255, 256, 257, 1000, 65_535];
+    samples.extend([
+        i64::MIN,
+        i64::MIN + 1,
+        i64::MAX,
+        -1,
+        -9,
+        -10,
+        -99,
+        -100,
+        -256,
+    ]);
+    let mut p = 1_i64;
+    while let Some(next) = p.checked_mul(10) {
+        samples.extend([p - 1, p, p + 1, -p, 7 * p + 3]);
+        p = next;
+    }
+    for i in samples {
+        let expected = format!("{i}");
+        assert_eq!(&*wo_vm::display::text_of(&Value::Int(i), &[]), expected);
+        assert_eq!(show(&Value::Int(i)), expected);
+        assert_eq!(show(&list(vec![Value::Int(i)])), format!("[{i}]"));
+        assert_eq!(
+            show(&map(vec![(Key::Int(i), Value::Int(i))])),
+            format!("{{{i}: {i}}}")
+        );
+    }
+    // A small Int's Text is shared, not rebuilt.
+    let a = wo_vm::display::text_of(&Value::Int(7), &[]);
+    let b = wo_vm::display::text_of(&Value::Int(7), &[]);
+    assert!(Rc::ptr_eq(&a, &b));
+}

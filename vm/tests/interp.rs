@@ -106,6 +106,23 @@ fn unary_ops_and_their_traps() {
         TrapKind::Overflow,
         "integer overflow in `+`",
     );
+    let sub_imm = Op::SubIntImm {
+        a: r(0),
+        b: r(1),
+        v: 2,
+    };
+    assert_eq!(unary(sub_imm, Const::Int(44)).1, "42\n");
+    assert_trap(
+        &unary(sub_imm, Const::Int(i64::MIN + 1)).0,
+        TrapKind::Overflow,
+        "integer overflow in `-`",
+    );
+    let sub_min = Op::SubIntImm {
+        a: r(0),
+        b: r(1),
+        v: i32::MIN,
+    };
+    assert_eq!(unary(sub_min, Const::Int(-1)).1, "2147483647\n");
     let to_int = Op::FloatToInt { a: r(0), b: r(1) };
     assert_eq!(unary(to_int, Const::Float(-2.9)).1, "-2\n");
     assert_eq!(
@@ -1339,4 +1356,113 @@ fn long_object_chain_drops_without_recursion() {
         &[("Node", &["next"])],
     );
     assert_eq!(run(&img).0, RunResult::Exit(9));
+}
+
+/// `JUMP_UNLESS_CMP_IMM` against each comparison, on both sides of the constant: the
+/// program prints 1 when the jump is not taken and 0 when it is.
+#[test]
+fn compare_with_immediate_branches() {
+    let check = |x: i64, op: Cmp, v: i32| -> bool {
+        let mut code = vec![
+            Op::LoadConst {
+                a: r(1),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::LoadInt { a: r(0), v: 0 },
+            Op::JumpUnlessCmpIntImm {
+                b: r(1),
+                v,
+                op,
+                t: Pc(4),
+            },
+            Op::LoadInt { a: r(0), v: 1 },
+        ];
+        code.extend(print_reg(0, 2));
+        code.push(Op::RetNil {});
+        let img = with_consts(
+            image(vec![func("main", 0, 3, 1, code)]),
+            vec![Const::Int(x)],
+        );
+        match run(&img).1.as_str() {
+            "1\n" => true,
+            "0\n" => false,
+            other => panic!("unexpected output {other:?}"),
+        }
+    };
+    for (x, v) in [
+        (-3, -3),
+        (5, 7),
+        (7, 5),
+        (i64::MIN, i32::MIN),
+        (i64::MAX, i32::MAX),
+    ] {
+        assert_eq!(check(x, Cmp::Lt, v), x < i64::from(v), "{x} < {v}");
+        assert_eq!(check(x, Cmp::Le, v), x <= i64::from(v), "{x} <= {v}");
+        assert_eq!(check(x, Cmp::Gt, v), x > i64::from(v), "{x} > {v}");
+        assert_eq!(check(x, Cmp::Ge, v), x >= i64::from(v), "{x} >= {v}");
+        assert_eq!(check(x, Cmp::Eq, v), x == i64::from(v), "{x} == {v}");
+        assert_eq!(check(x, Cmp::Ne, v), x != i64::from(v), "{x} != {v}");
+    }
+}
+
+/// A function with more than 256 registers makes the interpreter use its wide register
+/// window: registers past 255 stay distinct from the low ones (no aliasing through the
+/// narrow window's mask), also across calls that grow the register file.
+#[test]
+fn functions_with_more_than_256_registers() {
+    // main: r300 = 7; r44 = 1; r1000 = f(r1000 = 35) (f returns its argument + 1);
+    // print r300 + r44 + r1000 = 44.
+    let main = func(
+        "main",
+        0,
+        1200,
+        1,
+        vec![
+            Op::LoadInt { a: r(300), v: 7 },
+            Op::LoadInt { a: r(44), v: 1 },
+            Op::LoadInt { a: r(1000), v: 35 },
+            Op::Call {
+                f: FuncIdx(1),
+                base: r(1000),
+            },
+            Op::AddInt {
+                a: r(2),
+                b: r(300),
+                c: r(44),
+            },
+            Op::AddInt {
+                a: r(2),
+                b: r(2),
+                c: r(1000),
+            },
+            Op::Move {
+                a: r(1100),
+                b: r(2),
+            },
+            Op::CallBuiltin {
+                f: BuiltinIdx(0),
+                base: r(1100),
+                n: 1,
+            },
+            Op::RetNil {},
+        ],
+    );
+    let inc = func(
+        "inc",
+        1,
+        700,
+        10,
+        vec![
+            Op::LoadInt { a: r(600), v: 1 },
+            Op::AddInt {
+                a: r(0),
+                b: r(0),
+                c: r(600),
+            },
+            Op::Ret { a: r(0) },
+        ],
+    );
+    let (res, out) = run(&image(vec![main, inc]));
+    assert_eq!(out, "44\n");
+    assert_eq!(res, RunResult::Exit(0));
 }

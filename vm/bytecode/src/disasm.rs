@@ -177,6 +177,11 @@ fn comment(image: &Image, pc: usize, op: &Op) -> Option<String> {
             op.symbol(),
             back_edge(pc, t)
         )),
+        Op::JumpUnlessCmpIntImm { b, v, op, t } => Some(format!(
+            "unless {b} {} {v} goto {t}{}",
+            op.symbol(),
+            back_edge(pc, t)
+        )),
         Op::Jump { t }
         | Op::JumpIf { t, .. }
         | Op::JumpIfNot { t, .. }

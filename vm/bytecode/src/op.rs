@@ -261,6 +261,8 @@ opcodes! {
     AddIntImm = 0x15, "ADD_INT_IMM" { a: Reg, b: Reg, v: i32 }
     /// `R[a] = -R[b]` on Int; traps OVERFLOW.
     NegInt = 0x16, "NEG_INT" { a: Reg, b: Reg }
+    /// `R[a] = R[b] - v` on Int; traps OVERFLOW.
+    SubIntImm = 0x17, "SUB_INT_IMM" { a: Reg, b: Reg, v: i32 }
     /// `R[a] = R[b] + R[c]` on Float.
     AddFloat = 0x18, "ADD_FLOAT" { a: Reg, b: Reg, c: Reg }
     /// `R[a] = R[b] - R[c]` on Float.
@@ -310,6 +312,8 @@ opcodes! {
     JumpIfNotNil = 0x34, "JUMP_IF_NOT_NIL" { a: Reg, t: Pc }
     /// `if not (R[b] <op> R[c]) { goto t }` on Int: the fused loop test.
     JumpUnlessCmpInt = 0x35, "JUMP_UNLESS_CMP_INT" { b: Reg, c: Reg, op: Cmp, t: Pc }
+    /// `if not (R[b] <op> v) { goto t }` on Int: the fused test against a constant.
+    JumpUnlessCmpIntImm = 0x36, "JUMP_UNLESS_CMP_IMM" { b: Reg, v: i32, op: Cmp, t: Pc }
 
     /// `R[base] = f(R[base] … R[base+arity-1])`: the callee's frame starts at `base`.
     Call = 0x40, "CALL" { f: FuncIdx, base: Reg }

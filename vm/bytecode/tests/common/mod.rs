@@ -653,6 +653,17 @@ pub fn every_op() -> Function {
         },
         Op::TxBegin {},
         Op::TxCommit {},
+        Op::SubIntImm {
+            a: r(1),
+            b: r(2),
+            v: 5,
+        },
+        Op::JumpUnlessCmpIntImm {
+            b: r(3),
+            v: -1,
+            op: Cmp::Lt,
+            t: Pc(1),
+        },
         Op::Ret { a: r(0) },
         Op::RetNil {},
     ];
