@@ -4,8 +4,10 @@
 //! Table `(name Text, age Int, score Float)`, N rows; phases INSERT, point GET by id
 //! (one column, and all three), UPDATE one column by id, DELETE by id, each op wrapped
 //! the way the VM wraps an autocommit statement (savepoint, op, truncate_undo). Each
-//! phase runs 5 times on a fresh database; the median ops/s is printed. Then the
-//! memory per row of a 3-Int-column table and of a 10-character Text table.
+//! phase runs 5 times on a fresh database; the median ops/s is printed. The `… no undo`
+//! phases run the same ops with the undo log off (`Db::set_undo(false)`: an autocommit
+//! statement without a durable log), `insert_cells` with a reused cell buffer. Then
+//! the memory per row of a few tables.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -60,6 +62,10 @@ fn main() {
         "update",
         "delete",
         "insert raw",
+        "insert no undo",
+        "insert_cells no undo",
+        "update no undo",
+        "delete no undo",
     ]
     .iter()
     .map(|s| (*s, Vec::new()))
@@ -132,6 +138,44 @@ fn main() {
             .unwrap();
         }
         res[5].1.push(n as f64 / t0.elapsed().as_secs_f64());
+
+        // The same without undo entries.
+        let mut db = Db::new(person()).unwrap();
+        db.set_undo(false);
+        let t0 = Instant::now();
+        for (i, name) in names.iter().enumerate() {
+            db.insert(
+                0,
+                vec![
+                    Cell::Text(name.clone()),
+                    Cell::Int(i as i64 % 90),
+                    Cell::Float(i as f64 * 0.5),
+                ],
+            )
+            .unwrap();
+        }
+        res[6].1.push(n as f64 / t0.elapsed().as_secs_f64());
+        let mut db2 = Db::new(person()).unwrap();
+        db2.set_undo(false);
+        let mut buf = vec![Cell::Nil, Cell::Nil, Cell::Nil];
+        let t0 = Instant::now();
+        for (i, name) in names.iter().enumerate() {
+            buf[0] = Cell::Text(name.clone());
+            buf[1] = Cell::Int(i as i64 % 90);
+            buf[2] = Cell::Float(i as f64 * 0.5);
+            db2.insert_cells(0, &buf).unwrap();
+        }
+        res[7].1.push(n as f64 / t0.elapsed().as_secs_f64());
+        let t0 = Instant::now();
+        for id in 1..=n as RowId {
+            db.update(0, id, 1, Cell::Int(id + 1000)).unwrap();
+        }
+        res[8].1.push(n as f64 / t0.elapsed().as_secs_f64());
+        let t0 = Instant::now();
+        for id in 1..=n as RowId {
+            db.delete(0, id).unwrap();
+        }
+        res[9].1.push(n as f64 / t0.elapsed().as_secs_f64());
     }
     println!("wo-db micro, N = {n} (median of 5)");
     for (name, v) in res {

@@ -2,6 +2,11 @@
 //! so building the log takes seconds, not hours), then times `open` replaying them,
 //! then a checkpoint of the 1M rows (the pause a program sees), then `open` loading
 //! that checkpoint. Run with `cargo run -p wo-db --release --example recovery [N] [DIR]`.
+//!
+//! For profiling one phase: `WO_BENCH_KEEP=1` keeps `DIR` (holding the checkpoint and
+//! an empty log) and a copy of the log-only directory as `DIR-log`; then
+//! `WO_BENCH_OPEN_ONLY=1 … recovery N DIR` only times `open` of `DIR` (N is the row
+//! count to expect; give the same `WO_BENCH_INDEXES`).
 
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -70,11 +75,26 @@ fn main() {
         || std::env::temp_dir().join(format!("wo-recovery-{}", std::process::id())),
         PathBuf::from,
     );
-    let _ = std::fs::remove_dir_all(&dir);
     let opts = || Options {
         auto_checkpoint: false,
         ..Options::default()
     };
+    let keep = std::env::var_os("WO_BENCH_KEEP").is_some();
+    if std::env::var_os("WO_BENCH_OPEN_ONLY").is_some() {
+        for _ in 0..3 {
+            let t = Instant::now();
+            let (_dd, db) = durable::open(&dir, schema(), opts()).expect("open");
+            let el = t.elapsed();
+            assert_eq!(db.len(1), n);
+            println!(
+                "open: {} rows in {el:.2?}: {:.2}M rows/s",
+                n + 100,
+                (n + 100) as f64 / el.as_secs_f64() / 1e6
+            );
+        }
+        return;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 
     let t = Instant::now();
     let (mut dd, mut db) = durable::open(&dir, schema(), opts()).expect("open");
@@ -102,6 +122,15 @@ fn main() {
     dd.sync().unwrap();
     let log_bytes = dd.log_bytes();
     drop((dd, db));
+    if keep {
+        let copy = dir.with_file_name(format!(
+            "{}-log",
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        let _ = std::fs::remove_dir_all(&copy);
+        std::fs::create_dir_all(&copy).expect("mkdir");
+        std::fs::copy(dir.join("wal"), copy.join("wal")).expect("copy the log");
+    }
     eprintln!(
         "built a log of {n} inserts ({:.1} MB) in {:.2?}",
         log_bytes as f64 / 1e6,
@@ -163,5 +192,7 @@ fn main() {
         n + 100,
         (n + 100) as f64 / el.as_secs_f64() / 1e6
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    if !keep {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -1,16 +1,20 @@
 //! The database: schema validation, row operations, the undo log, aggregates.
 
+use std::collections::hash_map::Entry;
+use std::collections::BTreeSet;
 use std::mem::size_of;
 
+use ahash::AHashMap;
 use bumpalo::Bump;
 
+use crate::index::{Index, Posting};
 use crate::query::{self, Mode};
 use crate::table::Table;
 use crate::undo::Change;
 use crate::value::{cell_kind, sort_cmp, write_cell, KeyVal, ValRef};
 use crate::{
-    Agg, Cell, Col, ColType, DbError, ErrorKind, IndexKind, Plan, Query, RowId, Savepoint, Schema,
-    TableDef, TableId,
+    Agg, Cell, Col, ColType, DbError, ErrorKind, IndexDef, IndexKind, Plan, Query, RowId,
+    Savepoint, Schema, TableDef, TableId,
 };
 
 pub(crate) fn err(kind: ErrorKind, message: String) -> DbError {
@@ -37,6 +41,11 @@ pub struct Db {
     schema: Schema,
     tables: Vec<Table>,
     log: Vec<Change>,
+    /// Whether changes append to `log` ([`Db::set_undo`]).
+    undo: bool,
+    /// While true, hash and sorted indexes of a table that changes are dropped and
+    /// rebuilt in one pass when deferring ends (recovery; unique indexes stay live).
+    defer: bool,
     /// Per-query temporaries (candidate ids, sort buffers); reset after each query.
     bump: Bump,
     /// For each table, the `(table, column)` Ref columns that point at it.
@@ -103,9 +112,281 @@ impl Db {
             schema,
             tables,
             log: Vec::new(),
+            undo: true,
+            defer: false,
             bump: Bump::new(),
             referrers,
         })
+    }
+
+    /// Turns the undo log on (the default) or off. While it is off, `insert`, `update`
+    /// and `delete` append nothing to it: nothing they do can be rolled back and
+    /// [`Db::changes_since`] does not see them, but they cost no allocation for the
+    /// entry (a row image for inserts and deletes). Every operation still checks
+    /// everything before it changes anything, so a failed one needs no undo.
+    ///
+    /// For writes that are final as soon as they succeed: a statement outside a
+    /// transaction when no write-ahead log needs the change. Entries already in the log
+    /// stay (turn it off when the log is empty, i.e. with no transaction open).
+    pub fn set_undo(&mut self, on: bool) {
+        self.undo = on;
+    }
+
+    /// Whether changes are recorded in the undo log ([`Db::set_undo`]).
+    pub fn undo_enabled(&self) -> bool {
+        self.undo
+    }
+
+    /// Starts or ends deferred index maintenance (recovery). While deferring, a table
+    /// that is loaded or changed drops its hash and sorted indexes and stops
+    /// maintaining them; ending rebuilds them in one pass each (a sorted index by one
+    /// sort, not one B-tree insert per row). Unique indexes stay live, so their checks
+    /// are exact throughout. A query on a table with dropped indexes rebuilds them
+    /// first, so results are always right.
+    pub(crate) fn defer_indexes(&mut self, on: bool) {
+        self.defer = on;
+        if !on {
+            for t in 0..self.tables.len() {
+                self.rebuild_stale(t as TableId);
+            }
+        }
+    }
+
+    /// Marks `t`'s hash and sorted indexes as dropped (while deferring).
+    #[inline]
+    fn touch(&mut self, t: TableId) {
+        if self.defer {
+            let tab = &mut self.tables[t as usize];
+            if !tab.stale {
+                tab.stale = true;
+                for ix in &mut tab.indexes {
+                    if !matches!(ix, Index::Unique(_)) {
+                        ix.clear();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rebuilds `t`'s dropped hash and sorted indexes.
+    fn rebuild_stale(&mut self, t: TableId) {
+        let def = &self.schema.tables[t as usize];
+        let tab = &mut self.tables[t as usize];
+        if !tab.stale {
+            return;
+        }
+        for (i, ix) in def.indexes.iter().enumerate() {
+            if ix.kind != IndexKind::Unique {
+                tab.indexes[i] = build_index(tab, ix)
+                    .unwrap_or_else(|_| unreachable!("only unique indexes refuse keys"));
+            }
+        }
+        tab.stale = false;
+    }
+
+    /// Fills empty tables in one pass each (checkpoint loading). Each item is a table,
+    /// its id counter (the id its next insert gets) and its live rows in ascending id
+    /// order, one cell per column; the ids below the counter that have no row are
+    /// deleted rows (never reused). Checks every cell's type, the ids, the unique
+    /// indexes and, once every table is filled, that every reference names a live row
+    /// (so tables may refer to each other in any order, cycles included); builds the
+    /// indexes in bulk (a sorted index by one sort) and the inbound reference counts.
+    /// Logs nothing in the undo log, which must be empty.
+    ///
+    /// On error every table of the call is left empty again.
+    pub fn load<R>(
+        &mut self,
+        tables: impl IntoIterator<Item = (TableId, RowId, R)>,
+    ) -> Result<(), DbError>
+    where
+        R: IntoIterator<Item = (RowId, Vec<Cell>)>,
+    {
+        if !self.log.is_empty() {
+            return Err(err(
+                ErrorKind::Db,
+                "cannot load tables while the undo log holds changes".into(),
+            ));
+        }
+        let mut loaded: Vec<TableId> = Vec::new();
+        let mut res = Ok(());
+        for (t, next_id, rows) in tables {
+            // Checked before anything changes: a table this call must not clear.
+            let def = match table_def(&self.schema, t) {
+                Ok(def) => def,
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            };
+            if self.tables[t as usize].n != 0 || next_id < 1 {
+                res = Err(err(
+                    ErrorKind::Db,
+                    if next_id < 1 {
+                        format!("load into {}: next id {next_id} is not positive", def.name)
+                    } else {
+                        format!("load into {}: the table is not empty", def.name)
+                    },
+                ));
+                break;
+            }
+            loaded.push(t);
+            res = self.load_one(t, next_id, rows);
+            if res.is_err() {
+                break;
+            }
+        }
+        if res.is_ok() {
+            res = self.check_loaded_refs(&loaded);
+        }
+        match res {
+            Ok(()) => {
+                self.count_inbound();
+                Ok(())
+            }
+            Err(e) => {
+                for t in loaded {
+                    let referenced = !self.referrers[t as usize].is_empty();
+                    self.tables[t as usize] =
+                        Table::new(&self.schema.tables[t as usize], referenced);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Db::load`] of one table.
+    pub fn load_table(
+        &mut self,
+        t: TableId,
+        next_id: RowId,
+        rows: impl IntoIterator<Item = (RowId, Vec<Cell>)>,
+    ) -> Result<(), DbError> {
+        self.load([(t, next_id, rows)])
+    }
+
+    fn load_one(
+        &mut self,
+        t: TableId,
+        next_id: RowId,
+        rows: impl IntoIterator<Item = (RowId, Vec<Cell>)>,
+    ) -> Result<(), DbError> {
+        let def = &self.schema.tables[t as usize];
+        let tab = &mut self.tables[t as usize];
+        let load_err = |m: String| err(ErrorKind::Db, format!("load into {}: {m}", def.name));
+        let ncols = def.columns.len();
+        let hole = |tab: &mut Table| {
+            let pos = tab.n;
+            for col in &mut tab.cols {
+                col.push(pos, &Cell::Nil);
+            }
+            if let Some(inb) = &mut tab.inbound {
+                inb.push(0);
+            }
+            tab.n += 1;
+        };
+        for (id, cells) in rows {
+            if id <= tab.n as RowId || id >= next_id {
+                return Err(load_err(format!(
+                    "row {id} is out of order or not below next id {next_id}"
+                )));
+            }
+            if cells.len() != ncols {
+                return Err(load_err(format!(
+                    "row {id} has {} cells, expected {ncols}",
+                    cells.len()
+                )));
+            }
+            for (c, cell) in cells.iter().enumerate() {
+                check_cell(&self.schema, def, c, cell)
+                    .map_err(|e| load_err(format!("row {id}: {}", e.message)))?;
+            }
+            while (tab.n as RowId) < id - 1 {
+                hole(tab);
+            }
+            let pos = tab.n;
+            for (col, cell) in tab.cols.iter_mut().zip(&cells) {
+                col.push(pos, cell);
+            }
+            if let Some(inb) = &mut tab.inbound {
+                inb.push(0);
+            }
+            tab.live.set(pos, true);
+            tab.n += 1;
+            tab.live_count += 1;
+        }
+        while (tab.n as RowId) < next_id - 1 {
+            hole(tab);
+        }
+        for (i, ix) in def.indexes.iter().enumerate() {
+            if ix.kind == IndexKind::Unique || !self.defer {
+                tab.indexes[i] = build_index(tab, ix)
+                    .map_err(|pos| unique_error(def, &ix.columns, |c| tab.cols[c].cell(pos)))?;
+            }
+        }
+        if self.defer {
+            tab.stale = true;
+        }
+        Ok(())
+    }
+
+    /// Checks that every reference of the rows of `loaded` names a live row.
+    fn check_loaded_refs(&self, loaded: &[TableId]) -> Result<(), DbError> {
+        for &t in loaded {
+            let def = &self.schema.tables[t as usize];
+            let tab = &self.tables[t as usize];
+            for &(c, target) in &tab.ref_cols {
+                let ttab = &self.tables[target as usize];
+                for pos in tab.live.ones(0, tab.n) {
+                    if let ValRef::Ref(r) = tab.cols[c].val(pos) {
+                        if !ttab.is_live(r) {
+                            return Err(err(
+                                ErrorKind::Fk,
+                                format!(
+                                    "{}.{} refers to {} row {r}, which does not exist",
+                                    def.name,
+                                    def.columns[c].name,
+                                    self.schema.tables[target as usize].name
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Recounts every table's inbound references from scratch (every reference names a
+    /// live row).
+    fn count_inbound(&mut self) {
+        for tab in &mut self.tables {
+            if let Some(inb) = &mut tab.inbound {
+                for n in inb.iter_mut() {
+                    *n = 0;
+                }
+            }
+        }
+        for t in 0..self.tables.len() {
+            for k in 0..self.tables[t].ref_cols.len() {
+                let (c, target) = self.tables[t].ref_cols[k];
+                let n = self.tables[t].n;
+                for pos in 0..n {
+                    if !self.tables[t].live.get(pos) {
+                        continue;
+                    }
+                    if let ValRef::Ref(r) = self.tables[t].cols[c].val(pos) {
+                        add_ref(
+                            &mut self.tables,
+                            t as TableId,
+                            pos as RowId + 1,
+                            target,
+                            r,
+                            1,
+                        );
+                    }
+                }
+            }
+        }
     }
 
     pub fn schema(&self) -> &Schema {
@@ -114,6 +395,34 @@ impl Db {
 
     /// Stores a row (one cell per column, in order) and returns its id.
     pub fn insert(&mut self, t: TableId, cells: Vec<Cell>) -> Result<RowId, DbError> {
+        let id = self.insert_row(t, &cells)?;
+        if self.undo {
+            self.log.push(Change::Insert {
+                table: t,
+                id,
+                cells,
+            });
+        }
+        Ok(id)
+    }
+
+    /// [`Db::insert`] from borrowed cells: with the undo log off ([`Db::set_undo`])
+    /// it allocates nothing for the row (the caller can reuse its buffer); with it on,
+    /// the undo entry copies the cells.
+    pub fn insert_cells(&mut self, t: TableId, cells: &[Cell]) -> Result<RowId, DbError> {
+        let id = self.insert_row(t, cells)?;
+        if self.undo {
+            self.log.push(Change::Insert {
+                table: t,
+                id,
+                cells: cells.to_vec(),
+            });
+        }
+        Ok(id)
+    }
+
+    /// Checks and stores a row; no undo entry.
+    fn insert_row(&mut self, t: TableId, cells: &[Cell]) -> Result<RowId, DbError> {
         let def = table_def(&self.schema, t)?;
         if cells.len() != def.columns.len() {
             return Err(err(
@@ -144,9 +453,10 @@ impl Db {
             }
         }
         // Nothing can fail from here on.
+        self.touch(t);
         let tab = &mut self.tables[t as usize];
         let pos = tab.n;
-        for (col, cell) in tab.cols.iter_mut().zip(&cells) {
+        for (col, cell) in tab.cols.iter_mut().zip(cells) {
             col.push(pos, cell);
         }
         tab.live.set(pos, true);
@@ -156,25 +466,32 @@ impl Db {
             inb.push(0);
         }
         link(&self.schema, &mut self.tables, t, pos);
-        let id = pos as RowId + 1;
-        self.log.push(Change::Insert {
-            table: t,
-            id,
-            cells,
-        });
-        Ok(id)
+        Ok(pos as RowId + 1)
     }
 
     /// One column of a live row.
+    #[inline]
     pub fn get(&self, t: TableId, id: RowId, col: usize) -> Result<Cell, DbError> {
-        let def = table_def(&self.schema, t)?;
+        if let Some(tab) = self.tables.get(t as usize) {
+            if let (true, Some(c)) = (tab.is_live(id), tab.cols.get(col)) {
+                return Ok(c.cell(id as usize - 1));
+            }
+        }
+        Err(self.get_error(t, id, col))
+    }
+
+    /// Why [`Db::get`] failed.
+    #[cold]
+    fn get_error(&self, t: TableId, id: RowId, col: usize) -> DbError {
+        let def = match table_def(&self.schema, t) {
+            Ok(def) => def,
+            Err(e) => return e,
+        };
         let tab = &self.tables[t as usize];
         if !tab.is_live(id) {
-            return Err(dead_row(def, tab, id));
-        }
-        match tab.cols.get(col) {
-            Some(c) => Ok(c.cell(id as usize - 1)),
-            None => Err(no_column(def, col)),
+            dead_row(def, tab, id)
+        } else {
+            no_column(def, col)
         }
     }
 
@@ -231,15 +548,18 @@ impl Db {
                 }
             }
         }
-        let old = tab.cols[col].cell(pos);
+        let old = self.undo.then(|| tab.cols[col].cell(pos));
+        self.touch(t);
         raw_set(&self.schema, &mut self.tables, t, pos, col, &cell);
-        self.log.push(Change::Update {
-            table: t,
-            id,
-            col,
-            old,
-            new: cell,
-        });
+        if let Some(old) = old {
+            self.log.push(Change::Update {
+                table: t,
+                id,
+                col,
+                old,
+                new: cell,
+            });
+        }
         Ok(())
     }
 
@@ -257,7 +577,10 @@ impl Db {
                 return Err(self.restrict_error(t, id));
             }
         }
-        let cells: Vec<Cell> = tab.cols.iter().map(|c| c.cell(pos)).collect();
+        let cells: Option<Vec<Cell>> = self
+            .undo
+            .then(|| tab.cols.iter().map(|c| c.cell(pos)).collect());
+        self.touch(t);
         unlink(&self.schema, &mut self.tables, t, pos);
         let tab = &mut self.tables[t as usize];
         tab.live.set(pos, false);
@@ -265,11 +588,13 @@ impl Db {
         for c in &mut tab.cols {
             c.clear(pos);
         }
-        self.log.push(Change::Delete {
-            table: t,
-            id,
-            cells,
-        });
+        if let Some(cells) = cells {
+            self.log.push(Change::Delete {
+                table: t,
+                id,
+                cells,
+            });
+        }
         Ok(())
     }
 
@@ -381,7 +706,11 @@ impl Db {
         out: &mut Vec<RowId>,
         mode: Mode,
     ) -> Result<Plan, DbError> {
-        let def = table_def(&self.schema, q.table)?;
+        table_def(&self.schema, q.table)?;
+        if self.tables[q.table as usize].stale {
+            self.rebuild_stale(q.table);
+        }
+        let def = &self.schema.tables[q.table as usize];
         let tab = &self.tables[q.table as usize];
         let r = query::exec(
             &self.schema,
@@ -412,7 +741,11 @@ impl Db {
     /// skipped by Sum/Min/Max/Avg; Min/Max/Avg give `nil` on no values; Sum gives 0 of
     /// the column's type. `order` matters only with `skip`/`take`.
     pub fn aggregate(&mut self, q: &Query, agg: Agg, args: &[Cell]) -> Result<Cell, DbError> {
-        let def = table_def(&self.schema, q.table)?;
+        table_def(&self.schema, q.table)?;
+        if self.tables[q.table as usize].stale {
+            self.rebuild_stale(q.table);
+        }
+        let def = &self.schema.tables[q.table as usize];
         let tab = &self.tables[q.table as usize];
         let plain = q.preds.is_empty() && q.skip.is_none() && q.take.is_none();
         match agg {
@@ -555,6 +888,19 @@ impl Db {
             tab.live
                 .ones(0, tab.n)
                 .map(move |p| (p as RowId + 1, tab.cols.iter().map(|c| c.cell(p)).collect()))
+        })
+    }
+
+    /// Live rows of `t` in id order with their values borrowed from the columns (no
+    /// allocation per row or text: what a checkpoint writes).
+    pub(crate) fn row_vals(
+        &self,
+        t: TableId,
+    ) -> impl Iterator<Item = (RowId, impl Iterator<Item = ValRef<'_>> + '_)> + '_ {
+        self.tables.get(t as usize).into_iter().flat_map(|tab| {
+            tab.live
+                .ones(0, tab.n)
+                .map(move |p| (p as RowId + 1, tab.cols.iter().map(move |c| c.val(p))))
         })
     }
 
@@ -720,12 +1066,81 @@ fn unique_error(def: &TableDef, columns: &[usize], cell: impl Fn(usize) -> Cell)
     err(ErrorKind::Unique, m)
 }
 
+/// Builds index `ix` of `tab` from its live rows in one pass: a hash index by
+/// appending ids in ascending order, a sorted one by sorting `(key, id)` once and
+/// building the B-tree from the sorted run. For a unique index, `Err(pos)` names the
+/// second row holding a key.
+fn build_index(tab: &Table, ix: &IndexDef) -> Result<Index, usize> {
+    let keys = tab
+        .live
+        .ones(0, tab.n)
+        .map(|pos| (tab.index_key(&ix.columns, ix.kind, pos), pos));
+    Ok(match ix.kind {
+        IndexKind::Hash => {
+            let mut m: AHashMap<KeyVal, Posting> = AHashMap::default();
+            for (key, pos) in keys {
+                let id = pos as RowId + 1;
+                match m.entry(key) {
+                    Entry::Occupied(mut e) => e.get_mut().push(id),
+                    Entry::Vacant(e) => {
+                        e.insert(Posting::One(id));
+                    }
+                }
+            }
+            Index::Hash(m)
+        }
+        IndexKind::Unique => {
+            let mut m: AHashMap<KeyVal, RowId> = AHashMap::default();
+            for (key, pos) in keys {
+                if !key.exempt() && m.insert(key, pos as RowId + 1).is_some() {
+                    return Err(pos);
+                }
+            }
+            Index::Unique(m)
+        }
+        IndexKind::Sorted => {
+            let col = &tab.cols[ix.columns[0]];
+            let live = tab.live.ones(0, tab.n);
+            let v: Vec<(KeyVal, RowId)> = if col.is_text() {
+                // Ids are distinct, so no two entries are equal and an unstable sort
+                // is exact.
+                let mut v: Vec<(KeyVal, RowId)> =
+                    keys.map(|(k, pos)| (k, pos as RowId + 1)).collect();
+                v.sort_unstable();
+                v
+            } else {
+                // Nil keys first (in id order), then the others sorted by an
+                // order-preserving integer image of the key, ties by position.
+                let mut nil = Vec::new();
+                let mut keyed = Vec::with_capacity(tab.live_count);
+                for pos in live {
+                    match col.order_bits(pos) {
+                        Some(b) => keyed.push((b, pos)),
+                        None => nil.push(pos),
+                    }
+                }
+                keyed.sort_unstable();
+                nil.into_iter()
+                    .chain(keyed.into_iter().map(|(_, pos)| pos))
+                    .map(|pos| (col.key(pos, false), pos as RowId + 1))
+                    .collect()
+            };
+            // `from_iter` sorts its input (one pass over a sorted run, so the order
+            // above is only a speed-up) and builds the B-tree bottom-up.
+            Index::Sorted(v.into_iter().collect::<BTreeSet<_>>())
+        }
+    })
+}
+
 /// Adds row position `pos` of `t` to its indexes and counts its references.
 fn link(schema: &Schema, tables: &mut [Table], t: TableId, pos: usize) {
     let id = pos as RowId + 1;
     let def = &schema.tables[t as usize];
     let tab = &mut tables[t as usize];
     for (i, ix) in def.indexes.iter().enumerate() {
+        if tab.stale && ix.kind != IndexKind::Unique {
+            continue;
+        }
         let key = tab.index_key(&ix.columns, ix.kind, pos);
         tab.indexes[i].insert(key, id);
     }
@@ -743,6 +1158,9 @@ fn unlink(schema: &Schema, tables: &mut [Table], t: TableId, pos: usize) {
     let def = &schema.tables[t as usize];
     let tab = &mut tables[t as usize];
     for (i, ix) in def.indexes.iter().enumerate() {
+        if tab.stale && ix.kind != IndexKind::Unique {
+            continue;
+        }
         let key = tab.index_key(&ix.columns, ix.kind, pos);
         tab.indexes[i].remove(key, id);
     }
@@ -775,6 +1193,9 @@ fn raw_set(schema: &Schema, tables: &mut [Table], t: TableId, pos: usize, col: u
     let tab = &mut tables[t as usize];
     for &i in &tab.col_indexes[col] {
         let ix = &def.indexes[i];
+        if tab.stale && ix.kind != IndexKind::Unique {
+            continue;
+        }
         let key = tab.index_key(&ix.columns, ix.kind, pos);
         tab.indexes[i].remove(key, id);
     }
@@ -789,6 +1210,9 @@ fn raw_set(schema: &Schema, tables: &mut [Table], t: TableId, pos: usize, col: u
     tab.cols[col].set(pos, cell);
     for &i in &tab.col_indexes[col] {
         let ix = &def.indexes[i];
+        if tab.stale && ix.kind != IndexKind::Unique {
+            continue;
+        }
         let key = tab.index_key(&ix.columns, ix.kind, pos);
         tab.indexes[i].insert(key, id);
     }

@@ -25,6 +25,14 @@ impl Posting {
             Posting::Many(v) => v.as_slices(),
         }
     }
+    /// Appends `id`, larger than every id in the posting (a bulk build in id order).
+    #[inline]
+    pub(crate) fn push(&mut self, id: RowId) {
+        match self {
+            Posting::One(a) => *self = Posting::Many(VecDeque::from([*a, id])),
+            Posting::Many(v) => v.push_back(id),
+        }
+    }
     fn add(&mut self, id: RowId) {
         match self {
             Posting::One(a) => {
@@ -82,6 +90,15 @@ impl Index {
             IndexKind::Hash => Index::Hash(AHashMap::default()),
             IndexKind::Unique => Index::Unique(AHashMap::default()),
             IndexKind::Sorted => Index::Sorted(BTreeSet::new()),
+        }
+    }
+
+    /// Removes every entry.
+    pub(crate) fn clear(&mut self) {
+        match self {
+            Index::Hash(m) => *m = AHashMap::default(),
+            Index::Unique(m) => *m = AHashMap::default(),
+            Index::Sorted(s) => s.clear(),
         }
     }
 

@@ -3,14 +3,15 @@
 //! Columns are chunked (4096 rows per chunk) so that growth never copies a whole
 //! column and the slack is at most one chunk. Nullable Int and Float columns carry a
 //! null bitmap; Bool uses the byte value 2 for `nil`; Ref uses id 0 for `nil` (ids
-//! start at 1); Text uses `None` (the `Rc<str>` niche) for `nil` and for the text of
-//! a deleted row, which is dropped at once.
+//! start at 1); Text uses a 16-byte slot per row ([`TextCol`]): a text of up to 15
+//! bytes is stored in the slot itself, a longer one is an `Rc<str>` shared with the VM,
+//! and a deleted row's text is dropped at once.
 
 use std::mem::size_of;
 use std::rc::Rc;
 
 use crate::index::Index;
-use crate::value::{canon_bits, FloatOrd, KeyVal, ValRef};
+use crate::value::{canon_bits, FloatOrd, KeyVal, Short, ValRef};
 use crate::{Cell, ColType, IndexKind, RowId, TableDef, TableId};
 
 const CHUNK_BITS: u32 = 12;
@@ -60,6 +61,10 @@ impl<T> Chunked<T> {
     #[inline]
     pub(crate) fn get_mut(&mut self, i: usize) -> &mut T {
         &mut self.chunks[i >> CHUNK_BITS][i & MASK]
+    }
+    /// Every value, in position order.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        self.chunks.iter_mut().flatten()
     }
     pub(crate) fn heap_bytes(&self) -> usize {
         self.chunks.capacity() * size_of::<Vec<T>>()
@@ -145,6 +150,135 @@ impl Iterator for BitIter {
     }
 }
 
+/// Byte 15 of a text slot: `0..=15` is the length of a text stored in the slot (the
+/// slot is then exactly a [`Short`]); these two values mark the other cases.
+const SLOT_LONG: u8 = 0xfe;
+const SLOT_NIL: u8 = 0xff;
+const NIL_SLOT: [u8; 16] = {
+    let mut s = [0u8; 16];
+    s[15] = SLOT_NIL;
+    s
+};
+
+/// A Text column: one 16-byte slot per row position. A text of at most
+/// [`crate::value::SHORT_MAX`] bytes lives in its slot (no allocation, and a row of
+/// `(Text, Int, Float)` costs 32 bytes); a longer one is the VM's `Rc<str>` kept in
+/// `long`, the slot holding its index there (bytes 0..8) and [`SLOT_LONG`]. A nil
+/// (or a deleted row's text) is [`SLOT_NIL`]. Freed `long` entries are reused.
+#[derive(Debug, Default)]
+pub(crate) struct TextCol {
+    slots: Chunked<[u8; 16]>,
+    long: Vec<Option<Rc<str>>>,
+    free: Vec<usize>,
+}
+
+#[inline]
+fn long_index(s: &[u8; 16]) -> usize {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&s[..8]);
+    u64::from_le_bytes(b) as usize
+}
+
+impl TextCol {
+    /// The slot for a type-checked cell (a long text takes a `long` entry).
+    #[inline]
+    fn encode(&mut self, c: &Cell) -> [u8; 16] {
+        let Cell::Text(t) = c else {
+            return NIL_SLOT;
+        };
+        if let Some(s) = Short::new(t.as_bytes()) {
+            return s.0;
+        }
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.long[i] = Some(t.clone());
+                i
+            }
+            None => {
+                self.long.push(Some(t.clone()));
+                self.long.len() - 1
+            }
+        };
+        let mut s = [0u8; 16];
+        s[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        s[15] = SLOT_LONG;
+        s
+    }
+    /// Frees what slot `s` owns (its `long` entry).
+    #[inline]
+    fn release(&mut self, s: [u8; 16]) {
+        if s[15] == SLOT_LONG {
+            let i = long_index(&s);
+            self.long[i] = None;
+            self.free.push(i);
+        }
+    }
+    #[inline]
+    fn long(&self, s: &[u8; 16]) -> &Rc<str> {
+        self.long[long_index(s)]
+            .as_ref()
+            .expect("a long text slot names a live entry")
+    }
+    #[inline]
+    fn push(&mut self, c: &Cell) {
+        let s = self.encode(c);
+        self.slots.push(s);
+    }
+    fn pop(&mut self) {
+        if let Some(s) = self.slots.pop() {
+            self.release(s);
+        }
+    }
+    #[inline]
+    fn set(&mut self, i: usize, c: &Cell) {
+        let s = self.encode(c);
+        let old = std::mem::replace(self.slots.get_mut(i), s);
+        self.release(old);
+    }
+    #[inline]
+    fn val(&self, i: usize) -> ValRef<'_> {
+        let s = self.slots.get(i);
+        match s[15] {
+            SLOT_NIL => ValRef::Nil,
+            SLOT_LONG => ValRef::Text(self.long(s).as_bytes()),
+            n => ValRef::Text(&s[..usize::from(n)]),
+        }
+    }
+    /// The cell at `i`: a short text is copied into a new `Rc<str>`, a long one shared.
+    #[inline]
+    fn cell(&self, i: usize) -> Cell {
+        let s = self.slots.get(i);
+        match s[15] {
+            SLOT_NIL => Cell::Nil,
+            SLOT_LONG => Cell::Text(self.long(s).clone()),
+            n => Cell::Text(Rc::from(
+                std::str::from_utf8(&s[..usize::from(n)]).expect("stored text is UTF-8"),
+            )),
+        }
+    }
+    #[inline]
+    fn key(&self, i: usize) -> KeyVal {
+        let s = self.slots.get(i);
+        match s[15] {
+            SLOT_NIL => KeyVal::Nil,
+            SLOT_LONG => KeyVal::Text(self.long(s).clone()),
+            _ => KeyVal::Short(Short(*s)),
+        }
+    }
+    fn heap_bytes(&self) -> usize {
+        let mut b = self.slots.heap_bytes()
+            + self.long.capacity() * size_of::<Option<Rc<str>>>()
+            + self.free.capacity() * size_of::<usize>();
+        for t in self.long.iter().flatten() {
+            // An `Rc<str>` allocation: two counters and the bytes, as malloc rounds it
+            // (8 bytes of header, 16-byte granules, 32 minimum). Shared texts are
+            // counted once per holder: an upper bound.
+            b += (16 + t.len() + 8).div_ceil(16).max(2) * 16;
+        }
+        b
+    }
+}
+
 /// One column's values for every row position (live or not).
 #[derive(Debug)]
 pub(crate) enum ColData {
@@ -152,8 +286,8 @@ pub(crate) enum ColData {
     Float(Chunked<f64>, Option<Bits>),
     /// 0 false, 1 true, 2 nil.
     Bool(Chunked<u8>),
-    /// `None` is nil (and the text of a deleted row).
-    Text(Chunked<Option<Rc<str>>>),
+    /// Inline short texts, shared long ones.
+    Text(TextCol),
     /// 0 is nil.
     Ref(Chunked<RowId>),
 }
@@ -165,7 +299,7 @@ impl ColData {
             ColType::Int => ColData::Int(Chunked::default(), nulls),
             ColType::Float => ColData::Float(Chunked::default(), nulls),
             ColType::Bool => ColData::Bool(Chunked::default()),
-            ColType::Text => ColData::Text(Chunked::default()),
+            ColType::Text => ColData::Text(TextCol::default()),
             ColType::Ref(_) => ColData::Ref(Chunked::default()),
         }
     }
@@ -190,10 +324,7 @@ impl ColData {
                 Cell::Bool(b) => u8::from(*b),
                 _ => 2,
             }),
-            ColData::Text(v) => v.push(match c {
-                Cell::Text(t) => Some(t.clone()),
-                _ => None,
-            }),
+            ColData::Text(v) => v.push(c),
             ColData::Ref(v) => v.push(match c {
                 Cell::Ref(r) | Cell::Int(r) => *r,
                 _ => 0,
@@ -218,9 +349,7 @@ impl ColData {
             ColData::Bool(v) => {
                 v.pop();
             }
-            ColData::Text(v) => {
-                v.pop();
-            }
+            ColData::Text(v) => v.pop(),
             ColData::Ref(v) => {
                 v.pop();
             }
@@ -249,12 +378,7 @@ impl ColData {
                     _ => 2,
                 }
             }
-            ColData::Text(v) => {
-                *v.get_mut(i) = match c {
-                    Cell::Text(t) => Some(t.clone()),
-                    _ => None,
-                }
-            }
+            ColData::Text(v) => v.set(i, c),
             ColData::Ref(v) => {
                 *v.get_mut(i) = match c {
                     Cell::Ref(r) | Cell::Int(r) => *r,
@@ -267,7 +391,7 @@ impl ColData {
     /// Drops what a deleted row no longer needs (its text).
     pub(crate) fn clear(&mut self, i: usize) {
         if let ColData::Text(v) = self {
-            *v.get_mut(i) = None;
+            v.set(i, &Cell::Nil);
         }
     }
 
@@ -286,10 +410,7 @@ impl ColData {
                 2 => ValRef::Nil,
                 b => ValRef::Bool(b == 1),
             },
-            ColData::Text(v) => match v.get(i) {
-                Some(t) => ValRef::Text(t),
-                None => ValRef::Nil,
-            },
+            ColData::Text(v) => v.val(i),
             ColData::Ref(v) => match *v.get(i) {
                 0 => ValRef::Nil,
                 r => ValRef::Ref(r),
@@ -300,17 +421,13 @@ impl ColData {
     #[inline]
     pub(crate) fn cell(&self, i: usize) -> Cell {
         match self {
-            ColData::Text(v) => match v.get(i) {
-                Some(t) => Cell::Text(t.clone()),
-                None => Cell::Nil,
-            },
+            ColData::Text(v) => v.cell(i),
             _ => match self.val(i) {
-                ValRef::Nil => Cell::Nil,
+                ValRef::Nil | ValRef::Text(_) => Cell::Nil,
                 ValRef::Int(x) => Cell::Int(x),
                 ValRef::Float(x) => Cell::Float(x),
                 ValRef::Bool(x) => Cell::Bool(x),
                 ValRef::Ref(x) => Cell::Ref(x),
-                ValRef::Text(t) => Cell::Text(t.into()),
             },
         }
     }
@@ -324,8 +441,28 @@ impl ColData {
             (ValRef::Ref(a), Cell::Ref(b) | Cell::Int(b)) => a == *b,
             (ValRef::Float(a), Cell::Float(b)) => a.to_bits() == b.to_bits(),
             (ValRef::Bool(a), Cell::Bool(b)) => a == *b,
-            (ValRef::Text(a), Cell::Text(b)) => a == &**b,
+            (ValRef::Text(a), Cell::Text(b)) => a == b.as_bytes(),
             _ => false,
+        }
+    }
+
+    pub(crate) fn is_text(&self) -> bool {
+        matches!(self, ColData::Text(_))
+    }
+
+    /// An integer whose order is the `order by` order of the non-nil values of a
+    /// non-Text column (Floats by `total_cmp`); `None` for nil (and for Text).
+    #[inline]
+    pub(crate) fn order_bits(&self, i: usize) -> Option<u64> {
+        const SIGN: u64 = 1 << 63;
+        match self.val(i) {
+            ValRef::Int(x) | ValRef::Ref(x) => Some(x as u64 ^ SIGN),
+            ValRef::Float(x) => {
+                let b = x.to_bits();
+                Some(if b & SIGN != 0 { !b } else { b | SIGN })
+            }
+            ValRef::Bool(b) => Some(u64::from(b)),
+            ValRef::Nil | ValRef::Text(_) => None,
         }
     }
 
@@ -333,12 +470,9 @@ impl ColData {
     #[inline]
     pub(crate) fn key(&self, i: usize, canonical: bool) -> KeyVal {
         match self {
-            ColData::Text(v) => match v.get(i) {
-                Some(t) => KeyVal::Text(t.clone()),
-                None => KeyVal::Nil,
-            },
+            ColData::Text(v) => v.key(i),
             _ => match self.val(i) {
-                ValRef::Nil => KeyVal::Nil,
+                ValRef::Nil | ValRef::Text(_) => KeyVal::Nil,
                 ValRef::Int(x) => KeyVal::Int(x),
                 ValRef::Float(x) => KeyVal::Float(FloatOrd(if canonical {
                     canon_bits(x)
@@ -347,7 +481,6 @@ impl ColData {
                 })),
                 ValRef::Bool(x) => KeyVal::Bool(x),
                 ValRef::Ref(x) => KeyVal::Ref(x),
-                ValRef::Text(t) => KeyVal::Text(t.into()),
             },
         }
     }
@@ -358,18 +491,7 @@ impl ColData {
             ColData::Float(v, n) => v.heap_bytes() + n.as_ref().map_or(0, Bits::heap_bytes),
             ColData::Bool(v) => v.heap_bytes(),
             ColData::Ref(v) => v.heap_bytes(),
-            ColData::Text(v) => {
-                let mut b = v.heap_bytes();
-                for c in &v.chunks {
-                    for t in c.iter().flatten() {
-                        // An `Rc<str>` allocation: two counters and the bytes, as malloc
-                        // rounds it (8 bytes of header, 16-byte granules, 32 minimum).
-                        // Shared texts are counted once per holder: an upper bound.
-                        b += (16 + t.len() + 8).div_ceil(16).max(2) * 16;
-                    }
-                }
-                b
-            }
+            ColData::Text(v) => v.heap_bytes(),
         }
     }
 }
@@ -390,6 +512,9 @@ pub(crate) struct Table {
     pub(crate) col_indexes: Vec<Vec<usize>>,
     /// `(column, target table)` of every Ref column.
     pub(crate) ref_cols: Vec<(usize, TableId)>,
+    /// The hash and sorted indexes are empty and not maintained until rebuilt
+    /// (deferred index maintenance during recovery; unique indexes stay live).
+    pub(crate) stale: bool,
 }
 
 impl Table {
@@ -423,6 +548,7 @@ impl Table {
                     _ => None,
                 })
                 .collect(),
+            stale: false,
         }
     }
 

@@ -35,18 +35,112 @@ pub(crate) fn canon_bits(f: f64) -> u64 {
     }
 }
 
-/// An index key. The derived order puts `Nil` first, which is the order of `order by`.
-/// In hash indexes Floats are canonical ([`canon_bits`]); in sorted indexes they are
-/// the raw bits, ordered by `total_cmp`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// The longest text stored in place (in a column slot or an index key) instead of in
+/// its own heap block.
+pub(crate) const SHORT_MAX: usize = 15;
+
+/// A text of at most [`SHORT_MAX`] bytes held in place: the bytes, zero padded, then
+/// the length in the last byte. The padding is always zero, so the derived equality
+/// and hash are the text's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Short(pub(crate) [u8; 16]);
+
+impl Short {
+    /// `None` when `b` is longer than [`SHORT_MAX`].
+    #[inline]
+    pub(crate) fn new(b: &[u8]) -> Option<Short> {
+        if b.len() > SHORT_MAX {
+            return None;
+        }
+        // Built in two registers (no variable-length copy, and no 16-byte load of
+        // bytes just stored one by one): each half from overlapping fixed-size reads.
+        let n = b.len();
+        let le8 = |x: &[u8]| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(x);
+            u64::from_le_bytes(a)
+        };
+        let le4 = |x: &[u8]| {
+            let mut a = [0u8; 4];
+            a.copy_from_slice(x);
+            u64::from(u32::from_le_bytes(a))
+        };
+        let (lo, hi) = match n {
+            8 => (le8(b), 0),
+            9..=15 => (le8(&b[..8]), le8(&b[n - 8..]) >> (8 * (16 - n))),
+            4..=7 => (le4(&b[..4]) | (le4(&b[n - 4..]) >> (8 * (8 - n))) << 32, 0),
+            _ => (b.iter().rev().fold(0u64, |a, &x| a << 8 | u64::from(x)), 0),
+        };
+        let hi = hi | (n as u64) << 56;
+        Some(Short((u128::from(hi) << 64 | u128::from(lo)).to_le_bytes()))
+    }
+    #[inline]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0[..usize::from(self.0[15]) & 15]
+    }
+}
+
+/// An index key. `Nil` orders first, which is the order of `order by`. In hash indexes
+/// Floats are canonical ([`canon_bits`]); in sorted indexes they are the raw bits,
+/// ordered by `total_cmp`.
+///
+/// A text key is [`KeyVal::Short`] when it has at most [`SHORT_MAX`] bytes and
+/// [`KeyVal::Text`] (sharing the column's allocation) otherwise — never the other way
+/// round, so equality and hashing may compare the variants structurally; the order
+/// compares both by bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum KeyVal {
     Nil,
     Int(i64),
     Float(FloatOrd),
     Bool(bool),
+    Short(Short),
     Text(Rc<str>),
     Ref(RowId),
     Tuple(Box<[KeyVal]>),
+}
+
+impl KeyVal {
+    /// A text key in its canonical form.
+    #[inline]
+    pub(crate) fn text(t: &Rc<str>) -> KeyVal {
+        match Short::new(t.as_bytes()) {
+            Some(s) => KeyVal::Short(s),
+            None => KeyVal::Text(t.clone()),
+        }
+    }
+    fn rank(&self) -> u8 {
+        match self {
+            KeyVal::Nil => 0,
+            KeyVal::Int(_) => 1,
+            KeyVal::Float(_) => 2,
+            KeyVal::Bool(_) => 3,
+            KeyVal::Short(_) | KeyVal::Text(_) => 4,
+            KeyVal::Ref(_) => 5,
+            KeyVal::Tuple(_) => 6,
+        }
+    }
+}
+
+impl Ord for KeyVal {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (KeyVal::Int(a), KeyVal::Int(b)) | (KeyVal::Ref(a), KeyVal::Ref(b)) => a.cmp(b),
+            (KeyVal::Float(a), KeyVal::Float(b)) => a.cmp(b),
+            (KeyVal::Bool(a), KeyVal::Bool(b)) => a.cmp(b),
+            (KeyVal::Short(a), KeyVal::Short(b)) => a.bytes().cmp(b.bytes()),
+            (KeyVal::Short(a), KeyVal::Text(b)) => a.bytes().cmp(b.as_bytes()),
+            (KeyVal::Text(a), KeyVal::Short(b)) => a.as_bytes().cmp(b.bytes()),
+            (KeyVal::Text(a), KeyVal::Text(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (KeyVal::Tuple(a), KeyVal::Tuple(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+impl PartialOrd for KeyVal {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl KeyVal {
@@ -74,20 +168,21 @@ impl KeyVal {
                 f.to_bits()
             })),
             (_, Cell::Bool(b)) => KeyVal::Bool(*b),
-            (_, Cell::Text(t)) => KeyVal::Text(t.clone()),
+            (_, Cell::Text(t)) => KeyVal::text(t),
             (_, Cell::Ref(i)) => KeyVal::Ref(*i),
         }
     }
 }
 
-/// A column value borrowed from storage.
+/// A column value borrowed from storage. Text is its UTF-8 bytes (every comparison
+/// is by bytes; only a conversion to a [`Cell`] needs a `str`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ValRef<'a> {
     Nil,
     Int(i64),
     Float(f64),
     Bool(bool),
-    Text(&'a str),
+    Text(&'a [u8]),
     Ref(RowId),
 }
 
@@ -107,7 +202,7 @@ pub(crate) fn val_eq(v: ValRef<'_>, arg: &Cell) -> bool {
         (ValRef::Ref(a), Cell::Ref(b) | Cell::Int(b)) => a == *b,
         (ValRef::Float(a), Cell::Float(b)) => a == *b,
         (ValRef::Bool(a), Cell::Bool(b)) => a == *b,
-        (ValRef::Text(a), Cell::Text(b)) => a == &**b,
+        (ValRef::Text(a), Cell::Text(b)) => a == b.as_bytes(),
         _ => false,
     }
 }
@@ -121,7 +216,7 @@ pub(crate) fn val_ord(v: ValRef<'_>, arg: &Cell) -> Option<Ordering> {
         (ValRef::Ref(a), Cell::Ref(b) | Cell::Int(b)) => Some(a.cmp(b)),
         (ValRef::Float(a), Cell::Float(b)) => a.partial_cmp(b),
         (ValRef::Bool(a), Cell::Bool(b)) => Some(a.cmp(b)),
-        (ValRef::Text(a), Cell::Text(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
+        (ValRef::Text(a), Cell::Text(b)) => Some(a.cmp(b.as_bytes())),
         _ => None,
     }
 }
@@ -137,7 +232,7 @@ pub(crate) fn sort_cmp(a: ValRef<'_>, b: ValRef<'_>) -> Ordering {
         (ValRef::Int(x), ValRef::Int(y)) | (ValRef::Ref(x), ValRef::Ref(y)) => x.cmp(&y),
         (ValRef::Float(x), ValRef::Float(y)) => x.total_cmp(&y),
         (ValRef::Bool(x), ValRef::Bool(y)) => x.cmp(&y),
-        (ValRef::Text(x), ValRef::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (ValRef::Text(x), ValRef::Text(y)) => x.cmp(y),
         // A column is homogeneous; mixed kinds cannot meet.
         _ => Ordering::Equal,
     }
@@ -190,5 +285,22 @@ pub(crate) fn cell_kind(c: &Cell) -> &'static str {
         Cell::Bool(_) => "Bool",
         Cell::Text(_) => "Text",
         Cell::Ref(_) => "a row reference",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_texts_hold_their_bytes_zero_padded_with_the_length_last() {
+        let src: Vec<u8> = (1..=16).collect();
+        for n in 0..=SHORT_MAX {
+            let s = Short::new(&src[..n]).expect("short");
+            assert_eq!(s.bytes(), &src[..n]);
+            assert!(s.0[n..15].iter().all(|&b| b == 0), "padding of {n}");
+            assert_eq!(usize::from(s.0[15]), n);
+        }
+        assert_eq!(Short::new(&src), None);
     }
 }

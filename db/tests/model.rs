@@ -144,7 +144,24 @@ fn value(ty: ColType, nullable: bool, v: u16, allow_wrong: bool) -> Cell {
             Cell::Float(pool[w % pool.len()])
         }
         ColType::Bool => Cell::Bool(w % 2 == 0),
-        ColType::Text => text(["", "a", "b", "ab", "B", "é", "a"][w % 7]),
+        // Short texts (stored in the slot) and long ones (over 15 bytes, stored apart)
+        // around the boundary, with shared prefixes so that orders mix the two.
+        ColType::Text => text(
+            [
+                "",
+                "a",
+                "b",
+                "ab",
+                "B",
+                "é",
+                "a",
+                "aaaaaaaaaaaaaaa",
+                "aaaaaaaaaaaaaaaa",
+                "aaaaaaaaaaaaaab",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                "éééééééé",
+            ][w % 12],
+        ),
         ColType::Ref(_) => Cell::Ref((w % 7) as RowId),
     }
 }

@@ -108,6 +108,8 @@ pub struct Database {
     /// Reused by `DB_QUERY` for its arguments and the ids the engine returns.
     args: Vec<Cell>,
     ids: Vec<RowId>,
+    /// Reused by `DB_INSERT` for the new row's cells.
+    cells: Vec<Cell>,
 }
 
 impl Database {
@@ -143,8 +145,11 @@ impl Database {
                 durable: t.durable,
             })
             .collect();
-        let db = Db::new(Schema { tables })
+        let mut db = Db::new(Schema { tables })
             .map_err(|e| LinkError::Invalid(format!("database schema: {e}")))?;
+        // In memory and outside a transaction nothing is ever undone, and every
+        // operation checks before it changes anything: no undo entries to make.
+        db.set_undo(false);
 
         let table_class: Vec<u32> = image.tables.iter().map(|t| t.class.0).collect();
         let mut class_table = vec![None; image.classes.len()];
@@ -221,6 +226,7 @@ impl Database {
             tx: None,
             args: Vec::new(),
             ids: Vec::new(),
+            cells: Vec::new(),
         })
     }
 
@@ -239,7 +245,9 @@ impl Database {
         options: durable::Options,
         before_sync: Option<BeforeSync>,
     ) -> Result<(), OpenError> {
-        let (data, db) = durable::open(dir, self.db.schema().clone(), options)?;
+        let (data, mut db) = durable::open(dir, self.db.schema().clone(), options)?;
+        // The log is written from the undo entries (they carry the redo half too).
+        db.set_undo(true);
         self.db = db;
         self.data = Some(data);
         self.before_sync = before_sync;
@@ -375,12 +383,21 @@ impl Database {
     /// `DB_INSERT`: stores a row from `vals` (one per column) and returns its handle.
     pub(crate) fn insert(&mut self, t: u32, vals: &[Value]) -> DbResult<Value> {
         let ti = self.table(t)?;
-        let cells = vals
-            .iter()
-            .enumerate()
-            .map(|(c, v)| self.to_cell(ti, c, v))
-            .collect::<DbResult<Vec<Cell>>>()?;
-        let id = self.write(|db| db.insert(t, cells))?;
+        let mut cells = std::mem::take(&mut self.cells);
+        cells.clear();
+        for (c, v) in vals.iter().enumerate() {
+            match self.to_cell(ti, c, v) {
+                Ok(cell) => cells.push(cell),
+                Err(e) => {
+                    self.cells = cells;
+                    return Err(e);
+                }
+            }
+        }
+        let res = self.write(|db| db.insert_cells(t, &cells));
+        cells.clear();
+        self.cells = cells;
+        let id = res?;
         Ok(Value::Row(RowRef {
             class: self.table_class[ti],
             id,
@@ -504,6 +521,8 @@ impl Database {
                 "a transaction is already active",
             )));
         }
+        // A transaction may roll back: record undo entries until it ends.
+        self.db.set_undo(true);
         self.tx = Some(Tx {
             sp: self.db.savepoint(),
             fiber,
@@ -518,7 +537,9 @@ impl Database {
         match self.tx {
             Some(tx) if tx.fiber == fiber => {
                 self.tx = None;
-                self.change_became_final(tx.sp)
+                let res = self.change_became_final(tx.sp);
+                self.undo_outside_transactions();
+                res
             }
             Some(_) => fault("TX_COMMIT of another fiber's transaction"),
             None => fault("TX_COMMIT without an active transaction"),
@@ -551,7 +572,13 @@ impl Database {
         if let Some(tx) = self.tx.take() {
             self.db.rollback_to(tx.sp);
             self.db.truncate_undo(tx.sp);
+            self.undo_outside_transactions();
         }
+    }
+
+    /// Outside a transaction, undo entries are needed only to write the log.
+    fn undo_outside_transactions(&mut self) {
+        self.db.set_undo(self.data.is_some());
     }
 
     /// Ends the transaction of a fiber that finished without committing it.

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use super::codec::{self, put_cell, put_ivar, put_schema, put_uvar, Reader, StoredSchema};
+use super::codec::{self, put_ivar, put_schema, put_uvar, put_val, Reader, StoredSchema};
 use super::storage::StorageFile;
 use super::wal::{failure, le32, le64};
 use super::Failure;
@@ -54,11 +54,11 @@ pub(crate) fn write(
     for &t in tables {
         put_uvar(&mut buf, db.len(t) as u64);
         let mut prev: RowId = 0;
-        for (id, cells) in db.rows(t) {
+        for (id, vals) in db.row_vals(t) {
             put_ivar(&mut buf, id - prev);
             prev = id;
-            for c in &cells {
-                put_cell(&mut buf, c);
+            for v in vals {
+                put_val(&mut buf, v);
             }
             if buf.len() >= WRITE_CHUNK {
                 crc.update(&buf[header_bytes..]);
@@ -91,6 +91,89 @@ pub(crate) fn write(
 
 /// Checks and decodes a whole checkpoint file: `(offset, what)` on any problem.
 pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
+    let mut body = open(buf)?;
+    let schema = std::mem::take(&mut body.schema);
+    let mut rows = Vec::with_capacity(schema.len());
+    for t in &schema {
+        let n = body.count()?;
+        let mut out = Vec::with_capacity(n);
+        let mut prev: RowId = 0;
+        for _ in 0..n {
+            let (id, cells) = body.row(t, prev)?;
+            prev = id;
+            out.push((id, cells));
+        }
+        rows.push(out);
+    }
+    body.end()?;
+    Ok(Snapshot {
+        lsn: body.lsn,
+        schema,
+        rows,
+    })
+}
+
+/// A checkpoint file whose header, checksums and schema have been checked; its rows
+/// are decoded on demand, table after table in schema order ([`Body::count`], then
+/// that many [`Body::row`]s), so that loading streams them into the engine without
+/// building the whole snapshot first.
+pub(crate) struct Body<'a> {
+    /// The LSN of the last log record whose effect is included.
+    pub lsn: u64,
+    pub schema: StoredSchema,
+    r: Reader<'a>,
+}
+
+fn at(e: codec::CodecError) -> (u64, String) {
+    ((CKPT_HEADER_LEN + e.at) as u64, e.what)
+}
+
+impl Body<'_> {
+    /// The row count of the next table.
+    pub(crate) fn count(&mut self) -> Result<usize, (u64, String)> {
+        self.r.count(1, "row").map_err(at)
+    }
+
+    /// The next row of table `t`, whose previous row had id `prev` (0 before the first).
+    pub(crate) fn row(
+        &mut self,
+        t: &codec::StoredTable,
+        prev: RowId,
+    ) -> Result<(RowId, Vec<Cell>), (u64, String)> {
+        let r = &mut self.r;
+        let p = r.pos();
+        let delta = r.ivar().map_err(at)?;
+        let id = prev
+            .checked_add(delta)
+            .filter(|&id| delta > 0 && id < t.next_id)
+            .ok_or_else(|| {
+                at(codec::CodecError {
+                    at: p,
+                    what: format!(
+                        "row id after {prev} in `{}` is out of order or not below next id {}",
+                        t.name, t.next_id
+                    ),
+                })
+            })?;
+        let mut cells = Vec::with_capacity(t.columns.len());
+        for _ in 0..t.columns.len() {
+            cells.push(r.cell().map_err(at)?);
+        }
+        Ok((id, cells))
+    }
+
+    /// Checks that nothing follows the last table.
+    pub(crate) fn end(&self) -> Result<(), (u64, String)> {
+        if !self.r.at_end() {
+            return Err(at(self.r.err("trailing bytes after the last table")));
+        }
+        Ok(())
+    }
+}
+
+/// Checks a whole checkpoint file (header, both checksums) and decodes its schema:
+/// `(offset, what)` on any problem.
+pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
     if buf.len() < CKPT_HEADER_LEN + 4 {
         return Err((
             0,
@@ -132,40 +215,7 @@ pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
             "checkpoint body checksum mismatch".into(),
         ));
     }
-    let at = |e: codec::CodecError| ((CKPT_HEADER_LEN + e.at) as u64, e.what);
     let mut r = Reader::new(body);
     let schema = r.schema().map_err(at)?;
-    let mut rows = Vec::with_capacity(schema.len());
-    for t in &schema {
-        let n = r.count(1, "row").map_err(at)?;
-        let mut out = Vec::with_capacity(n);
-        let mut prev: RowId = 0;
-        for _ in 0..n {
-            let p = r.pos();
-            let delta = r.ivar().map_err(at)?;
-            let id = prev
-                .checked_add(delta)
-                .filter(|&id| delta > 0 && id < t.next_id)
-                .ok_or_else(|| {
-                    at(codec::CodecError {
-                        at: p,
-                        what: format!(
-                            "row id after {prev} in `{}` is out of order or not below next id {}",
-                            t.name, t.next_id
-                        ),
-                    })
-                })?;
-            prev = id;
-            let mut cells = Vec::with_capacity(t.columns.len());
-            for _ in 0..t.columns.len() {
-                cells.push(r.cell().map_err(at)?);
-            }
-            out.push((id, cells));
-        }
-        rows.push(out);
-    }
-    if !r.at_end() {
-        return Err(at(r.err("trailing bytes after the last table")));
-    }
-    Ok(Snapshot { lsn, schema, rows })
+    Ok(Body { lsn, schema, r })
 }

@@ -6,6 +6,7 @@
 
 use std::rc::Rc;
 
+use crate::value::ValRef;
 use crate::{Cell, ColType, RowId, Schema};
 
 /// The type of a stored column; a reference names its target table.
@@ -142,6 +143,33 @@ pub(crate) fn put_cell(out: &mut Vec<u8>, c: &Cell) {
         Cell::Ref(r) => {
             out.push(CELL_REF);
             put_ivar(out, *r);
+        }
+    }
+}
+
+/// [`put_cell`] of a value borrowed from the engine's columns (no allocation).
+#[inline]
+pub(crate) fn put_val(out: &mut Vec<u8>, v: ValRef<'_>) {
+    match v {
+        ValRef::Nil => out.push(CELL_NIL),
+        ValRef::Int(i) => {
+            out.push(CELL_INT);
+            put_ivar(out, i);
+        }
+        ValRef::Float(f) => {
+            out.push(CELL_FLOAT);
+            out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        ValRef::Bool(false) => out.push(CELL_FALSE),
+        ValRef::Bool(true) => out.push(CELL_TRUE),
+        ValRef::Text(t) => {
+            out.push(CELL_TEXT);
+            put_uvar(out, t.len() as u64);
+            out.extend_from_slice(t);
+        }
+        ValRef::Ref(r) => {
+            out.push(CELL_REF);
+            put_ivar(out, r);
         }
     }
 }

@@ -350,7 +350,30 @@ struct Recovered {
 
 /// Loads the checkpoint and replays the log into `db` (empty, with the program's
 /// schema): reads only, never writes, takes no lock. Used by [`open`] and [`verify`].
+///
+/// Recovery writes no undo entries (nothing it applies is ever rolled back) and defers
+/// the hash and sorted indexes: they are built once, in bulk, after the last record.
+/// Unique indexes, types, references and row liveness are checked as each change
+/// applies, so a log that contradicts itself is still `Damaged` at the record that
+/// does.
 fn recover(
+    storage: &dyn Storage,
+    dir: &Path,
+    db: &mut Db,
+    has_ckpt: bool,
+    has_wal: bool,
+    progress: Option<&mut ProgressFn>,
+) -> Result<Recovered, OpenError> {
+    let undo = db.undo_enabled();
+    db.set_undo(false);
+    db.defer_indexes(true);
+    let res = recover_into(storage, dir, db, has_ckpt, has_wal, progress);
+    db.defer_indexes(false);
+    db.set_undo(undo);
+    res
+}
+
+fn recover_into(
     storage: &dyn Storage,
     dir: &Path,
     db: &mut Db,
@@ -371,22 +394,10 @@ fn recover(
             .read_vec(0, len as usize)
             .map_err(|e| io_err("pread", &ckpt_path, &e))?;
         checkpoint_bytes = buf.len() as u64;
-        let snap = checkpoint::read(&buf).map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
-        drop(buf);
-        ckpt_lsn = snap.lsn;
-        let bind = bind_schema(&snap.schema, db.schema(), dir)?;
-        let loads = snap
-            .rows
-            .into_iter()
-            .zip(&snap.schema)
-            .zip(&bind)
-            .map(|((rows, st), &t)| restore::Load {
-                table: t,
-                next_id: st.next_id,
-                rows,
-            })
-            .collect();
-        restore::restore(db, loads).map_err(|what| damaged(&ckpt_path, 0, what))?;
+        let body = checkpoint::open(&buf).map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
+        ckpt_lsn = body.lsn;
+        let bind = bind_schema(&body.schema, db.schema(), dir)?;
+        restore::restore(db, body, &bind).map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
     }
 
     if !has_wal {

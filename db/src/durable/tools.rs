@@ -7,7 +7,9 @@ use std::path::Path;
 
 use super::codec::{Item, Reader, StoredTable};
 use super::wal::{self, WalHeader};
-use super::{checkpoint, derived_schema, damaged, io_err, open, CheckpointStats, Failure, OpenError, Options};
+use super::{
+    checkpoint, damaged, derived_schema, io_err, open, CheckpointStats, Failure, OpenError, Options,
+};
 use crate::Schema;
 
 /// Why `wo db checkpoint` failed.
@@ -33,7 +35,9 @@ pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError>
         let f = storage.open_read(p).map_err(|e| io_err("open", p, &e))?;
         let len = f.len().map_err(|e| io_err("fstat", p, &e))?;
         let len = usize::try_from(len).map_err(|_| damaged(p, 0, "the file is too large"))?;
-        f.read_vec(0, len).map(Some).map_err(|e| io_err("pread", p, &e))
+        f.read_vec(0, len)
+            .map(Some)
+            .map_err(|e| io_err("pread", p, &e))
     };
     let mut defs: Vec<StoredTable> = Vec::new();
     let ckpt_path = dir.join("checkpoint");
@@ -69,7 +73,11 @@ pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError>
 /// `wo db checkpoint DIR`: opens the directory with the schema it records (replaying
 /// the log), writes a checkpoint and starts a new, empty log generation.
 pub fn checkpoint_dir(dir: &Path, options: Options) -> Result<CheckpointStats, CheckpointDirError> {
-    if !options.storage.exists(dir).map_err(|e| io_err("stat", dir, &e))? {
+    if !options
+        .storage
+        .exists(dir)
+        .map_err(|e| io_err("stat", dir, &e))?
+    {
         return Err(io_err("stat", dir, &std::io::Error::from_raw_os_error(2)).into());
     }
     let schema = stored_schema(dir, &options)?;
