@@ -527,6 +527,12 @@ impl<'a> Gen<'a> {
                 f.exits.push(Exit::Transaction);
                 self.block(f, body);
                 f.exits.pop();
+                // The commit (and a durability failure it reports) belongs to the
+                // block's closing brace, not to its last statement.
+                f.cur = self.pos_of(Span {
+                    lo: s.span.hi.saturating_sub(1),
+                    ..s.span
+                });
                 f.emit(Op::TxCommit {});
             }
             T::ForQuery {

@@ -258,7 +258,7 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
                 pid,
             })
         }
-        Err(LockError::Io(e)) => return Err(io_err("flock", &lock_path, &e)),
+        Err(LockError::Io(op, e)) => return Err(io_err(op, &lock_path, &e)),
     };
     let ckpt_path = dir.join("checkpoint");
     let wal_path = dir.join("wal");
@@ -286,11 +286,14 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
         let wal = LogWriter::create(&storage, dir, 1, None, first, options.preallocate)
             .map_err(failure_to_open)?;
         if created_dir {
-            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-                storage
-                    .sync_dir(parent)
-                    .map_err(|e| io_err("fsync", parent, &e))?;
-            }
+            // `--data d` names a directory in the current one: its parent is `.`.
+            let parent = match dir.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            storage
+                .sync_dir(parent)
+                .map_err(|e| io_err("fsync", parent, &e))?;
         }
         let dd = DataDir::new(dir, storage, wal, lock, map, tables, false, &options, 0, 0);
         return Ok((dd, db));

@@ -86,7 +86,8 @@ pub trait LockGuard: Send + Debug {}
 pub enum LockError {
     /// Another holder has it; the pid it wrote in the lock file, when readable.
     Held(Option<u32>),
-    Io(io::Error),
+    /// The system call that failed (`open`, `flock`, `ftruncate`, `write`) and why.
+    Io(&'static str, io::Error),
 }
 
 /// The file-system operations of the durable database.
@@ -220,16 +221,16 @@ impl Storage for RealStorage {
                 Mode::from_raw_mode(0o644),
             )
         })
-        .map_err(LockError::Io)?;
+        .map_err(|e| LockError::Io("open", e))?;
         match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
             Err(rustix::io::Errno::WOULDBLOCK) => return Err(LockError::Held(read_pid(&fd))),
-            Err(e) => return Err(LockError::Io(e.into())),
+            Err(e) => return Err(LockError::Io("flock", e.into())),
         }
         // The pid is informative only: plain `write` (not `pwrite64`), never synced.
         let text = format!("{pid}\n");
-        rustix::fs::ftruncate(&fd, 0).map_err(|e| LockError::Io(e.into()))?;
-        rustix::io::write(&fd, text.as_bytes()).map_err(|e| LockError::Io(e.into()))?;
+        rustix::fs::ftruncate(&fd, 0).map_err(|e| LockError::Io("ftruncate", e.into()))?;
+        rustix::io::write(&fd, text.as_bytes()).map_err(|e| LockError::Io("write", e.into()))?;
         Ok(Box::new(RealLock { _fd: fd }))
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
