@@ -180,15 +180,6 @@ fn key_ref(v: &Value) -> Result<KeyRef<'_>, Stop> {
     KeyRef::of(v).ok_or_else(|| expected("a map key (Int, Bool or Text)", v))
 }
 
-/// A map key as a value again.
-fn key_value(k: &Key) -> Value {
-    match k {
-        Key::Int(i) => Value::Int(*i),
-        Key::Bool(b) => Value::Bool(*b),
-        Key::Text(t) => Value::Text(t.clone()),
-    }
-}
-
 /// The language's `==` (LANGUAGE.md §3): Int, Float, Bool and Text by content (Float
 /// by IEEE, so `NaN != NaN` and `-0.0 == 0.0`), nil equals only nil, rows by class and
 /// id, lists, maps, objects and errors by identity.

@@ -5,10 +5,11 @@
 
 use std::fmt::Write as _;
 
+use wo_vm::map::Entry;
 use wo_vm::value::KeyRef;
 use wo_vm::{display, Host, Stop, TrapKind, Value};
 
-use crate::{args, key, key_ref, key_value, map_mut, map_ref, new_list, trap, Native};
+use crate::{args, key, key_ref, map_mut, map_ref, new_list, trap, Native};
 
 pub(crate) const NATIVES: &[Native] = &[
     ("len_map", len_map),
@@ -47,7 +48,7 @@ fn len_map(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// `has(m, k)`: whether `k` is a key of `m`.
 fn has(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m, k] = args("has", argv)?;
-    Ok(Value::Bool(map_ref(m)?.contains_key(&key_ref(k)?)))
+    Ok(Value::Bool(map_ref(m)?.contains_key(key_ref(k)?)))
 }
 
 /// `get(m, k) -> V`: the value for `k`; traps KEY when `k` is absent.
@@ -55,7 +56,7 @@ fn get(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m, k] = args("get", argv)?;
     let k = key_ref(k)?;
     map_ref(m)?
-        .get(&k)
+        .get(k)
         .cloned()
         .ok_or_else(|| trap(TrapKind::Key, format!("key {} not found", key_text(k))))
 }
@@ -71,14 +72,14 @@ fn set(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// of the other keys.
 fn remove(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m, k] = args("remove", argv)?;
-    map_mut(m)?.shift_remove(&key_ref(k)?);
+    map_mut(m)?.remove(key_ref(k)?);
     Ok(Value::Nil)
 }
 
 /// `keys(m)`: a new list of the keys in insertion order.
 fn keys(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m] = args("keys", argv)?;
-    Ok(new_list(map_ref(m)?.keys().map(key_value).collect()))
+    Ok(new_list(map_ref(m)?.iter().map(Entry::key_value).collect()))
 }
 
 /// `values(m)`: a new list of the values in insertion order.

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use wo_bytecode::Class;
 
-use crate::value::{Key, Value};
+use crate::value::{KeyRef, Value};
 
 /// How deep lists, maps and objects are printed before the rest is written as `…`.
 pub const MAX_DEPTH: usize = 512;
@@ -220,17 +220,17 @@ impl Printer<'_> {
                 }
                 self.out.push('{');
                 if let Ok(entries) = map.try_borrow() {
-                    for (i, (k, v)) in entries.iter().enumerate() {
+                    for (i, e) in entries.iter().enumerate() {
                         if i > 0 {
                             self.out.push_str(", ");
                         }
-                        match k {
-                            Key::Int(n) => write_int(self.out, *n),
-                            Key::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
-                            Key::Text(t) => write_quoted(self.out, t),
+                        match e.key() {
+                            KeyRef::Int(n) => write_int(self.out, n),
+                            KeyRef::Bool(b) => self.out.push_str(if b { "true" } else { "false" }),
+                            KeyRef::Text(t) => write_quoted(self.out, t),
                         }
                         self.out.push_str(": ");
-                        self.value(v, true);
+                        self.value(e.value(), true);
                     }
                 } else {
                     self.out.push('…');

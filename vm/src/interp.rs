@@ -829,8 +829,7 @@ impl<'img> Vm<'img> {
                 }
                 Op::NewMap { a, b, n } => {
                     let lo = b.index();
-                    let mut m =
-                        MapData::with_capacity_and_hasher(usize::from(n), Default::default());
+                    let mut m = MapData::with_capacity(usize::from(n));
                     for pair in fr[lo..lo + 2 * usize::from(n)].chunks_exact(2) {
                         let Some(k) = to_key(&pair[0]) else {
                             fault!("a map key cannot be {}", type_name(&pair[0]));
@@ -845,7 +844,7 @@ impl<'img> Vm<'img> {
                             let Some(k) = KeyRef::of(k) else {
                                 fault!("a map key cannot be {}", type_name(k));
                             };
-                            m.borrow().get(&k).cloned().unwrap_or_default()
+                            m.borrow().get(k).cloned().unwrap_or_default()
                         }
                         (other, _) => fault!("expected a map, found {}", type_name(other)),
                     };
@@ -874,9 +873,12 @@ impl<'img> Vm<'img> {
                     let idx = int!(i);
                     let (key, val) = match &r!(m) {
                         Value::Map(map) => {
-                            let map = map.borrow();
+                            // A `for` loop asks by position: squeezing out the holes
+                            // that removals left keeps it linear.
+                            let mut map = map.borrow_mut();
+                            map.compact();
                             match usize::try_from(idx).ok().and_then(|i| map.get_index(i)) {
-                                Some((key, val)) => (key_value(key), val.clone()),
+                                Some(e) => (e.key_value(), e.value().clone()),
                                 None => trap!(Bounds, bounds_msg_map(idx, map.len())),
                             }
                         }
@@ -1054,15 +1056,6 @@ pub fn to_key(v: &Value) -> Option<Key> {
         Value::Bool(b) => Some(Key::Bool(*b)),
         Value::Text(t) => Some(Key::Text(t.clone())),
         _ => None,
-    }
-}
-
-/// A map key as a value.
-pub fn key_value(k: &Key) -> Value {
-    match k {
-        Key::Int(i) => Value::Int(*i),
-        Key::Bool(b) => Value::Bool(*b),
-        Key::Text(t) => Value::Text(t.clone()),
     }
 }
 

@@ -8,8 +8,6 @@ use std::cell::RefCell;
 use std::io::Write;
 use std::rc::Rc;
 
-use indexmap::IndexMap;
-
 /// A map key: the key types the checker allows (`Int`, `Text`, `Bool`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Key {
@@ -67,13 +65,7 @@ impl std::hash::Hash for Key {
     }
 }
 
-impl indexmap::Equivalent<Key> for KeyRef<'_> {
-    fn equivalent(&self, key: &Key) -> bool {
-        *self == key.as_key_ref()
-    }
-}
-
-pub type MapData = IndexMap<Key, Value, ahash::RandomState>;
+pub use crate::map::MapData;
 
 /// An object of a (non-table) class: its class index and fields in declaration order.
 #[derive(Debug)]
