@@ -155,6 +155,11 @@ fn tables(p: &Program) -> Vec<Table> {
         .collect()
 }
 
+/// The `i`-th register of a run starting at `base`.
+fn nth(base: Reg, i: usize) -> Reg {
+    Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)))
+}
+
 fn idx32(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
 }
@@ -605,6 +610,22 @@ impl<'a> Gen<'a> {
         });
     }
 
+    /// Evaluates the field values of a constructor or an `insert` into a run of
+    /// registers in declaration order, in the order `order` says (the order written),
+    /// then the rest; returns the run's first register.
+    fn fields_run(&mut self, f: &mut FnGen, fields: &[Expr], order: &[usize]) -> Reg {
+        let base = f.alloc_n(fields.len());
+        for &i in order {
+            self.expr(f, &fields[i], Some(nth(base, i)));
+        }
+        for (i, fe) in fields.iter().enumerate() {
+            if !order.contains(&i) {
+                self.expr(f, fe, Some(nth(base, i)));
+            }
+        }
+        base
+    }
+
     /// `push(list, e)`.
     fn push_value(&mut self, f: &mut FnGen, list: Reg, e: &Expr) {
         let mark = f.next;
@@ -666,7 +687,7 @@ impl<'a> Gen<'a> {
                 let mark = f.next;
                 let base = f.alloc_n(q.order.len());
                 for (k, (e, _)) in q.order.iter().enumerate() {
-                    let r = Reg(base.0.saturating_add(u16::try_from(k).unwrap_or(u16::MAX)));
+                    let r = nth(base, k);
                     this.expr(f, e, Some(r));
                 }
                 let kl = f.alloc();
@@ -742,7 +763,7 @@ impl<'a> Gen<'a> {
     fn db_query(&mut self, f: &mut FnGen, desc: QueryDesc, args: &[Expr]) -> Reg {
         let base = f.alloc_n(args.len());
         for (k, a) in args.iter().enumerate() {
-            let r = Reg(base.0.saturating_add(u16::try_from(k).unwrap_or(u16::MAX)));
+            let r = nth(base, k);
             self.expr(f, a, Some(r));
         }
         let q = QueryIdx(idx32(self.queries.len()));
@@ -955,7 +976,7 @@ impl<'a> Gen<'a> {
     fn call_args(&mut self, f: &mut FnGen, args: &[Expr]) -> Reg {
         let base = f.alloc_n(args.len().max(1));
         for (i, a) in args.iter().enumerate() {
-            let r = Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
+            let r = nth(base, i);
             self.expr(f, a, Some(r));
         }
         base
@@ -1050,7 +1071,7 @@ impl<'a> Gen<'a> {
             E::Concat(parts) => {
                 let base = f.alloc_n(parts.len());
                 for (i, p) in parts.iter().enumerate() {
-                    let r = Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
+                    let r = nth(base, i);
                     self.expr(f, p, Some(r));
                 }
                 let a = f.target(dst);
@@ -1064,7 +1085,7 @@ impl<'a> Gen<'a> {
             E::List(items) => {
                 let base = f.alloc_n(items.len());
                 for (i, it) in items.iter().enumerate() {
-                    let r = Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
+                    let r = nth(base, i);
                     self.expr(f, it, Some(r));
                 }
                 let a = f.target(dst);
@@ -1078,11 +1099,8 @@ impl<'a> Gen<'a> {
             E::Map(entries) => {
                 let base = f.alloc_n(entries.len() * 2);
                 for (i, (k, v)) in entries.iter().enumerate() {
-                    let rk = Reg(base
-                        .0
-                        .saturating_add(u16::try_from(2 * i).unwrap_or(u16::MAX)));
-                    self.expr(f, k, Some(rk));
-                    self.expr(f, v, Some(Reg(rk.0.saturating_add(1))));
+                    self.expr(f, k, Some(nth(base, 2 * i)));
+                    self.expr(f, v, Some(nth(base, 2 * i + 1)));
                 }
                 let a = f.target(dst);
                 f.emit(Op::NewMap {
@@ -1097,17 +1115,7 @@ impl<'a> Gen<'a> {
                 fields,
                 order,
             } => {
-                let base = f.alloc_n(fields.len());
-                let at =
-                    |i: usize| Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
-                for &i in order {
-                    self.expr(f, &fields[i], Some(at(i)));
-                }
-                for (i, fe) in fields.iter().enumerate() {
-                    if !order.contains(&i) {
-                        self.expr(f, fe, Some(at(i)));
-                    }
-                }
+                let base = self.fields_run(f, fields, order);
                 let a = f.target(dst);
                 f.emit(Op::NewObj {
                     a,
@@ -1145,17 +1153,7 @@ impl<'a> Gen<'a> {
                 fields,
                 order,
             } => {
-                let base = f.alloc_n(fields.len());
-                let at =
-                    |i: usize| Reg(base.0.saturating_add(u16::try_from(i).unwrap_or(u16::MAX)));
-                for &i in order {
-                    self.expr(f, &fields[i], Some(at(i)));
-                }
-                for (i, fe) in fields.iter().enumerate() {
-                    if !order.contains(&i) {
-                        self.expr(f, fe, Some(at(i)));
-                    }
-                }
+                let base = self.fields_run(f, fields, order);
                 let a = f.target(dst);
                 f.cur = self.pos_of(e.span);
                 f.emit(Op::DbInsert {
