@@ -696,8 +696,6 @@ impl<'a> Gen<'a> {
                     b: base,
                     n: u16::try_from(q.order.len()).unwrap_or(u16::MAX),
                 });
-                let kexpr = Expr::new(E::Nil, Ty::Unknown, Span::default());
-                let _ = kexpr;
                 let pb = f.alloc_n(2);
                 f.emit(Op::Move { a: pb, b: keys });
                 f.emit(Op::Move {
