@@ -178,6 +178,17 @@ pub(crate) fn suggest<'a>(
         .map(|(_, c)| c)
 }
 
+/// Whether evaluating `e` can never produce a value: a call of `fail` or `exit`.
+fn diverging(e: &Expr) -> bool {
+    matches!(
+        &e.kind,
+        E::Builtin {
+            name: "fail" | "exit",
+            ..
+        }
+    )
+}
+
 /// Whether a block cannot complete normally (LANGUAGE.md §3: it ends in `return`,
 /// `break`, `continue`, `fail(…)` or `exit(…)`; also an `if` whose branches all end so).
 fn diverges(block: &[ast::Stmt]) -> bool {
@@ -1788,6 +1799,14 @@ impl<'a> Checker<'a> {
                             span,
                         );
                     }
+                    if diverging(&r) {
+                        // `x ?? fail("…")`: the value is `x`, known not nil.
+                        return Expr::new(
+                            E::Binary(BinOp::Coalesce, Box::new(l), Box::new(r)),
+                            inner,
+                            span,
+                        );
+                    }
                     if !assignable(&r.ty, &l.ty) && !(inner == Ty::Unknown) {
                         let (lt, rt) = (self.tyname(&l.ty), self.tyname(&r.ty));
                         self.err(
@@ -1838,7 +1857,14 @@ impl<'a> Checker<'a> {
                 let eid = self.new_local(&err.name, Ty::Error);
                 let h = self.expr(handler, expect.or(Some(&b.ty)));
                 self.ctx.scopes.pop();
-                let ty = match unify(&b.ty, &h.ty) {
+                // A side that cannot produce a value (`fail(…)`, `exit(…)`) takes the
+                // other side's type, as `!` does in Rust.
+                let ty = match (diverging(&b), diverging(&h)) {
+                    (false, true) if b.ty != Ty::Void => Some(b.ty.clone()),
+                    (true, false) if h.ty != Ty::Void => Some(h.ty.clone()),
+                    _ => unify(&b.ty, &h.ty),
+                };
+                let ty = match ty {
                     Some(t) if t != Ty::Void => t,
                     _ => {
                         let (bt, ht) = (self.tyname(&b.ty), self.tyname(&h.ty));
