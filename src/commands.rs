@@ -18,7 +18,7 @@ use crate::render::{report_trap, Tally};
 /// Program output: buffered, and shared with the hook that flushes it before the
 /// program waits for a durable commit.
 #[derive(Clone)]
-struct SharedStdout(Rc<RefCell<BufWriter<Stdout>>>);
+pub(crate) struct SharedStdout(pub(crate) Rc<RefCell<BufWriter<Stdout>>>);
 
 impl Write for SharedStdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -31,7 +31,7 @@ impl Write for SharedStdout {
 }
 
 /// The data directory: `--data`, else a non-empty `WO_DATA`.
-fn data_dir(data: Option<PathBuf>) -> Option<PathBuf> {
+pub(crate) fn data_dir(data: Option<PathBuf>) -> Option<PathBuf> {
     data.or_else(|| {
         std::env::var_os("WO_DATA")
             .filter(|v| !v.is_empty())
@@ -41,7 +41,7 @@ fn data_dir(data: Option<PathBuf>) -> Option<PathBuf> {
 
 /// Shows log replay progress on stderr: one updating line on a terminal, otherwise a
 /// line every 100,000 records.
-fn replay_progress() -> Box<dyn FnMut(&wo_vm::durable::Progress)> {
+pub(crate) fn replay_progress() -> Box<dyn FnMut(&wo_vm::durable::Progress)> {
     let tty = std::io::stderr().is_terminal();
     Box::new(move |p| {
         let pct = (p.bytes * 100).checked_div(p.total_bytes).unwrap_or(100);
@@ -130,7 +130,7 @@ fn link_reason(link: &LinkError) -> String {
 }
 
 /// A non-zero seed for `random.*` from the wall clock (`random.seed(n)` replaces it).
-fn clock_seed() -> u64 {
+pub(crate) fn clock_seed() -> u64 {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())

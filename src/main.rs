@@ -7,6 +7,7 @@ mod commands;
 mod exit;
 mod program;
 mod render;
+mod repl;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,6 +56,12 @@ enum Command {
         /// A .wo file, a directory of .wo files, or a .wob image.
         path: PathBuf,
     },
+    /// An interactive session: declarations, statements, expressions (values printed).
+    Repl {
+        /// Directory of the durable database (also WO_DATA).
+        #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+        data: Option<String>,
+    },
     /// Inspect or maintain a data directory.
     #[command(subcommand)]
     Db(DbCommand),
@@ -100,6 +107,7 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Build { path, output } => commands::build(&path, &output),
         Command::Check { paths } => commands::check(&paths),
         Command::Disasm { path } => commands::disasm(&path),
+        Command::Repl { data } => repl::repl(data.map(PathBuf::from)),
         Command::Db(DbCommand::Verify { dir }) => commands::db_verify(&dir),
         Command::Db(DbCommand::Checkpoint { dir }) => commands::db_checkpoint(&dir),
     }

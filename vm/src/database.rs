@@ -91,6 +91,9 @@ pub fn durability_message(f: &Failure) -> String {
     format!("durability failure: {f}; {n} change{s} undone, nothing acknowledged was lost")
 }
 
+/// A table's rows to load: its index, its next id and its live rows.
+type TableRows = (u32, RowId, Vec<(RowId, Vec<Cell>)>);
+
 /// The database state the VM owns.
 pub struct Database {
     db: Db,
@@ -252,6 +255,40 @@ impl Database {
         self.data = Some(data);
         self.before_sync = before_sync;
         Ok(())
+    }
+
+    /// Takes over the engine (and data directory) of `old`, the database of the
+    /// previous image of a `wo repl` session. Its tables must be the first tables of
+    /// this one; tables the new image adds start empty. In memory the rows are moved
+    /// over; a durable database is reopened with the new schema (recovery brings the
+    /// rows back).
+    pub fn adopt(&mut self, mut old: Database) -> Result<(), String> {
+        let old_tables = &old.db.schema().tables;
+        let new_tables = &self.db.schema().tables;
+        if old_tables.len() > new_tables.len() || old_tables[..] != new_tables[..old_tables.len()] {
+            return Err("a table's definition changed: restart the session to change it".into());
+        }
+        if old_tables.len() == new_tables.len() {
+            std::mem::swap(&mut self.db, &mut old.db);
+            self.data = old.data.take();
+            self.before_sync = old.before_sync.take();
+            return Ok(());
+        }
+        if let Some(data) = old.data.take() {
+            let dir = data.path().to_path_buf();
+            // Release the lock before reopening.
+            drop(data);
+            let before_sync = old.before_sync.take();
+            return self
+                .open_data_dir(&dir, durable::Options::default(), before_sync)
+                .map_err(|e| e.to_string());
+        }
+        let n_old = old.db.schema().tables.len();
+        let tables: Vec<TableRows> = (0..n_old)
+            .filter_map(|t| u32::try_from(t).ok())
+            .map(|t| (t, old.db.next_id(t), old.db.rows(t).collect()))
+            .collect();
+        self.db.load(tables).map_err(|e| e.message)
     }
 
     /// The open data directory, if the database is durable.

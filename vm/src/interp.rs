@@ -95,6 +95,12 @@ impl Fiber {
     pub fn id(&self) -> u64 {
         self.id
     }
+
+    /// The register file, for a session that continues in a later image
+    /// (`wo repl`): the first frame's registers start at 0.
+    pub fn into_registers(self) -> Vec<Value> {
+        self.regs
+    }
 }
 
 /// How [`Vm::resume`] left a fiber.
@@ -208,9 +214,44 @@ impl<'img> Vm<'img> {
         self.image
     }
 
+    /// Takes the state a `wo repl` session carries from one image to the next: the
+    /// host, the global slots and the database.
+    pub fn into_parts(self) -> (Host, Vec<Value>, Database) {
+        (self.host, self.globals, self.database)
+    }
+
+    /// Continues a session in this image: `globals` from the previous image (this
+    /// image's constants are a superset, in the same slots) and its database, whose
+    /// engine (and data directory) this VM adopts.
+    pub fn adopt(&mut self, globals: Vec<Value>, database: Database) -> Result<(), String> {
+        for (slot, v) in self.globals.iter_mut().zip(globals) {
+            *slot = v;
+        }
+        self.database.adopt(database)
+    }
+
+    /// A fiber that continues function `func` at `pc` with the first frame's registers
+    /// `regs` (a `wo repl` session: `main` grows by one statement per input, and the
+    /// registers of the statements already run are kept).
+    pub fn fiber_at(&self, func: u32, pc: u32, mut regs: Vec<Value>) -> Result<Fiber, String> {
+        let mut fiber = self.fiber(func, Vec::new())?;
+        let window = if self.wide { WIDE } else { NARROW };
+        if regs.len() < window {
+            regs.resize(window, Value::Nil);
+        }
+        fiber.regs = regs;
+        fiber.cur.pc = pc;
+        Ok(fiber)
+    }
+
     /// The database (its engine, and whether a transaction is active).
     pub fn database(&self) -> &Database {
         &self.database
+    }
+
+    /// The database, to open a data directory before anything runs.
+    pub fn database_mut(&mut self) -> &mut Database {
+        &mut self.database
     }
 
     /// A new fiber that will call function `func` with `args` (checked against its
