@@ -1134,26 +1134,16 @@ fn build_index(tab: &Table, ix: &IndexDef) -> Result<Index, usize> {
 
 /// Adds row position `pos` of `t` to its indexes and counts its references.
 fn link(schema: &Schema, tables: &mut [Table], t: TableId, pos: usize) {
-    let id = pos as RowId + 1;
-    let def = &schema.tables[t as usize];
-    let tab = &mut tables[t as usize];
-    for (i, ix) in def.indexes.iter().enumerate() {
-        if tab.stale && ix.kind != IndexKind::Unique {
-            continue;
-        }
-        let key = tab.index_key(&ix.columns, ix.kind, pos);
-        tab.indexes[i].insert(key, id);
-    }
-    for k in 0..tables[t as usize].ref_cols.len() {
-        let (c, target) = tables[t as usize].ref_cols[k];
-        if let ValRef::Ref(r) = tables[t as usize].cols[c].val(pos) {
-            add_ref(tables, t, id, target, r, 1);
-        }
-    }
+    relink(schema, tables, t, pos, true);
 }
 
 /// Removes row position `pos` of `t` from its indexes and uncounts its references.
 fn unlink(schema: &Schema, tables: &mut [Table], t: TableId, pos: usize) {
+    relink(schema, tables, t, pos, false);
+}
+
+/// [`link`] (`add`) or [`unlink`]: the same walk over indexes and references.
+fn relink(schema: &Schema, tables: &mut [Table], t: TableId, pos: usize, add: bool) {
     let id = pos as RowId + 1;
     let def = &schema.tables[t as usize];
     let tab = &mut tables[t as usize];
@@ -1162,12 +1152,16 @@ fn unlink(schema: &Schema, tables: &mut [Table], t: TableId, pos: usize) {
             continue;
         }
         let key = tab.index_key(&ix.columns, ix.kind, pos);
-        tab.indexes[i].remove(key, id);
+        if add {
+            tab.indexes[i].insert(key, id);
+        } else {
+            tab.indexes[i].remove(key, id);
+        }
     }
     for k in 0..tables[t as usize].ref_cols.len() {
         let (c, target) = tables[t as usize].ref_cols[k];
         if let ValRef::Ref(r) = tables[t as usize].cols[c].val(pos) {
-            add_ref(tables, t, id, target, r, -1);
+            add_ref(tables, t, id, target, r, if add { 1 } else { -1 });
         }
     }
 }
