@@ -180,24 +180,9 @@ fn key_ref(v: &Value) -> Result<KeyRef<'_>, Stop> {
     KeyRef::of(v).ok_or_else(|| expected("a map key (Int, Bool or Text)", v))
 }
 
-/// The language's `==` (LANGUAGE.md §3): Int, Float, Bool and Text by content (Float
-/// by IEEE, so `NaN != NaN` and `-0.0 == 0.0`), nil equals only nil, rows by class and
-/// id, lists, maps, objects and errors by identity.
-fn values_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Nil, Value::Nil) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Float(x), Value::Float(y)) => x == y,
-        (Value::Text(x), Value::Text(y)) => x == y,
-        (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
-        (Value::Map(x), Value::Map(y)) => Rc::ptr_eq(x, y),
-        (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
-        (Value::Error(x), Value::Error(y)) => Rc::ptr_eq(x, y),
-        (Value::Row(x), Value::Row(y)) => x == y,
-        _ => false,
-    }
-}
+/// The language's `==` (LANGUAGE.md §3), as the VM's `EQ` instruction computes it:
+/// `contains(xs, v)` must agree with `==`.
+use wo_vm::interp::values_eq as values_equal;
 
 /// The order of `sort`, `min` and `max` on Floats apart from NaN: IEEE 754's
 /// totalOrder, so `-0.0` comes before `0.0`; every NaN comes after every number.
