@@ -759,11 +759,7 @@ impl<'a> Gen<'a> {
 
     /// `DB_QUERY` with the descriptor registered in the image.
     fn db_query(&mut self, f: &mut FnGen, desc: QueryDesc, args: &[Expr]) -> Reg {
-        let base = f.alloc_n(args.len());
-        for (k, a) in args.iter().enumerate() {
-            let r = nth(base, k);
-            self.expr(f, a, Some(r));
-        }
+        let base = self.expr_run(f, args, 0);
         let q = QueryIdx(idx32(self.queries.len()));
         self.queries.push(desc);
         let a = f.alloc();
@@ -971,11 +967,18 @@ impl<'a> Gen<'a> {
         r
     }
 
+    /// Call arguments: a run that is at least one register long, since the call's
+    /// result comes back in its first register.
     fn call_args(&mut self, f: &mut FnGen, args: &[Expr]) -> Reg {
-        let base = f.alloc_n(args.len().max(1));
-        for (i, a) in args.iter().enumerate() {
-            let r = nth(base, i);
-            self.expr(f, a, Some(r));
+        self.expr_run(f, args, 1)
+    }
+
+    /// Evaluates `exprs` into a fresh run of consecutive registers (at least `min`
+    /// long) and returns its first register.
+    fn expr_run(&mut self, f: &mut FnGen, exprs: &[Expr], min: usize) -> Reg {
+        let base = f.alloc_n(exprs.len().max(min));
+        for (i, e) in exprs.iter().enumerate() {
+            self.expr(f, e, Some(nth(base, i)));
         }
         base
     }
@@ -1067,11 +1070,7 @@ impl<'a> Gen<'a> {
             }
             E::Binary(op, l, r) => self.binary(f, *op, l, r, dst),
             E::Concat(parts) => {
-                let base = f.alloc_n(parts.len());
-                for (i, p) in parts.iter().enumerate() {
-                    let r = nth(base, i);
-                    self.expr(f, p, Some(r));
-                }
+                let base = self.expr_run(f, parts, 0);
                 let a = f.target(dst);
                 f.emit(Op::ConcatN {
                     a,
@@ -1081,11 +1080,7 @@ impl<'a> Gen<'a> {
                 a
             }
             E::List(items) => {
-                let base = f.alloc_n(items.len());
-                for (i, it) in items.iter().enumerate() {
-                    let r = nth(base, i);
-                    self.expr(f, it, Some(r));
-                }
+                let base = self.expr_run(f, items, 0);
                 let a = f.target(dst);
                 f.emit(Op::NewList {
                     a,
