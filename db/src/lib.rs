@@ -15,6 +15,7 @@ mod value;
 
 pub use db::Db;
 pub use undo::Change;
+pub use value::float_order;
 
 /// A table's position in the schema.
 pub type TableId = u32;

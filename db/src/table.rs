@@ -11,7 +11,7 @@ use std::mem::size_of;
 use std::rc::Rc;
 
 use crate::index::Index;
-use crate::value::{canon_bits, FloatOrd, KeyVal, Short, ValRef};
+use crate::value::{key_bits, FloatOrd, KeyVal, Short, ValRef};
 use crate::{Cell, ColType, IndexKind, RowId, TableDef, TableId};
 
 const CHUNK_BITS: u32 = 12;
@@ -474,11 +474,7 @@ impl ColData {
             _ => match self.val(i) {
                 ValRef::Nil | ValRef::Text(_) => KeyVal::Nil,
                 ValRef::Int(x) => KeyVal::Int(x),
-                ValRef::Float(x) => KeyVal::Float(FloatOrd(if canonical {
-                    canon_bits(x)
-                } else {
-                    x.to_bits()
-                })),
+                ValRef::Float(x) => KeyVal::Float(FloatOrd(key_bits(x, canonical))),
                 ValRef::Bool(x) => KeyVal::Bool(x),
                 ValRef::Ref(x) => KeyVal::Ref(x),
             },

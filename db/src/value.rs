@@ -7,14 +7,27 @@ use std::rc::Rc;
 
 use crate::{Cell, ColType, RowId};
 
-/// An `f64` by its bits: equality is bit equality and order is `f64::total_cmp`, which
-/// agree (total_cmp is `Equal` exactly when the bits are equal).
+/// The one order of Floats (LANGUAGE.md §7): by value, `-0.0` before `0.0`, and every
+/// NaN, whatever its sign bit and payload, after every other Float and equal to every
+/// other NaN. `order by` (engine and bytecode paths), sorted indexes, `sort` and
+/// `min`/`max` all use it.
+pub fn float_order(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.total_cmp(&b),
+    }
+}
+
+/// An `f64` by its bits: equality is bit equality and order is [`float_order`], which
+/// agree because a key's bits come from [`key_bits`] (every NaN is one bit pattern).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct FloatOrd(pub u64);
 
 impl Ord for FloatOrd {
     fn cmp(&self, other: &Self) -> Ordering {
-        f64::from_bits(self.0).total_cmp(&f64::from_bits(other.0))
+        float_order(f64::from_bits(self.0), f64::from_bits(other.0))
     }
 }
 impl PartialOrd for FloatOrd {
@@ -30,6 +43,16 @@ pub(crate) fn canon_bits(f: f64) -> u64 {
         0
     } else if f.is_nan() {
         f64::NAN.to_bits()
+    } else {
+        f.to_bits()
+    }
+}
+
+/// The bits of a Float as an index key: [`canon_bits`] for a hash key; for a sorted key
+/// `-0.0` and `0.0` stay apart (they are ordered) but every NaN is still one key.
+pub(crate) fn key_bits(f: f64, canonical: bool) -> u64 {
+    if canonical || f.is_nan() {
+        canon_bits(f)
     } else {
         f.to_bits()
     }
@@ -81,8 +104,8 @@ impl Short {
 }
 
 /// An index key. `Nil` orders first, which is the order of `order by`. In hash indexes
-/// Floats are canonical ([`canon_bits`]); in sorted indexes they are the raw bits,
-/// ordered by `total_cmp`.
+/// Floats are canonical ([`canon_bits`]); in sorted indexes they are the raw bits
+/// (every NaN one pattern, [`key_bits`]), ordered by [`float_order`].
 ///
 /// A text key is [`KeyVal::Short`] when it has at most [`SHORT_MAX`] bytes and
 /// [`KeyVal::Text`] (sharing the column's allocation) otherwise — never the other way
@@ -162,11 +185,7 @@ impl KeyVal {
             (_, Cell::Nil) => KeyVal::Nil,
             (ColType::Ref(_), Cell::Ref(i) | Cell::Int(i)) => KeyVal::Ref(*i),
             (_, Cell::Int(i)) => KeyVal::Int(*i),
-            (_, Cell::Float(f)) => KeyVal::Float(FloatOrd(if canonical {
-                canon_bits(*f)
-            } else {
-                f.to_bits()
-            })),
+            (_, Cell::Float(f)) => KeyVal::Float(FloatOrd(key_bits(*f, canonical))),
             (_, Cell::Bool(b)) => KeyVal::Bool(*b),
             (_, Cell::Text(t)) => KeyVal::text(t),
             (_, Cell::Ref(i)) => KeyVal::Ref(*i),
@@ -221,8 +240,8 @@ pub(crate) fn val_ord(v: ValRef<'_>, arg: &Cell) -> Option<Ordering> {
     }
 }
 
-/// The order of `order by` for one ascending key: `nil` first, Floats by `total_cmp`,
-/// Text by bytes.
+/// The order of `order by` for one ascending key: `nil` first, Floats by
+/// [`float_order`], Text by bytes.
 #[inline]
 pub(crate) fn sort_cmp(a: ValRef<'_>, b: ValRef<'_>) -> Ordering {
     match (a, b) {
@@ -230,7 +249,7 @@ pub(crate) fn sort_cmp(a: ValRef<'_>, b: ValRef<'_>) -> Ordering {
         (ValRef::Nil, _) => Ordering::Less,
         (_, ValRef::Nil) => Ordering::Greater,
         (ValRef::Int(x), ValRef::Int(y)) | (ValRef::Ref(x), ValRef::Ref(y)) => x.cmp(&y),
-        (ValRef::Float(x), ValRef::Float(y)) => x.total_cmp(&y),
+        (ValRef::Float(x), ValRef::Float(y)) => float_order(x, y),
         (ValRef::Bool(x), ValRef::Bool(y)) => x.cmp(&y),
         (ValRef::Text(x), ValRef::Text(y)) => x.cmp(y),
         // A column is homogeneous; mixed kinds cannot meet.

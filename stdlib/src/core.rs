@@ -107,24 +107,20 @@ fn max_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     Ok(Value::Int(int(a)?.max(int(b)?)))
 }
 
-/// The smaller Float: NaN when either is NaN; otherwise by IEEE totalOrder, so
-/// `min(-0.0, 0.0)` is `-0.0`.
-pub(crate) fn fmin(a: f64, b: f64) -> f64 {
-    if a.is_nan() {
-        a
-    } else if b.is_nan() || float_order(b, a).is_lt() {
+/// The smaller Float by [`float_order`], the order of `sort` and `order by`: so
+/// `min(-0.0, 0.0)` is `-0.0` and a NaN loses to every number (`min(NaN, 1.0)` is `1.0`).
+fn fmin(a: f64, b: f64) -> f64 {
+    if float_order(b, a).is_lt() {
         b
     } else {
         a
     }
 }
 
-/// The larger Float: NaN when either is NaN; otherwise by IEEE totalOrder, so
-/// `max(-0.0, 0.0)` is `0.0`.
-pub(crate) fn fmax(a: f64, b: f64) -> f64 {
-    if a.is_nan() {
-        a
-    } else if b.is_nan() || float_order(b, a).is_gt() {
+/// The larger Float by [`float_order`]: `max(-0.0, 0.0)` is `0.0` and a NaN wins over
+/// every number (every NaN sorts last).
+fn fmax(a: f64, b: f64) -> f64 {
+    if float_order(b, a).is_gt() {
         b
     } else {
         a
@@ -336,8 +332,10 @@ mod tests {
         assert_shows(call("max_float", &[f(1.5), f(0.5)]), "1.5");
         assert_shows(call("min_float", &[f(0.0), f(-0.0)]), "-0.0");
         assert_shows(call("max_float", &[f(-0.0), f(0.0)]), "0.0");
-        assert_shows(call("min_float", &[f(f64::NAN), f(1.0)]), "NaN");
-        assert_shows(call("min_float", &[f(1.0), f(f64::NAN)]), "NaN");
+        // Every NaN sorts last (LANGUAGE.md §7), whatever its sign bit.
+        assert_shows(call("min_float", &[f(f64::NAN), f(1.0)]), "1.0");
+        assert_shows(call("min_float", &[f(1.0), f(f64::NAN)]), "1.0");
+        assert_shows(call("min_float", &[f(-f64::NAN), f(f64::INFINITY)]), "inf");
         assert_shows(call("max_float", &[f(f64::NAN), f(1.0)]), "NaN");
         assert_shows(call("max_float", &[f(1.0), f(f64::NAN)]), "NaN");
         assert_shows(call("min_float", &[f(f64::NEG_INFINITY), f(1.0)]), "-inf");

@@ -184,16 +184,9 @@ fn key_ref(v: &Value) -> Result<KeyRef<'_>, Stop> {
 /// `contains(xs, v)` must agree with `==`.
 use wo_vm::interp::values_eq as values_equal;
 
-/// The order of `sort`, `min` and `max` on Floats apart from NaN: IEEE 754's
-/// totalOrder, so `-0.0` comes before `0.0`; every NaN comes after every number.
-fn float_order(a: f64, b: f64) -> std::cmp::Ordering {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => std::cmp::Ordering::Equal,
-        (true, false) => std::cmp::Ordering::Greater,
-        (false, true) => std::cmp::Ordering::Less,
-        (false, false) => a.total_cmp(&b),
-    }
-}
+/// The order of `sort`, `min` and `max` on Floats: the engine's, so `order by`, sorted
+/// indexes and the list functions agree (`-0.0` before `0.0`, every NaN last).
+use wo_vm::value::float_order;
 
 #[cfg(test)]
 mod testing;

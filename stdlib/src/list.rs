@@ -8,7 +8,6 @@ use std::cmp::Ordering;
 
 use wo_vm::{Host, Stop, TrapKind, Value};
 
-use crate::core::{fmax, fmin};
 use crate::{
     args, expected, float, float_order, int, internal, list_mut, list_ref, new_list, trap,
     values_equal, Native,
@@ -214,8 +213,8 @@ fn sum_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 }
 
 /// The least (`want` Less) or greatest (`want` Greater) element, the first of equals;
-/// nil on empty. Floats combine as `min(a, b)`/`max(a, b)` do: a NaN anywhere makes the
-/// result NaN.
+/// nil on empty. The order is [`compare`]'s, the order of `sort` and `order by`: a NaN
+/// is the greatest Float (so `max` is NaN when there is one, `min` only when all are).
 fn extreme(xs: &Value, want: Ordering) -> Result<Value, Stop> {
     let list = list_ref(xs)?;
     // nil elements (a list of `?T`) are skipped; all nil is like empty.
@@ -230,13 +229,8 @@ fn extreme(xs: &Value, want: Ordering) -> Result<Value, Stop> {
         return Ok(Value::Nil);
     };
     for x in rest {
-        match (&best, x) {
-            (Value::Float(a), Value::Float(b)) if want == Ordering::Less => {
-                best = Value::Float(fmin(*a, *b));
-            }
-            (Value::Float(a), Value::Float(b)) => best = Value::Float(fmax(*a, *b)),
-            _ if compare(x, &best) == want => best = x.clone(),
-            _ => {}
+        if compare(x, &best) == want {
+            best = x.clone();
         }
     }
     Ok(best)
@@ -524,7 +518,10 @@ mod tests {
         assert_shows(call("min_list", &[floats(&[1.5, -0.5])]), "-0.5");
         assert_shows(call("max_list", &[floats(&[1.5, -0.5])]), "1.5");
         assert_shows(call("min_list", &[floats(&[0.0, -0.0])]), "-0.0");
-        assert_shows(call("min_list", &[floats(&[1.0, f64::NAN, 0.0])]), "NaN");
+        assert_shows(call("min_list", &[floats(&[1.0, f64::NAN, 0.0])]), "0.0");
+        assert_shows(call("min_list", &[floats(&[1.0, -f64::NAN, 0.0])]), "0.0");
+        assert_shows(call("min_list", &[floats(&[f64::NAN, -f64::NAN])]), "NaN");
+        assert_shows(call("max_list", &[floats(&[1.0, -f64::NAN, 0.0])]), "NaN");
         assert_shows(call("max_list", &[floats(&[f64::NAN, 1.0])]), "NaN");
         assert_shows(call("max_list", &[floats(&[7.0])]), "7.0");
         // nil elements (a `multi ?T`) are skipped; only nils is like empty.

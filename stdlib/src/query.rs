@@ -7,6 +7,7 @@
 
 use std::cmp::Ordering;
 
+use wo_vm::value::float_order;
 use wo_vm::{Host, Stop, Value};
 
 use crate::{args, expected, int, internal, kind_of, list_ref, new_list, Native};
@@ -84,7 +85,7 @@ fn compare_keys(a: &[Value], b: &[Value], mask: i64) -> Ordering {
 fn compare_values(x: &Value, y: &Value) -> Ordering {
     match (x, y) {
         (Value::Int(a), Value::Int(b)) => a.cmp(b),
-        (Value::Float(a), Value::Float(b)) => a.total_cmp(b),
+        (Value::Float(a), Value::Float(b)) => float_order(*a, *b),
         (Value::Text(a), Value::Text(b)) => a.as_bytes().cmp(b.as_bytes()),
         (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
         (Value::Row(a), Value::Row(b)) => a.id.cmp(&b.id),

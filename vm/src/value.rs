@@ -66,6 +66,8 @@ impl std::hash::Hash for Key {
 }
 
 pub use crate::map::MapData;
+/// The one order of Floats, shared with the engine (`order by`, sorted indexes).
+pub use wo_db::float_order;
 
 /// An object of a (non-table) class: its class index and fields in declaration order.
 #[derive(Debug)]
