@@ -12,7 +12,8 @@
 # mounted file system's page cache, not in the image file), lets the writer go on
 # (SIGCONT), kills it, mounts the copy (ext4 replays its journal as after a power
 # cut) and runs `ledger verify` (verify.R, its status in status.R) and `wo db verify`
-# (dbverify.R) on it. The accounts are opened (`stress 0`) before the first round. The caller checks that every ack in frozen.R is in verify.R.
+# (dbverify.R) on it. A writer that ended before its freeze leaves early.R (its exit
+# status) instead of a copy. The accounts are opened (`stress 0`) before the first round. The caller checks that every ack in frozen.R is in verify.R.
 # Leaving the namespace unmounts everything (and frees the loop devices).
 set -eu
 wo=$1
@@ -31,13 +32,29 @@ for delay in "$@"; do
   r=$((r + 1))
   "$wo" run "$ledger" --data mnt/d -- stress 1000000000 >"acks.$r" 2>"err.$r" &
   pid=$!
+  # Freeze a writer that is writing: the delay counts from its first ack (waiting at
+  # most 60 s for it), so a slow start on a loaded machine does not leave nothing to
+  # lose.
+  n=0
+  while [ ! -s "acks.$r" ] && kill -0 "$pid" 2>/dev/null && [ "$n" -lt 6000 ]; do
+    sleep 0.01
+    n=$((n + 1))
+  done
   sleep "$delay"
-  kill -STOP "$pid"
+  # The shell may already have reaped a writer that ended on its own: then there is
+  # nothing to freeze. Say so (early.R: its exit status, err.R: what it printed) and
+  # let the caller decide; never carry on as if the round had happened.
+  if ! kill -STOP "$pid" 2>/dev/null; then
+    status=0
+    wait "$pid" || status=$?
+    echo "$status" >"early.$r"
+    continue
+  fi
   cp "acks.$r" "frozen.$r"
   cp --sparse=always img copy.img
-  kill -CONT "$pid"
+  kill -CONT "$pid" 2>/dev/null || true
   sleep 0.05
-  kill -KILL "$pid"
+  kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" || true
   mount -o loop copy.img mnt2
   status=0
