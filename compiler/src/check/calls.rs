@@ -1,0 +1,172 @@
+//! Calls of functions and methods.
+
+use super::{builtin, Checker, MODULES};
+use crate::ast::{self, ExprKind as A};
+use crate::diag::{Diagnostic, Span};
+use crate::tir::{Expr, ExprKind as E, Ty};
+
+impl<'a> Checker<'a> {
+    pub(super) fn call(
+        &mut self,
+        callee: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+        expect: Option<&Ty>,
+    ) -> Expr {
+        if let Some(&f) = self.func_index.get(&callee.name) {
+            let params: Vec<Ty> = self.funcs[f]
+                .params
+                .iter()
+                .map(|(_, t)| t.clone())
+                .collect();
+            let ret = self.funcs[f].ret.clone();
+            let args = self.call_args(&callee.name, &params, args, span);
+            return Expr::new(E::Call { func: f, args }, ret, span);
+        }
+        if self.lookup_local(&callee.name).is_some() {
+            self.err(
+                "name",
+                callee.span,
+                format!("`{}` is a variable, not a function", callee.name),
+            );
+            for a in args {
+                self.expr(a, None);
+            }
+            return self.unknown(span);
+        }
+        builtin::call(self, &callee.name, callee.span, args, span, expect)
+    }
+
+    /// Checks call arguments against parameter types.
+    pub(super) fn call_args(
+        &mut self,
+        name: &str,
+        params: &[Ty],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Vec<Expr> {
+        if params.len() != args.len() {
+            let s = if params.len() == 1 { "" } else { "s" };
+            self.err(
+                "arity",
+                span,
+                format!(
+                    "`{name}` takes {} argument{s}, found {}",
+                    params.len(),
+                    args.len()
+                ),
+            );
+        }
+        let mut out = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let want = params.get(i);
+            let v = self.expr(a, want);
+            if let Some(t) = want {
+                self.expect_assignable(&v, t, a.span);
+            }
+            out.push(v);
+        }
+        out
+    }
+
+    pub(super) fn method_call(
+        &mut self,
+        recv: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+        expect: Option<&Ty>,
+    ) -> Expr {
+        if let A::Name(m) = &recv.kind {
+            if self.lookup_local(m).is_none() && MODULES.contains(&m.as_str()) {
+                if !self.uses.contains(m) {
+                    self.err(
+                        "use",
+                        recv.span,
+                        format!(
+                            "`{m}.{}` needs `use {m}` at the top of the file",
+                            method.name
+                        ),
+                    );
+                }
+                return builtin::module_call(self, m, method, args, span, expect);
+            }
+        }
+        if let A::TypeName(t) = &recv.kind {
+            if self.class_index.contains_key(t) {
+                return self.find(t, method, args, span);
+            } else {
+                self.err("name", recv.span, format!("unknown class `{t}`"));
+            }
+            for a in args {
+                self.expr(a, None);
+            }
+            return self.unknown(span);
+        }
+        let obj = self.expr(recv, None);
+        match obj.ty.clone() {
+            Ty::Class(c) => {
+                let Some(&(_, f)) = self.classes[c]
+                    .methods
+                    .iter()
+                    .find(|(n, _)| *n == method.name)
+                else {
+                    let cname = self.classes[c].name.clone();
+                    if self.classes[c].fields.iter().any(|f| f.name == method.name) {
+                        self.err(
+                            "name",
+                            method.span,
+                            format!("`{}` is a field of `{cname}`, not a method", method.name),
+                        );
+                    } else {
+                        self.err(
+                            "name",
+                            method.span,
+                            format!("class `{cname}` has no method `{}`", method.name),
+                        );
+                    }
+                    for a in args {
+                        self.expr(a, None);
+                    }
+                    return self.unknown(span);
+                };
+                let params: Vec<Ty> = self.funcs[f].params[1..]
+                    .iter()
+                    .map(|(_, t)| t.clone())
+                    .collect();
+                let ret = self.funcs[f].ret.clone();
+                let name = self.funcs[f].name.clone();
+                let mut all = vec![obj];
+                all.extend(self.call_args(&name, &params, args, span));
+                Expr::new(E::Call { func: f, args: all }, ret, span)
+            }
+            Ty::Unknown => {
+                for a in args {
+                    self.expr(a, None);
+                }
+                self.unknown(span)
+            }
+            t => {
+                let ts = self.tyname(&t);
+                let mut d = Diagnostic::error(
+                    "type",
+                    method.span,
+                    format!("a value of type {ts} has no method `{}`", method.name),
+                );
+                if matches!(t, Ty::Nullable(_)) {
+                    d = d.with_note("a `?T` may be nil: narrow it with `if x != nil { … }` first");
+                } else if builtin::is_builtin(&method.name) {
+                    d = d.with_note(format!(
+                        "`{}` is a function: write `{}(x, …)`",
+                        method.name, method.name
+                    ));
+                }
+                self.diags.push(d);
+                for a in args {
+                    self.expr(a, None);
+                }
+                self.unknown(span)
+            }
+        }
+    }
+}

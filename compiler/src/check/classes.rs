@@ -1,0 +1,245 @@
+//! Classes: field access, constructor literals and field defaults.
+use std::collections::HashMap;
+
+use super::{suggest, Checker};
+use crate::ast::{self};
+use crate::diag::{Diagnostic, Span};
+use crate::tir::{ClassId, Expr, ExprKind as E, Ty};
+
+impl<'a> Checker<'a> {
+    /// Resolves `obj.name` to a field index and type.
+    pub(super) fn field_of(
+        &mut self,
+        obj: &Expr,
+        name: &ast::Ident,
+        span: Span,
+        for_write: bool,
+    ) -> Option<(u16, Ty)> {
+        match &obj.ty {
+            Ty::Class(c) => {
+                let class = &self.classes[*c];
+                match class.fields.iter().position(|f| f.name == name.name) {
+                    Some(i) => Some((
+                        u16::try_from(i).unwrap_or(u16::MAX),
+                        class.fields[i].ty.clone(),
+                    )),
+                    None => {
+                        let cname = class.name.clone();
+                        if class.methods.iter().any(|(m, _)| *m == name.name) {
+                            self.err(
+                                "name",
+                                name.span,
+                                format!(
+                                    "`{}` is a method of `{cname}`; call it with `.{}(…)`",
+                                    name.name, name.name
+                                ),
+                            );
+                        } else {
+                            self.err(
+                                "name",
+                                name.span,
+                                format!("class `{cname}` has no field `{}`", name.name),
+                            );
+                        }
+                        None
+                    }
+                }
+            }
+            Ty::Error => {
+                if for_write {
+                    self.err(
+                        "assign",
+                        name.span,
+                        "the fields of an `Error` are read-only",
+                    );
+                    return None;
+                }
+                let (i, t) = match name.name.as_str() {
+                    "kind" => (0, Ty::Text),
+                    "code" => (1, Ty::Int),
+                    "message" => (2, Ty::Text),
+                    "line" => (3, Ty::Int),
+                    _ => {
+                        self.err(
+                            "name",
+                            name.span,
+                            format!("`Error` has no field `{}` (it has `kind`, `code`, `message`, `line`)", name.name),
+                        );
+                        return None;
+                    }
+                };
+                Some((i, t))
+            }
+            Ty::Nullable(inner) if matches!(**inner, Ty::Class(_) | Ty::Error) => {
+                let t = self.tyname(&obj.ty);
+                let note = if matches!(obj.kind, E::Local(_)) {
+                    "check `if x != nil { … }` first, or use `unwrap(…)`"
+                } else {
+                    "copy it to a local and check `if x != nil { … }` first, or use `unwrap(…)`"
+                };
+                self.diags.push(
+                    Diagnostic::error(
+                        "nil",
+                        span,
+                        format!("this value has type {t} and may be nil"),
+                    )
+                    .with_note(note),
+                );
+                None
+            }
+            Ty::Unknown => None,
+            t => {
+                let t = self.tyname(t);
+                self.err(
+                    "type",
+                    name.span,
+                    format!("a value of type {t} has no field `{}`", name.name),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn construct(
+        &mut self,
+        class: &ast::Ident,
+        inits: &[ast::FieldInit],
+        span: Span,
+    ) -> Expr {
+        let Some(&cid) = self.class_index.get(&class.name) else {
+            self.err(
+                "name",
+                class.span,
+                format!("unknown class `{}`", class.name),
+            );
+            for f in inits {
+                self.expr(&f.value, None);
+            }
+            return self.unknown(span);
+        };
+        if self.table_classes.contains(&cid) {
+            self.err(
+                "table",
+                span,
+                format!(
+                    "`{}` is a table: rows are created with `insert {} {{ … }}`",
+                    class.name, class.name
+                ),
+            );
+            return self.unknown(span);
+        }
+        match self.construct_fields(cid, &class.name, inits, span) {
+            Some((fields, order)) => Expr::new(
+                E::New {
+                    class: cid,
+                    fields,
+                    order,
+                },
+                Ty::Class(cid),
+                span,
+            ),
+            None => self.unknown(span),
+        }
+    }
+
+    /// The field values of a constructor literal or an `insert`, in declaration
+    /// order, and the order to evaluate them in.
+    pub(super) fn construct_fields(
+        &mut self,
+        cid: ClassId,
+        class_name: &str,
+        inits: &[ast::FieldInit],
+        span: Span,
+    ) -> Option<(Vec<Expr>, Vec<usize>)> {
+        let class = ast::Ident {
+            name: class_name.to_string(),
+            span,
+        };
+        let n = self.classes[cid].fields.len();
+        let mut fields: Vec<Option<Expr>> = vec![None; n];
+        let mut order = Vec::new();
+        for init in inits {
+            let Some(i) = self.classes[cid]
+                .fields
+                .iter()
+                .position(|f| f.name == init.name.name)
+            else {
+                let is_table = self.table_classes.contains(&cid);
+                let msg = if is_table && init.name.name == "id" {
+                    format!(
+                        "`id` is assigned by the database; `insert {}` cannot set it",
+                        class.name
+                    )
+                } else {
+                    let names = self.classes[cid].fields.iter().map(|f| f.name.as_str());
+                    let hint = suggest(&init.name.name, names)
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    format!(
+                        "class `{}` has no field `{}`{hint}",
+                        class.name, init.name.name
+                    )
+                };
+                self.err("name", init.name.span, msg);
+                self.expr(&init.value, None);
+                continue;
+            };
+            let fty = self.classes[cid].fields[i].ty.clone();
+            let v = self.expr(&init.value, Some(&fty));
+            self.expect_assignable(&v, &fty, init.value.span);
+            if fields[i].is_some() {
+                self.err(
+                    "name",
+                    init.name.span,
+                    format!("field `{}` is given more than once", init.name.name),
+                );
+                continue;
+            }
+            fields[i] = Some(v);
+            order.push(i);
+        }
+        let mut missing = Vec::new();
+        let (mi, ii) = self.class_decls[cid];
+        let ast::Item::Class(decl) = &self.modules[mi].items[ii] else {
+            return None;
+        };
+        for (i, (slot, fdecl)) in fields.iter_mut().zip(&decl.fields).enumerate() {
+            if slot.is_some() {
+                continue;
+            }
+            let fty = self.classes[cid].fields[i].ty.clone();
+            if let Some(def) = &fdecl.default {
+                // Defaults are checked where they are used, in a scope that sees no locals.
+                let scopes = std::mem::replace(&mut self.ctx.scopes, vec![HashMap::new()]);
+                let narrowed = std::mem::take(&mut self.ctx.narrowed);
+                let v = self.expr(def, Some(&fty));
+                self.ctx.scopes = scopes;
+                self.ctx.narrowed = narrowed;
+                self.expect_assignable(&v, &fty, def.span);
+                *slot = Some(v);
+                order.push(i);
+            } else if fty.is_nullable() {
+                *slot = Some(Expr::new(E::Nil, fty, span));
+            } else {
+                missing.push(format!("`{}`", self.classes[cid].fields[i].name));
+            }
+        }
+        if !missing.is_empty() {
+            let s = if missing.len() == 1 { "" } else { "s" };
+            self.err(
+                "name",
+                span,
+                format!(
+                    "missing field{s} {} in `{}` literal",
+                    missing.join(", "),
+                    class.name
+                ),
+            );
+        }
+        let fields = fields
+            .into_iter()
+            .map(|f| f.unwrap_or_else(|| Expr::new(E::Nil, Ty::Unknown, span)))
+            .collect();
+        Some((fields, order))
+    }
+}

@@ -1,0 +1,344 @@
+//! Pass 1: collecting the declarations of every module (classes, fields, methods,
+//! functions, constants) before any body is checked.
+use std::collections::HashSet;
+
+use super::{Checker, FnSig, GlobalSlot, GlobalState, MODULES};
+use crate::ast::{self, TypeKind};
+use crate::diag::Diagnostic;
+use crate::tir::{ClassId, ClassInfo, FieldInfo, FuncId, TableInfo, Ty};
+
+impl<'a> Checker<'a> {
+    pub(super) fn collect(&mut self) {
+        self.collect_names();
+        for cid in 0..self.class_decls.len() {
+            self.collect_class(cid);
+        }
+        self.check_durable_refs();
+        self.collect_fns_and_consts();
+    }
+
+    /// Classes first (names), so types can refer to any class; and `use` items.
+    fn collect_names(&mut self) {
+        let modules = self.modules;
+        for (mi, m) in modules.iter().enumerate() {
+            for (ii, item) in m.items.iter().enumerate() {
+                match item {
+                    ast::Item::Class(c) => {
+                        if self.class_index.contains_key(&c.name.name) {
+                            self.err(
+                                "name",
+                                c.name.span,
+                                format!("class `{}` is defined more than once", c.name.name),
+                            );
+                            continue;
+                        }
+                        if matches!(
+                            c.name.name.as_str(),
+                            "Int" | "Float" | "Bool" | "Text" | "Error"
+                        ) {
+                            self.err(
+                                "name",
+                                c.name.span,
+                                format!("`{}` is a built-in type", c.name.name),
+                            );
+                            continue;
+                        }
+                        let id = self.class_names.len();
+                        self.class_names.push(c.name.name.clone());
+                        self.class_index.insert(c.name.name.clone(), id);
+                        self.class_decls.push((mi, ii));
+                        if c.annots.iter().any(|a| a.name.name == "table") {
+                            self.table_classes.insert(id);
+                        }
+                    }
+                    ast::Item::Use(u) => {
+                        if MODULES.contains(&u.name.as_str()) {
+                            self.uses.insert(u.name.clone());
+                        } else {
+                            self.err(
+                                "name",
+                                u.span,
+                                format!(
+                                    "unknown module `{}`; the standard modules are {}",
+                                    u.name,
+                                    MODULES
+                                        .iter()
+                                        .map(|m| format!("`{m}`"))
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// The fields and methods of one class, and its table if it is one.
+    fn collect_class(&mut self, cid: ClassId) {
+        let (mi, ii) = self.class_decls[cid];
+        let ast::Item::Class(c) = &self.modules[mi].items[ii] else {
+            return;
+        };
+        let is_table = self.table_classes.contains(&cid);
+        let mut table = is_table.then(|| TableInfo {
+            index: self.tables.len(),
+            name: c.name.name.clone(),
+            indexes: Vec::new(),
+            durable: true,
+        });
+        if is_table {
+            self.tables.push(cid);
+        }
+        let mut fields = Vec::new();
+        let mut seen = HashSet::new();
+        for f in &c.fields {
+            if !seen.insert(f.name.name.clone()) {
+                self.err(
+                    "name",
+                    f.name.span,
+                    format!(
+                        "field `{}` is declared more than once in `{}`",
+                        f.name.name, c.name.name
+                    ),
+                );
+            }
+            self.in_table = is_table;
+            let ty = self.resolve_type(&f.ty);
+            self.in_table = false;
+            match table.as_mut() {
+                Some(t) => self.table_column(f, &ty, fields.len(), t),
+                None => self.plain_field_annots(c, f),
+            }
+            fields.push(FieldInfo {
+                name: f.name.name.clone(),
+                ty,
+                default: None,
+            });
+        }
+        for a in &c.annots {
+            if a.name.name == "table" {
+                if let Some(t) = table.as_mut() {
+                    self.table_args(a, &fields, t);
+                }
+            } else {
+                self.err(
+                    "annotation",
+                    a.span,
+                    format!(
+                        "unknown annotation `@{}` (classes take `@table`)",
+                        a.name.name
+                    ),
+                );
+            }
+        }
+        if fields.len() > usize::from(u16::MAX) {
+            self.err("limit", c.name.span, "a class has at most 65535 fields");
+        }
+        let mut methods = Vec::new();
+        for (k, m) in c.methods.iter().enumerate() {
+            if seen.contains(&m.name.name)
+                || methods
+                    .iter()
+                    .any(|(n, _): &(String, FuncId)| *n == m.name.name)
+            {
+                self.err(
+                    "name",
+                    m.name.span,
+                    format!(
+                        "`{}` is declared more than once in `{}`",
+                        m.name.name, c.name.name
+                    ),
+                );
+            }
+            let mut params = vec![("self".to_string(), Ty::Class(cid))];
+            params.extend(self.resolve_params(&m.params));
+            let ret = m
+                .ret
+                .as_ref()
+                .map(|t| self.resolve_type(t))
+                .unwrap_or(Ty::Void);
+            let id = self.funcs.len();
+            self.funcs.push(FnSig {
+                name: format!("{}.{}", c.name.name, m.name.name),
+                params,
+                ret,
+                decl: Some((mi, ii, Some(k))),
+            });
+            methods.push((m.name.name.clone(), id));
+        }
+        self.classes.push(ClassInfo {
+            name: c.name.name.clone(),
+            fields,
+            methods,
+            table,
+        });
+    }
+
+    /// The checks and annotations of one column of a `@table` class.
+    fn table_column(&mut self, f: &ast::FieldDecl, ty: &Ty, index: usize, t: &mut TableInfo) {
+        if f.name.name == "id" {
+            self.err(
+                "table",
+                f.name.span,
+                "`id` is every row's read-only id; a table cannot declare it",
+            );
+        }
+        let col_ok = match ty.strip() {
+            Ty::Int | Ty::Float | Ty::Bool | Ty::Text | Ty::Unknown => true,
+            Ty::Class(k) => {
+                matches!(&f.ty.kind, TypeKind::Ref(_))
+                    || matches!(&f.ty.kind, TypeKind::Nullable(inner) if matches!(inner.kind, TypeKind::Ref(_)))
+                    || !self.table_classes.contains(k)
+            }
+            _ => false,
+        };
+        let is_plain_row = matches!(ty.strip(), Ty::Class(k) if self.table_classes.contains(k))
+            && !matches!(&f.ty.kind, TypeKind::Ref(_))
+            && !matches!(&f.ty.kind, TypeKind::Nullable(inner) if matches!(inner.kind, TypeKind::Ref(_)));
+        if is_plain_row {
+            let n = self.tyname(ty.strip());
+            let q = if ty.is_nullable() { "?" } else { "" };
+            self.err(
+                "table",
+                f.ty.span,
+                format!(
+                    "a column that points to a row is written `{q}ref {}`",
+                    n.trim_matches('`')
+                ),
+            );
+        } else if !col_ok || matches!(ty.strip(), Ty::Class(k) if !self.table_classes.contains(k)) {
+            let n = self.tyname(ty);
+            self.err(
+                "table",
+                f.ty.span,
+                format!("a table column cannot have type {n}: columns are `Int`, `Float`, `Bool`, `Text`, `ref T`, or `?` of one of them"),
+            );
+        }
+        let col = u16::try_from(index).unwrap_or(u16::MAX);
+        for a in &f.annots {
+            if a.name.name == "unique" && a.args.is_none() {
+                t.indexes
+                    .push((vec![col], wo_bytecode::image::IndexKind::Unique));
+            } else {
+                self.err(
+                    "annotation",
+                    a.span,
+                    format!(
+                        "unknown field annotation `@{}` (table columns take `@unique`)",
+                        a.name.name
+                    ),
+                );
+            }
+        }
+    }
+
+    /// A field of a class that is not a table takes no annotation.
+    fn plain_field_annots(&mut self, c: &ast::ClassDecl, f: &ast::FieldDecl) {
+        for a in &f.annots {
+            let msg = if a.name.name == "unique" {
+                format!(
+                    "`@unique` applies only to columns of a `@table` class, and `{}` is not one",
+                    c.name.name
+                )
+            } else {
+                format!("unknown field annotation `@{}`", a.name.name)
+            };
+            self.err("annotation", a.span, msg);
+        }
+    }
+
+    /// A durable table cannot point into one that forgets its rows at exit.
+    fn check_durable_refs(&mut self) {
+        let modules = self.modules;
+        for cid in 0..self.classes.len() {
+            let Some(t) = &self.classes[cid].table else {
+                continue;
+            };
+            if !t.durable {
+                continue;
+            }
+            let (mi, ii) = self.class_decls[cid];
+            let ast::Item::Class(decl) = &modules[mi].items[ii] else {
+                continue;
+            };
+            for (f, fd) in self.classes[cid].fields.iter().zip(&decl.fields) {
+                if let Ty::Class(k) = f.ty.strip() {
+                    if self.classes[*k].table.as_ref().is_some_and(|t| !t.durable) {
+                        let msg = format!(
+                            "durable table `{}` cannot refer to `{}`, whose rows are not kept (`durable: false`)",
+                            self.classes[cid].name, self.classes[*k].name
+                        );
+                        self.diags.push(Diagnostic::error("table", fd.ty.span, msg));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Functions and constants.
+    fn collect_fns_and_consts(&mut self) {
+        let modules = self.modules;
+        for (mi, m) in modules.iter().enumerate() {
+            for (ii, item) in m.items.iter().enumerate() {
+                match item {
+                    ast::Item::Fn(f) => {
+                        if self.func_index.contains_key(&f.name.name) {
+                            self.err(
+                                "name",
+                                f.name.span,
+                                format!("function `{}` is defined more than once", f.name.name),
+                            );
+                            continue;
+                        }
+                        if MODULES.contains(&f.name.name.as_str()) {
+                            self.err(
+                                "name",
+                                f.name.span,
+                                format!("`{}` is the name of a standard module", f.name.name),
+                            );
+                        }
+                        let params = self.resolve_params(&f.params);
+                        let ret = f
+                            .ret
+                            .as_ref()
+                            .map(|t| self.resolve_type(t))
+                            .unwrap_or(Ty::Void);
+                        let id = self.funcs.len();
+                        self.funcs.push(FnSig {
+                            name: f.name.name.clone(),
+                            params,
+                            ret,
+                            decl: Some((mi, ii, None)),
+                        });
+                        self.func_index.insert(f.name.name.clone(), id);
+                    }
+                    ast::Item::Const { name, .. } => {
+                        if self.global_index.contains_key(&name.name)
+                            || self.class_index.contains_key(&name.name)
+                        {
+                            self.err(
+                                "name",
+                                name.span,
+                                format!("`{}` is defined more than once", name.name),
+                            );
+                            continue;
+                        }
+                        let id = self.globals.len();
+                        self.globals.push(GlobalSlot {
+                            name: name.name.clone(),
+                            decl: (mi, ii),
+                            state: GlobalState::Pending,
+                            ty: Ty::Unknown,
+                        });
+                        self.global_out.push(None);
+                        self.global_index.insert(name.name.clone(), id);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! Expressions: literals, names of constants, fields, indexing, interpolation.
+use std::collections::HashMap;
+
+use super::{diverging, unify, Checker, MODULES};
+use crate::ast::{self, ExprKind as A};
+use crate::diag::{Diagnostic, Span};
+use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
+
+impl<'a> Checker<'a> {
+    pub(super) fn expr(&mut self, e: &ast::Expr, expect: Option<&Ty>) -> Expr {
+        let span = e.span;
+        match &e.kind {
+            A::Int(v) => Expr::new(E::Int(*v), Ty::Int, span),
+            A::Float(v) => Expr::new(E::Float(*v), Ty::Float, span),
+            A::Bool(b) => Expr::new(E::Bool(*b), Ty::Bool, span),
+            A::Nil => Expr::new(E::Nil, Ty::Nil, span),
+            A::Text(parts) => self.text(parts, span),
+            A::Name(n) => self.name(n, span),
+            A::TypeName(n) => self.const_ref(n, span),
+            A::Call { callee, args } => self.call(callee, args, span, expect),
+            A::MethodCall { recv, method, args } => {
+                self.method_call(recv, method, args, span, expect)
+            }
+            A::Field { recv, name } => self.field_expr(recv, name, span),
+            A::Index { recv, index } => self.index_expr(recv, index, span),
+            A::Unary { op, expr } => self.unary(*op, expr, span),
+            A::Binary { op, lhs, rhs } => match op {
+                ast::BinOp::And | ast::BinOp::Or => self.logic(*op, lhs, rhs, span),
+                ast::BinOp::Coalesce => self.coalesce(lhs, rhs, span, expect),
+                _ => {
+                    let l = self.expr(lhs, None);
+                    let hint = match op {
+                        ast::BinOp::Eq | ast::BinOp::Ne => Some(l.ty.clone()),
+                        _ => None,
+                    };
+                    let r = self.expr(rhs, hint.as_ref());
+                    self.binary(*op, l, r, span)
+                }
+            },
+            A::List(items) => self.list(items, span, expect),
+            A::Map(entries) => self.map(entries, span, expect),
+            A::Construct { class, fields } => self.construct(class, fields, span),
+            A::Insert { table, fields } => self.insert(table, fields, span),
+            A::Spawn { func, args } => self.spawn(func, args, span),
+            A::Query(q) => self.query_expr(q, span),
+            A::Try { body, err, handler } => self.try_expr(body, err, handler, span, expect),
+            A::Error => self.unknown(span),
+        }
+    }
+
+    pub(super) fn unknown(&self, span: Span) -> Expr {
+        Expr::new(E::Nil, Ty::Unknown, span)
+    }
+
+    pub(super) fn text(&mut self, parts: &[ast::TextPart], span: Span) -> Expr {
+        let mut pieces = Vec::new();
+        for p in parts {
+            match p {
+                ast::TextPart::Lit(s) => {
+                    if !s.is_empty() {
+                        pieces.push(Expr::new(E::Text(s.clone()), Ty::Text, span));
+                    }
+                }
+                ast::TextPart::Expr(e) => {
+                    let v = self.expr(e, None);
+                    match v.ty {
+                        Ty::Text => pieces.push(v),
+                        Ty::Void => self.err(
+                            "type",
+                            e.span,
+                            "this expression has no value to interpolate",
+                        ),
+                        _ => {
+                            let sp = v.span;
+                            pieces.push(Expr::new(
+                                E::Unary(UnOp::ToText, Box::new(v)),
+                                Ty::Text,
+                                sp,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        match pieces.len() {
+            0 => Expr::new(E::Text(String::new()), Ty::Text, span),
+            1 if matches!(parts, [ast::TextPart::Lit(_)]) => {
+                pieces.pop().unwrap_or_else(|| self.unknown(span))
+            }
+            _ => Expr::new(E::Concat(pieces), Ty::Text, span),
+        }
+    }
+
+    pub(super) fn list(&mut self, items: &[ast::Expr], span: Span, expect: Option<&Ty>) -> Expr {
+        let elem_expect = match expect.map(Ty::strip) {
+            Some(Ty::List(t)) => Some((**t).clone()),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        let mut elem: Option<Ty> = elem_expect.clone();
+        for it in items {
+            let v = self.expr(it, elem.as_ref());
+            match &elem {
+                Some(t) if elem_expect.is_some() => self.expect_assignable(&v, t, it.span),
+                Some(t) => match unify(t, &v.ty) {
+                    Some(u) => elem = Some(u),
+                    None => {
+                        let (a, b) = (self.tyname(t), self.tyname(&v.ty));
+                        self.err(
+                            "type",
+                            it.span,
+                            format!("list elements must have one type: {a} and {b}"),
+                        );
+                    }
+                },
+                None => {
+                    if v.ty == Ty::Void {
+                        self.err("type", it.span, "this expression has no value");
+                    }
+                    elem = Some(v.ty.clone());
+                }
+            }
+            out.push(v);
+        }
+        let elem = match elem {
+            Some(Ty::Nil) => {
+                self.err(
+                    "type",
+                    span,
+                    "cannot infer the element type of a list of only `nil`; annotate it",
+                );
+                Ty::Unknown
+            }
+            Some(t) => t,
+            None => {
+                self.err("type", span, "an empty list `[]` needs a type from its context, e.g. `let xs: multi Int = []`");
+                Ty::Unknown
+            }
+        };
+        Expr::new(E::List(out), Ty::List(Box::new(elem)), span)
+    }
+
+    pub(super) fn map(
+        &mut self,
+        entries: &[(ast::Expr, ast::Expr)],
+        span: Span,
+        expect: Option<&Ty>,
+    ) -> Expr {
+        let (kx, vx) = match expect.map(Ty::strip) {
+            Some(Ty::Map(k, v)) => (Some((**k).clone()), Some((**v).clone())),
+            _ => (None, None),
+        };
+        let fixed = kx.is_some();
+        let (mut kt, mut vt) = (kx, vx);
+        let mut out = Vec::new();
+        for (k, v) in entries {
+            let ke = self.expr(k, kt.as_ref());
+            let ve = self.expr(v, vt.as_ref());
+            if fixed {
+                let (a, b) = (
+                    kt.clone().unwrap_or(Ty::Unknown),
+                    vt.clone().unwrap_or(Ty::Unknown),
+                );
+                self.expect_assignable(&ke, &a, k.span);
+                self.expect_assignable(&ve, &b, v.span);
+            } else {
+                for (slot, e, sp) in [(&mut kt, &ke, k.span), (&mut vt, &ve, v.span)] {
+                    match slot {
+                        None => *slot = Some(e.ty.clone()),
+                        Some(t) => match unify(t, &e.ty) {
+                            Some(u) => *slot = Some(u),
+                            None => {
+                                let msg = format!(
+                                    "map entries must have one key type and one value type: `{}` and `{}`",
+                                    t.display(&self.class_names),
+                                    e.ty.display(&self.class_names)
+                                );
+                                self.diags.push(Diagnostic::error("type", sp, msg));
+                            }
+                        },
+                    }
+                }
+            }
+            out.push((ke, ve));
+        }
+        let (Some(k), Some(v)) = (kt, vt) else {
+            self.err("type", span, "an empty map `{}` needs a type from its context, e.g. `let m: map<Text, Int> = {}`");
+            return Expr::new(E::Map(out), Ty::Unknown, span);
+        };
+        // A key type that came from the context was already reported there.
+        if !fixed && !matches!(k, Ty::Int | Ty::Text | Ty::Bool | Ty::Unknown) {
+            let t = self.tyname(&k);
+            self.err(
+                "type",
+                span,
+                format!("map keys must be `Int`, `Text` or `Bool`, not {t}"),
+            );
+        }
+        Expr::new(E::Map(out), Ty::Map(Box::new(k), Box::new(v)), span)
+    }
+
+    /// A capitalised name in an expression: a constant.
+    fn const_ref(&mut self, n: &str, span: Span) -> Expr {
+        if let Some(&g) = self.global_index.get(n) {
+            let ty = self.ensure_global(g, Some(span));
+            Expr::new(E::Global(g), ty, span)
+        } else if self.class_index.contains_key(n) {
+            self.err(
+                "name",
+                span,
+                format!("class `{n}` is not a value; construct one with `{n} {{ … }}`"),
+            );
+            self.unknown(span)
+        } else {
+            self.err("name", span, format!("unknown constant `{n}`"));
+            self.unknown(span)
+        }
+    }
+
+    /// `x.f`: a module constant, a row column or `id`, or an object field.
+    fn field_expr(&mut self, recv: &ast::Expr, name: &ast::Ident, span: Span) -> Expr {
+        if let A::Name(m) = &recv.kind {
+            if self.lookup_local(m).is_none() && MODULES.contains(&m.as_str()) {
+                return self.module_member(m, name, span);
+            }
+        }
+        let obj = self.expr(recv, None);
+        if let Some(t) = self.table_of(&obj.ty) {
+            if name.name == "id" {
+                return Expr::new(E::RowId(Box::new(obj)), Ty::Int, span);
+            }
+            return match self.field_of(&obj, name, recv.span, false) {
+                Some((idx, ty)) => Expr::new(E::RowField(Box::new(obj), t, idx), ty, span),
+                None => self.unknown(span),
+            };
+        }
+        match self.field_of(&obj, name, recv.span, false) {
+            Some((idx, ty)) => Expr::new(E::Field(Box::new(obj), idx), ty, span),
+            None => self.unknown(span),
+        }
+    }
+
+    /// `xs[i]` and `m[k]` (the latter is `?V`).
+    fn index_expr(&mut self, recv: &ast::Expr, index: &ast::Expr, span: Span) -> Expr {
+        let coll = self.expr(recv, None);
+        match coll.ty.clone() {
+            Ty::List(t) => {
+                let i = self.expr(index, Some(&Ty::Int));
+                self.expect_assignable(&i, &Ty::Int, index.span);
+                Expr::new(E::ListIndex(Box::new(coll), Box::new(i)), *t, span)
+            }
+            Ty::Map(k, v) => {
+                let key = self.expr(index, Some(&k));
+                self.expect_assignable(&key, &k, index.span);
+                Expr::new(
+                    E::MapIndex(Box::new(coll), Box::new(key)),
+                    Ty::nullable(*v),
+                    span,
+                )
+            }
+            Ty::Unknown => {
+                self.expr(index, None);
+                self.unknown(span)
+            }
+            t => {
+                let t = self.tyname(&t);
+                self.err(
+                    "type",
+                    recv.span,
+                    format!("cannot index into a value of type {t}"),
+                );
+                self.expr(index, None);
+                self.unknown(span)
+            }
+        }
+    }
+
+    fn spawn(&mut self, func: &ast::Ident, args: &[ast::Expr], span: Span) -> Expr {
+        self.err(
+            "unsupported",
+            span,
+            format!(
+                "`spawn {}(…)`: fibers are not supported by this version of wo yet",
+                func.name
+            ),
+        );
+        for a in args {
+            self.expr(a, None);
+        }
+        self.unknown(span)
+    }
+
+    /// `try e catch err { h }` as an expression.
+    fn try_expr(
+        &mut self,
+        body: &ast::Expr,
+        err: &ast::Ident,
+        handler: &ast::Expr,
+        span: Span,
+        expect: Option<&Ty>,
+    ) -> Expr {
+        let b = self.expr(body, expect);
+        self.ctx.scopes.push(HashMap::new());
+        let eid = self.new_local(&err.name, Ty::Error);
+        let h = self.expr(handler, expect.or(Some(&b.ty)));
+        self.ctx.scopes.pop();
+        // A side that cannot produce a value (`fail(…)`, `exit(…)`) takes the
+        // other side's type, as `!` does in Rust.
+        let ty = match (diverging(&b), diverging(&h)) {
+            (false, true) if b.ty != Ty::Void => Some(b.ty.clone()),
+            (true, false) if h.ty != Ty::Void => Some(h.ty.clone()),
+            _ => unify(&b.ty, &h.ty),
+        };
+        let ty = match ty {
+            Some(t) if t != Ty::Void => t,
+            _ => {
+                let (bt, ht) = (self.tyname(&b.ty), self.tyname(&h.ty));
+                self.err(
+                    "type",
+                    span,
+                    format!("the two sides of `try … catch` have different types: {bt} and {ht}"),
+                );
+                Ty::Unknown
+            }
+        };
+        Expr::new(
+            E::Try {
+                body: Box::new(b),
+                err: eid,
+                handler: Box::new(h),
+            },
+            ty,
+            span,
+        )
+    }
+}

@@ -1,0 +1,113 @@
+//! Names and scopes: locals, name lookup, module members, "did you mean" hints.
+
+use super::{builtin, Checker, MODULES};
+use crate::ast::{self};
+use crate::diag::Span;
+use crate::tir::{Expr, ExprKind as E, LocalId, Ty};
+
+/// The closest of `candidates` to a misspelt `name` (edit distance at most 2, and less
+/// than half the name), for "did you mean" hints.
+pub(super) fn suggest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1; b.len() + 1];
+            for (j, cb) in b.iter().enumerate() {
+                cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    let limit = (name.chars().count() / 2).clamp(1, 2);
+    candidates
+        .map(|c| (distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+impl<'a> Checker<'a> {
+    pub(super) fn new_local(&mut self, name: &str, ty: Ty) -> LocalId {
+        let id = self.ctx.locals.len();
+        self.ctx.locals.push(ty);
+        if let Some(scope) = self.ctx.scopes.last_mut() {
+            scope.insert(name.to_string(), id);
+        }
+        id
+    }
+
+    pub(super) fn lookup_local(&self, name: &str) -> Option<LocalId> {
+        self.ctx
+            .scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name).copied())
+    }
+
+    pub(super) fn local_ty(&self, id: LocalId) -> Ty {
+        self.ctx
+            .narrowed
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| self.ctx.locals[id].clone())
+    }
+
+    pub(super) fn name(&mut self, n: &str, span: Span) -> Expr {
+        if let Some(id) = self.lookup_local(n) {
+            return Expr::new(E::Local(id), self.local_ty(id), span);
+        }
+        if MODULES.contains(&n) {
+            self.err(
+                "name",
+                span,
+                format!("module `{n}` is not a value; call its functions as `{n}.name(…)`"),
+            );
+        } else if self.func_index.contains_key(n) || builtin::is_builtin(n) {
+            self.err(
+                "name",
+                span,
+                format!("function `{n}` is not a value; call it with `{n}(…)`"),
+            );
+        } else if n == "self" {
+            self.err("name", span, "`self` is only defined inside methods");
+        } else {
+            let names: Vec<String> = self
+                .ctx
+                .scopes
+                .iter()
+                .flat_map(|s| s.keys().cloned())
+                .collect();
+            let hint = suggest(n, names.iter().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            self.err("name", span, format!("unknown variable `{n}`{hint}"));
+        }
+        self.unknown(span)
+    }
+
+    pub(super) fn module_member(&mut self, m: &str, name: &ast::Ident, span: Span) -> Expr {
+        if !self.uses.contains(m) {
+            self.err(
+                "use",
+                span,
+                format!("`{m}.{}` needs `use {m}` at the top of the file", name.name),
+            );
+        }
+        if m == "math" && name.name == "PI" {
+            return Expr::new(E::Float(std::f64::consts::PI), Ty::Float, span);
+        }
+        self.err(
+            "name",
+            name.span,
+            format!("module `{m}` has no constant `{}`", name.name),
+        );
+        self.unknown(span)
+    }
+}

@@ -1,0 +1,164 @@
+//! `?T` narrowing (LANGUAGE.md §3): what a condition proves, and blocks that keep
+//! or forget those facts.
+use std::collections::{HashMap, HashSet};
+
+use super::{assignable, Checker};
+use crate::ast::{self, ExprKind as A, StmtKind as S};
+use crate::tir::{self, Expr, LocalId, Ty};
+
+/// Names assigned anywhere in a block (for invalidating narrowing around loops).
+pub(super) fn assigned_names(block: &[ast::Stmt], out: &mut HashSet<String>) {
+    for s in block {
+        match &s.kind {
+            S::Assign {
+                target: ast::Expr {
+                    kind: A::Name(n), ..
+                },
+                ..
+            } => {
+                out.insert(n.clone());
+            }
+            S::If { then, els, .. } => {
+                assigned_names(&then.stmts, out);
+                if let Some(b) = els {
+                    assigned_names(&b.stmts, out);
+                }
+            }
+            S::While { body, .. } | S::For { body, .. } | S::Transaction(body) => {
+                assigned_names(&body.stmts, out)
+            }
+            S::Try { body, handler, .. } => {
+                assigned_names(&body.stmts, out);
+                assigned_names(&handler.stmts, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+type Facts = Vec<(LocalId, Ty)>;
+
+impl<'a> Checker<'a> {
+    /// Checks a block in a new scope; narrowing established inside ends with it, and
+    /// locals assigned inside lose any narrowing from outside.
+    pub(super) fn block(&mut self, stmts: &[ast::Stmt]) -> tir::Block {
+        self.block_with(stmts, &[])
+    }
+
+    pub(super) fn block_with(
+        &mut self,
+        stmts: &[ast::Stmt],
+        facts: &[(LocalId, Ty)],
+    ) -> tir::Block {
+        let saved = self.ctx.narrowed.clone();
+        let log_len = self.ctx.assigned_log.len();
+        for (id, ty) in facts {
+            self.ctx.narrowed.insert(*id, ty.clone());
+        }
+        self.ctx.scopes.push(HashMap::new());
+        let mut out = Vec::new();
+        for s in stmts {
+            self.stmt(s, &mut out);
+        }
+        self.ctx.scopes.pop();
+        let mut restored = saved;
+        for id in &self.ctx.assigned_log[log_len..] {
+            restored.remove(id);
+        }
+        self.ctx.narrowed = restored;
+        out
+    }
+
+    pub(super) fn note_assigned(&mut self, id: LocalId) {
+        self.ctx.narrowed.remove(&id);
+        self.ctx.assigned_log.push(id);
+    }
+
+    /// What a condition proves about nullable locals when it is true, and when false.
+    pub(super) fn facts(&self, e: &ast::Expr) -> (Facts, Facts) {
+        match &e.kind {
+            A::Binary { op, lhs, rhs } if matches!(op, ast::BinOp::Eq | ast::BinOp::Ne) => {
+                let name = match (&lhs.kind, &rhs.kind) {
+                    (A::Name(n), A::Nil) | (A::Nil, A::Name(n)) => n,
+                    _ => return (Vec::new(), Vec::new()),
+                };
+                let Some(id) = self.lookup_local(name) else {
+                    return (Vec::new(), Vec::new());
+                };
+                let ty = self.local_ty(id);
+                let fact = match ty {
+                    Ty::Nullable(inner) => vec![(id, *inner)],
+                    _ => Vec::new(),
+                };
+                if *op == ast::BinOp::Ne {
+                    (fact, Vec::new())
+                } else {
+                    (Vec::new(), fact)
+                }
+            }
+            A::Unary {
+                op: ast::UnOp::Not,
+                expr,
+            } => {
+                let (t, f) = self.facts(expr);
+                (f, t)
+            }
+            A::Binary {
+                op: ast::BinOp::And,
+                lhs,
+                rhs,
+            } => {
+                let (mut t, _) = self.facts(lhs);
+                t.extend(self.facts(rhs).0);
+                (t, Vec::new())
+            }
+            A::Binary {
+                op: ast::BinOp::Or,
+                lhs,
+                rhs,
+            } => {
+                let (_, mut f) = self.facts(lhs);
+                f.extend(self.facts(rhs).1);
+                (Vec::new(), f)
+            }
+            _ => (Vec::new(), Vec::new()),
+        }
+    }
+
+    pub(super) fn with_facts<R>(
+        &mut self,
+        facts: &[(LocalId, Ty)],
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let saved = self.ctx.narrowed.clone();
+        for (id, ty) in facts {
+            self.ctx.narrowed.insert(*id, ty.clone());
+        }
+        let r = f(self);
+        self.ctx.narrowed = saved;
+        r
+    }
+
+    pub(super) fn cond(&mut self, e: &ast::Expr) -> Expr {
+        let c = self.expr(e, Some(&Ty::Bool));
+        if !assignable(&c.ty, &Ty::Bool) || c.ty.is_nullable() {
+            let t = self.tyname(&c.ty);
+            self.err(
+                "type",
+                e.span,
+                format!("a condition must be `Bool`, found {t}"),
+            );
+        }
+        c
+    }
+
+    pub(super) fn forget_assigned_in(&mut self, body: &[ast::Stmt]) {
+        let mut names = HashSet::new();
+        assigned_names(body, &mut names);
+        for n in names {
+            if let Some(id) = self.lookup_local(&n) {
+                self.ctx.narrowed.remove(&id);
+            }
+        }
+    }
+}

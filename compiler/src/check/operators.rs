@@ -1,0 +1,207 @@
+//! Unary and binary operators, specialised by type (`AddInt` vs `AddFloat`).
+
+use super::{assignable, diverging, ty_is_comparable_eq, Checker};
+use crate::ast::{self};
+use crate::diag::{Diagnostic, Span};
+use crate::tir::{BinOp, Expr, ExprKind as E, Ty, UnOp};
+use wo_bytecode::Cmp;
+
+impl<'a> Checker<'a> {
+    pub(super) fn binary(&mut self, op: ast::BinOp, l: Expr, r: Expr, span: Span) -> Expr {
+        use ast::BinOp as B;
+        let (lt, rt) = (l.ty.clone(), r.ty.clone());
+        if lt == Ty::Unknown || rt == Ty::Unknown {
+            let ty = match op {
+                B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge | B::And | B::Or => Ty::Bool,
+                B::Concat => Ty::Text,
+                _ => {
+                    if lt == Ty::Unknown {
+                        rt.clone()
+                    } else {
+                        lt.clone()
+                    }
+                }
+            };
+            return Expr::new(E::Binary(BinOp::Eq, Box::new(l), Box::new(r)), ty, span);
+        }
+        let mk = |bop: BinOp, ty: Ty, l: Expr, r: Expr| {
+            Expr::new(E::Binary(bop, Box::new(l), Box::new(r)), ty, span)
+        };
+        let arith = |i: BinOp, f: BinOp| match (&lt, &rt) {
+            (Ty::Int, Ty::Int) => Some((i, Ty::Int)),
+            (Ty::Float, Ty::Float) => Some((f, Ty::Float)),
+            _ => None,
+        };
+        let found = match op {
+            B::Add => arith(BinOp::AddInt, BinOp::AddFloat),
+            B::Sub => arith(BinOp::SubInt, BinOp::SubFloat),
+            B::Mul => arith(BinOp::MulInt, BinOp::MulFloat),
+            B::Div => arith(BinOp::DivInt, BinOp::DivFloat),
+            B::Rem => arith(BinOp::RemInt, BinOp::RemFloat),
+            B::Concat => (lt == Ty::Text && rt == Ty::Text).then_some((BinOp::Concat, Ty::Text)),
+            B::Lt | B::Le | B::Gt | B::Ge => {
+                let c = match op {
+                    B::Lt => Cmp::Lt,
+                    B::Le => Cmp::Le,
+                    B::Gt => Cmp::Gt,
+                    _ => Cmp::Ge,
+                };
+                match (&lt, &rt) {
+                    (Ty::Int, Ty::Int) => Some((BinOp::CmpInt(c), Ty::Bool)),
+                    (Ty::Float, Ty::Float) => Some((BinOp::CmpFloat(c), Ty::Bool)),
+                    (Ty::Text, Ty::Text) => Some((BinOp::CmpText(c), Ty::Bool)),
+                    _ => None,
+                }
+            }
+            B::Eq | B::Ne => {
+                let eq = op == B::Eq;
+                let same = lt.strip() == rt.strip() || lt == Ty::Nil || rt == Ty::Nil;
+                let row = |t: &Ty| self.table_of(t.strip()).is_some();
+                let comparable = (ty_is_comparable_eq(&lt) || row(&lt))
+                    && (ty_is_comparable_eq(&rt) || row(&rt));
+                let either_nil = lt == Ty::Nil || rt == Ty::Nil;
+                if same && (comparable || either_nil) {
+                    match (&lt, &rt) {
+                        (Ty::Int, Ty::Int) => {
+                            Some((BinOp::CmpInt(if eq { Cmp::Eq } else { Cmp::Ne }), Ty::Bool))
+                        }
+                        _ => Some((if eq { BinOp::Eq } else { BinOp::Ne }, Ty::Bool)),
+                    }
+                } else if same {
+                    let what = match lt.strip() {
+                        Ty::List(_) => "lists",
+                        Ty::Map(..) => "maps",
+                        Ty::Error => "errors",
+                        _ => "objects",
+                    };
+                    self.err(
+                        "type",
+                        span,
+                        format!("cannot compare two {what} with `{}`", op.symbol()),
+                    );
+                    return mk(BinOp::Eq, Ty::Bool, l, r);
+                } else {
+                    None
+                }
+            }
+            B::And | B::Or | B::Coalesce => None,
+        };
+        match found {
+            Some((bop, ty)) => mk(bop, ty, l, r),
+            None => {
+                let (ls, rs) = (self.tyname(&lt), self.tyname(&rt));
+                let mut d = Diagnostic::error(
+                    "type",
+                    span,
+                    format!("cannot apply `{}` to {ls} and {rs}", op.symbol()),
+                );
+                if matches!(
+                    (lt.strip(), rt.strip()),
+                    (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int)
+                ) {
+                    d = d
+                        .with_note("Int and Float do not mix: convert with `float(…)` or `int(…)`");
+                }
+                if op == B::Add && (lt == Ty::Text || rt == Ty::Text) {
+                    d = d.with_note("Text is joined with `..`");
+                }
+                if lt.is_nullable() || rt.is_nullable() {
+                    d = d.with_note("a `?T` may be nil: narrow it first, or use `??`");
+                }
+                self.diags.push(d);
+                let ty = match op {
+                    B::Lt | B::Le | B::Gt | B::Ge | B::Eq | B::Ne => Ty::Bool,
+                    _ => Ty::Unknown,
+                };
+                mk(BinOp::Eq, ty, l, r)
+            }
+        }
+    }
+
+    pub(super) fn unary(&mut self, op: ast::UnOp, expr: &ast::Expr, span: Span) -> Expr {
+        let v = self.expr(expr, None);
+        match (op, v.ty.clone()) {
+            (ast::UnOp::Neg, Ty::Int) => {
+                Expr::new(E::Unary(UnOp::NegInt, Box::new(v)), Ty::Int, span)
+            }
+            (ast::UnOp::Neg, Ty::Float) => {
+                Expr::new(E::Unary(UnOp::NegFloat, Box::new(v)), Ty::Float, span)
+            }
+            (ast::UnOp::Not, Ty::Bool) => {
+                Expr::new(E::Unary(UnOp::Not, Box::new(v)), Ty::Bool, span)
+            }
+            (_, Ty::Unknown) => self.unknown(span),
+            (op, t) => {
+                let t = self.tyname(&t);
+                let (sym, want) = match op {
+                    ast::UnOp::Neg => ("-", "`Int` or `Float`"),
+                    ast::UnOp::Not => ("not", "`Bool`"),
+                };
+                self.err("type", span, format!("`{sym}` needs {want}, found {t}"));
+                self.unknown(span)
+            }
+        }
+    }
+
+    /// `and` / `or`: the right side sees what the left side proves.
+    pub(super) fn logic(
+        &mut self,
+        op: ast::BinOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> Expr {
+        let l = self.cond(lhs);
+        let (tf, ff) = self.facts(lhs);
+        let facts = if op == ast::BinOp::And { tf } else { ff };
+        let r = self.with_facts(&facts, |c| c.cond(rhs));
+        let bop = if op == ast::BinOp::And {
+            BinOp::And
+        } else {
+            BinOp::Or
+        };
+        Expr::new(E::Binary(bop, Box::new(l), Box::new(r)), Ty::Bool, span)
+    }
+
+    /// `x ?? default`.
+    pub(super) fn coalesce(
+        &mut self,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+        expect: Option<&Ty>,
+    ) -> Expr {
+        let l = self.expr(lhs, expect);
+        let inner = l.ty.strip().clone();
+        let r = self.expr(rhs, Some(&inner));
+        if l.ty == Ty::Nil {
+            return Expr::new(
+                E::Binary(BinOp::Coalesce, Box::new(l), Box::new(r.clone())),
+                r.ty,
+                span,
+            );
+        }
+        if diverging(&r) {
+            // `x ?? fail("…")`: the value is `x`, known not nil.
+            return Expr::new(
+                E::Binary(BinOp::Coalesce, Box::new(l), Box::new(r)),
+                inner,
+                span,
+            );
+        }
+        if !assignable(&r.ty, &l.ty) && !(inner == Ty::Unknown) {
+            let (lt, rt) = (self.tyname(&l.ty), self.tyname(&r.ty));
+            self.err(
+                "type",
+                rhs.span,
+                format!("the default of `??` must fit {lt}, found {rt}"),
+            );
+        }
+        let ty = r.ty.clone();
+        Expr::new(
+            E::Binary(BinOp::Coalesce, Box::new(l), Box::new(r)),
+            ty,
+            span,
+        )
+    }
+}

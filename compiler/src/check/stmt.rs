@@ -1,0 +1,429 @@
+//! Function bodies and statements.
+use std::collections::HashMap;
+
+use super::{diverges, Checker, FnCtx};
+use crate::ast::{self, ExprKind as A, StmtKind as S};
+use crate::diag::{Diagnostic, Span};
+use crate::tir::{self, Expr, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
+
+impl<'a> Checker<'a> {
+    pub(super) fn check_fn(&mut self, f: FuncId) -> Func {
+        let decl = self.fn_decl(f);
+        let sig_ret = self.funcs[f].ret.clone();
+        let name = self.funcs[f].name.clone();
+        self.ctx = FnCtx {
+            ret: Some(sig_ret.clone()),
+            ..FnCtx::default()
+        };
+        self.tx_depth = 0;
+        self.ctx.scopes.push(HashMap::new());
+        let mut params = Vec::new();
+        for (pname, pty) in self.funcs[f].params.clone() {
+            let id = self.new_local(&pname, pty);
+            params.push(id);
+        }
+        let (body, span) = match decl {
+            Some(d) => {
+                let body = self.block(&d.body.stmts);
+                if sig_ret != Ty::Void && !diverges(&d.body.stmts) {
+                    self.err(
+                        "return",
+                        d.span,
+                        format!("function `{name}` may reach its end without returning a value"),
+                    );
+                }
+                (body, d.span)
+            }
+            None => (Vec::new(), Span::default()),
+        };
+        let n_locals = self.ctx.locals.len();
+        Func {
+            name,
+            params,
+            ret: sig_ret,
+            body,
+            span,
+            n_locals,
+        }
+    }
+
+    pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut tir::Block) {
+        let span = s.span;
+        let push = |out: &mut tir::Block, kind| out.push(Stmt { kind, span });
+        match &s.kind {
+            S::Let { name, ty, value } => self.let_stmt(name, ty.as_ref(), value, span, out),
+            S::Assign { target, op, value } => self.assign(target, *op, value, span, out),
+            S::Expr(e) => {
+                let e = self.expr(e, None);
+                push(out, T::Expr(e));
+            }
+            S::Return(v) => self.return_stmt(v.as_ref(), span, out),
+            S::Break | S::Continue => {
+                if self.ctx.loop_depth == 0 {
+                    let w = if matches!(s.kind, S::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.err("loop", span, format!("`{w}` outside of a loop"));
+                }
+                push(
+                    out,
+                    if matches!(s.kind, S::Break) {
+                        T::Break
+                    } else {
+                        T::Continue
+                    },
+                );
+            }
+            S::Delete(e) => self.delete_stmt(e, span, out),
+            S::If { cond, then, els } => self.if_stmt(cond, then, els.as_ref(), span, out),
+            S::While { cond, body } => {
+                self.forget_assigned_in(&body.stmts);
+                let c = self.cond(cond);
+                let (tf, _) = self.facts(cond);
+                self.ctx.loop_depth += 1;
+                let b = self.block_with(&body.stmts, &tf);
+                self.ctx.loop_depth -= 1;
+                push(out, T::While { cond: c, body: b });
+            }
+            S::For {
+                var,
+                var2,
+                iter,
+                body,
+            } => self.for_stmt(var, var2.as_ref(), iter, body, span, out),
+            S::Transaction(b) => {
+                if self.tx_depth > 0 {
+                    self.err(
+                        "transaction",
+                        span,
+                        "transactions do not nest: this `transaction` is inside another one",
+                    );
+                }
+                self.tx_depth += 1;
+                let body = self.block(&b.stmts);
+                self.tx_depth -= 1;
+                push(out, T::Transaction(body));
+            }
+            S::Try { body, err, handler } => {
+                let b = self.block(&body.stmts);
+                self.ctx.scopes.push(HashMap::new());
+                let eid = self.new_local(&err.name, Ty::Error);
+                let h = self.block(&handler.stmts);
+                self.ctx.scopes.pop();
+                push(
+                    out,
+                    T::Try {
+                        body: b,
+                        err: eid,
+                        handler: h,
+                    },
+                );
+            }
+        }
+    }
+
+    /// `let name: T = value`.
+    fn let_stmt(
+        &mut self,
+        name: &ast::Ident,
+        ty: Option<&ast::TypeExpr>,
+        value: &ast::Expr,
+        span: Span,
+        out: &mut tir::Block,
+    ) {
+        let push = |out: &mut tir::Block, kind| out.push(Stmt { kind, span });
+        let declared = ty.as_ref().map(|t| self.resolve_type(t));
+        let v = self.expr(value, declared.as_ref());
+        let ty = match declared {
+            Some(d) => {
+                self.expect_assignable(&v, &d, value.span);
+                d
+            }
+            None => {
+                match &v.ty {
+                    Ty::Nil => {
+                        self.err(
+                        "type",
+                        value.span,
+                        format!("cannot infer the type of `{}` from `nil`; write `let {}: ?T = nil`", name.name, name.name),
+                    );
+                        Ty::Unknown
+                    }
+                    Ty::Void => {
+                        self.err("type", value.span, "this expression has no value");
+                        Ty::Unknown
+                    }
+                    t => t.clone(),
+                }
+            }
+        };
+        if self
+            .ctx
+            .scopes
+            .last()
+            .is_some_and(|sc| sc.contains_key(&name.name))
+        {
+            self.err(
+                "name",
+                name.span,
+                format!("`{}` is already defined in this block", name.name),
+            );
+        }
+        let id = self.new_local(&name.name, ty);
+        push(out, T::Let(id, v));
+    }
+
+    fn return_stmt(&mut self, v: Option<&ast::Expr>, span: Span, out: &mut tir::Block) {
+        let push = |out: &mut tir::Block, kind| out.push(Stmt { kind, span });
+        let ret = self.ctx.ret.clone().unwrap_or(Ty::Void);
+        match v {
+            Some(v) => {
+                let e = self.expr(v, Some(&ret));
+                if ret == Ty::Void {
+                    self.err(
+                        "return",
+                        v.span,
+                        "this function returns no value; declare `-> T` to return one",
+                    );
+                } else {
+                    self.expect_assignable(&e, &ret, v.span);
+                }
+                push(out, T::Return(Some(e)));
+            }
+            None => {
+                if ret != Ty::Void && ret != Ty::Unknown {
+                    let t = self.tyname(&ret);
+                    self.err(
+                        "return",
+                        span,
+                        format!("this function must return a value of type {t}"),
+                    );
+                }
+                push(out, T::Return(None));
+            }
+        }
+    }
+
+    /// `delete row`.
+    fn delete_stmt(&mut self, e: &ast::Expr, span: Span, out: &mut tir::Block) {
+        let push = |out: &mut tir::Block, kind| out.push(Stmt { kind, span });
+        if let A::TypeName(n) = &e.kind {
+            if self
+                .class_index
+                .get(n)
+                .is_some_and(|c| self.table_classes.contains(c))
+            {
+                self.err(
+                    "type",
+                    e.span,
+                    format!("`delete` takes one row, and `{n}` is a table: delete its rows in a loop, `for r in from r in {n} where … select r {{ delete r }}`"),
+                );
+                return;
+            }
+        }
+        let row = self.expr(e, None);
+        match self.table_of(&row.ty) {
+            Some(table) => push(out, T::Delete { row, table }),
+            None if row.ty == Ty::Unknown => {}
+            None => {
+                let t = self.tyname(&row.ty);
+                let mut d = Diagnostic::error(
+                    "type",
+                    e.span,
+                    format!("`delete` takes a table row, found {t}"),
+                );
+                if matches!(&row.ty, Ty::Nullable(inner) if self.table_of(inner).is_some()) {
+                    d = d.with_note("the row may be nil: narrow it with `if r != nil { … }` first");
+                }
+                self.diags.push(d);
+            }
+        }
+    }
+
+    fn if_stmt(
+        &mut self,
+        cond: &ast::Expr,
+        then: &ast::Block,
+        els: Option<&ast::Block>,
+        span: Span,
+        out: &mut tir::Block,
+    ) {
+        let push = |out: &mut tir::Block, kind| out.push(Stmt { kind, span });
+        let c = self.cond(cond);
+        let (tf, ff) = self.facts(cond);
+        // Each branch starts from the narrowing before the `if`; what holds
+        // after it is what holds after every branch that can complete.
+        let before = self.ctx.narrowed.clone();
+        let then_b = self.block_with(&then.stmts, &tf);
+        let after_then = std::mem::replace(&mut self.ctx.narrowed, before);
+        let els_b = match els {
+            Some(b) => self.block_with(&b.stmts, &ff),
+            None => Vec::new(),
+        };
+        let after_else = std::mem::take(&mut self.ctx.narrowed);
+        let then_div = diverges(&then.stmts);
+        let else_div = els.as_ref().is_some_and(|b| diverges(&b.stmts));
+        self.ctx.narrowed = if then_div {
+            let mut n = after_else;
+            n.extend(ff);
+            n
+        } else if else_div {
+            let mut n = after_then;
+            n.extend(tf);
+            n
+        } else {
+            after_then
+                .into_iter()
+                .filter(|(id, ty)| after_else.get(id) == Some(ty))
+                .collect()
+        };
+        push(
+            out,
+            T::If {
+                cond: c,
+                then: then_b,
+                els: els_b,
+            },
+        );
+    }
+
+    fn for_stmt(
+        &mut self,
+        var: &ast::Ident,
+        var2: Option<&ast::Ident>,
+        iter: &ast::Expr,
+        body: &ast::Block,
+        span: Span,
+        out: &mut tir::Block,
+    ) {
+        let push = |out: &mut tir::Block, kind| out.push(Stmt { kind, span });
+        self.forget_assigned_in(&body.stmts);
+        if let (A::Query(q), None) = (&iter.kind, var2) {
+            self.for_query(var, q, iter.span, body, span, out);
+            return;
+        }
+        let it = self.expr(iter, None);
+        self.ctx.scopes.push(HashMap::new());
+        self.ctx.loop_depth += 1;
+        match (it.ty.clone(), var2) {
+            (Ty::List(elem), None) => {
+                let v = self.new_local(&var.name, *elem);
+                let b = self.block(&body.stmts);
+                push(
+                    out,
+                    T::ForList {
+                        var: v,
+                        list: it,
+                        body: b,
+                    },
+                );
+            }
+            (Ty::Map(k, v), Some(var2)) => {
+                let kid = self.new_local(&var.name, *k);
+                let vid = self.new_local(&var2.name, *v);
+                let b = self.block(&body.stmts);
+                push(
+                    out,
+                    T::ForMap {
+                        key: kid,
+                        value: vid,
+                        map: it,
+                        body: b,
+                    },
+                );
+            }
+            (Ty::Map(..), None) => {
+                self.err(
+                    "type",
+                    iter.span,
+                    format!("iterating a map takes two variables: `for k, v in {}`", "…"),
+                );
+            }
+            (Ty::List(_), Some(v2)) => {
+                self.err(
+                    "type",
+                    v2.span,
+                    "iterating a list takes one variable: `for x in xs`",
+                );
+            }
+            (Ty::Unknown, _) => {
+                self.new_local(&var.name, Ty::Unknown);
+                if let Some(v2) = var2 {
+                    self.new_local(&v2.name, Ty::Unknown);
+                }
+                self.block(&body.stmts);
+            }
+            (t, _) => {
+                let t = self.tyname(&t);
+                self.err(
+                    "type",
+                    iter.span,
+                    format!("cannot iterate over a value of type {t}"),
+                );
+            }
+        }
+        self.ctx.loop_depth -= 1;
+        self.ctx.scopes.pop();
+    }
+
+    /// `for x in from … select …`: a loop the engine feeds row by row when the query
+    /// reads a table, else a loop over the query's list.
+    fn for_query(
+        &mut self,
+        var: &ast::Ident,
+        q: &ast::Query,
+        iter_span: Span,
+        body: &ast::Block,
+        span: Span,
+        out: &mut tir::Block,
+    ) {
+        let push = |out: &mut tir::Block, kind| out.push(Stmt { kind, span });
+        let c = self.query(q, iter_span);
+        if c.table.is_some() {
+            self.ctx.scopes.push(HashMap::new());
+            self.ctx.loop_depth += 1;
+            let v = self.new_local(&var.name, c.select_ty.clone());
+            let b = self.block(&body.stmts);
+            self.ctx.loop_depth -= 1;
+            self.ctx.scopes.pop();
+            let mut rows = c.query;
+            let select = rows.select.take();
+            push(
+                out,
+                T::ForQuery {
+                    var: v,
+                    rows: Box::new(rows),
+                    select,
+                    body: b,
+                },
+            );
+            return;
+        }
+        let it = Expr::new(
+            E::Query(Box::new(c.query)),
+            Ty::List(Box::new(c.select_ty)),
+            iter_span,
+        );
+        self.ctx.scopes.push(HashMap::new());
+        self.ctx.loop_depth += 1;
+        let v = self.new_local(&var.name, it.ty.strip().clone());
+        let v_ty = match &it.ty {
+            Ty::List(t) => (**t).clone(),
+            _ => Ty::Unknown,
+        };
+        self.ctx.locals[v] = v_ty;
+        let b = self.block(&body.stmts);
+        self.ctx.loop_depth -= 1;
+        self.ctx.scopes.pop();
+        push(
+            out,
+            T::ForList {
+                var: v,
+                list: it,
+                body: b,
+            },
+        );
+    }
+}

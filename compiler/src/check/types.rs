@@ -1,0 +1,188 @@
+//! Type relations (assignability, unification) and resolving written types.
+
+use super::Checker;
+use crate::ast::{self, TypeKind};
+use crate::diag::{Diagnostic, Span};
+use crate::tir::{Expr, Ty};
+
+pub(super) fn ty_is_comparable_eq(t: &Ty) -> bool {
+    matches!(
+        t.strip(),
+        Ty::Int | Ty::Float | Ty::Bool | Ty::Text | Ty::Nil | Ty::Unknown
+    )
+}
+
+/// Whether a value of type `from` may be stored where `to` is expected.
+pub(super) fn assignable(from: &Ty, to: &Ty) -> bool {
+    if same(from, to) {
+        return true;
+    }
+    match to {
+        Ty::Nullable(inner) => *from == Ty::Nil || assignable(from, inner),
+        _ => false,
+    }
+}
+
+/// Structural equality where `Unknown` (an already reported error) matches anything.
+pub(super) fn same(a: &Ty, b: &Ty) -> bool {
+    match (a, b) {
+        (Ty::Unknown, _) | (_, Ty::Unknown) => true,
+        (Ty::Nullable(x), Ty::Nullable(y))
+        | (Ty::List(x), Ty::List(y))
+        | (Ty::Task(x), Ty::Task(y)) => same(x, y),
+        (Ty::Map(k1, v1), Ty::Map(k2, v2)) => same(k1, k2) && same(v1, v2),
+        _ => a == b,
+    }
+}
+
+/// The common type of two values (list elements, branches), if any.
+pub(super) fn unify(a: &Ty, b: &Ty) -> Option<Ty> {
+    if a == b {
+        return Some(a.clone());
+    }
+    match (a, b) {
+        (Ty::Unknown, t) | (t, Ty::Unknown) => Some(t.clone()),
+        (Ty::Nil, t) | (t, Ty::Nil) if *t != Ty::Void => Some(Ty::nullable(t.clone())),
+        (Ty::Nullable(x), y) | (y, Ty::Nullable(x)) if **x == *y => Some(Ty::Nullable(x.clone())),
+        _ => None,
+    }
+}
+
+impl<'a> Checker<'a> {
+    pub(super) fn resolve_params(&mut self, params: &[ast::Param]) -> Vec<(String, Ty)> {
+        let mut out: Vec<(String, Ty)> = Vec::new();
+        for p in params {
+            if out.iter().any(|(n, _)| *n == p.name.name) {
+                self.err(
+                    "name",
+                    p.name.span,
+                    format!("parameter `{}` is declared more than once", p.name.name),
+                );
+            }
+            let ty = self.resolve_type(&p.ty);
+            out.push((p.name.name.clone(), ty));
+        }
+        out
+    }
+
+    pub(super) fn resolve_type(&mut self, t: &ast::TypeExpr) -> Ty {
+        match &t.kind {
+            TypeKind::Named(n) => match n.as_str() {
+                "Int" => Ty::Int,
+                "Float" => Ty::Float,
+                "Bool" => Ty::Bool,
+                "Text" => Ty::Text,
+                "Error" => Ty::Error,
+                _ => match self.class_index.get(n) {
+                    Some(&c) => Ty::Class(c),
+                    None => {
+                        self.err("type", t.span, format!("unknown type `{n}`"));
+                        Ty::Unknown
+                    }
+                },
+            },
+            TypeKind::Nullable(inner) => {
+                let i = self.resolve_type(inner);
+                if i.is_nullable() {
+                    self.err(
+                        "type",
+                        t.span,
+                        "`??T` is not a type: `?` applies to a non-nullable type",
+                    );
+                    return i;
+                }
+                Ty::nullable(i)
+            }
+            TypeKind::Multi(inner) => Ty::List(Box::new(self.resolve_type(inner))),
+            TypeKind::Map(k, v) => {
+                let kt = self.resolve_type(k);
+                let vt = self.resolve_type(v);
+                if !matches!(kt, Ty::Int | Ty::Text | Ty::Bool | Ty::Unknown) {
+                    self.err(
+                        "type",
+                        k.span,
+                        format!(
+                            "map keys must be `Int`, `Text` or `Bool`, not {}",
+                            self.tyname(&kt)
+                        ),
+                    );
+                }
+                Ty::Map(Box::new(kt), Box::new(vt))
+            }
+            TypeKind::Task(inner) => {
+                let i = self.resolve_type(inner);
+                self.err(
+                    "unsupported",
+                    t.span,
+                    "fibers (`task<T>`) are not supported by this version of wo yet",
+                );
+                Ty::Task(Box::new(i))
+            }
+            TypeKind::Ref(name) => {
+                match self.class_index.get(&name.name) {
+                    Some(&c) if self.table_classes.contains(&c) => {
+                        if !self.in_table {
+                            self.err(
+                            "type",
+                            t.span,
+                            format!("`ref {}` is a table column type; elsewhere a row is written `{}`", name.name, name.name),
+                        );
+                        }
+                        Ty::Class(c)
+                    }
+                    Some(_) => {
+                        self.err(
+                            "type",
+                            t.span,
+                            format!(
+                                "`ref` points to a table, and `{}` is not a `@table` class",
+                                name.name
+                            ),
+                        );
+                        Ty::Unknown
+                    }
+                    None if matches!(
+                        name.name.as_str(),
+                        "Int" | "Float" | "Bool" | "Text" | "Error"
+                    ) =>
+                    {
+                        self.err(
+                            "type",
+                            t.span,
+                            format!(
+                                "`ref` points to a table, and `{}` is not a `@table` class",
+                                name.name
+                            ),
+                        );
+                        Ty::Unknown
+                    }
+                    None => {
+                        self.err("type", name.span, format!("unknown type `{}`", name.name));
+                        Ty::Unknown
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn expect_assignable(&mut self, e: &Expr, to: &Ty, span: Span) {
+        if e.ty == Ty::Void {
+            self.err("type", span, "this expression has no value");
+        } else if !assignable(&e.ty, to) {
+            let (f, t) = (self.tyname(&e.ty), self.tyname(to));
+            let mut d = Diagnostic::error("type", span, format!("expected {t}, found {f}"));
+            if let Ty::Nullable(inner) = &e.ty {
+                if assignable(inner, to) {
+                    d = d.with_note("a `?T` may be nil: narrow it with `if x != nil { … }`, or use `x ?? default` or `unwrap(x)`");
+                }
+            }
+            if matches!((&e.ty, to), (Ty::Int, Ty::Float)) {
+                d = d.with_note("there is no implicit conversion: use `float(…)`");
+            }
+            if matches!((&e.ty, to), (Ty::Float, Ty::Int)) {
+                d = d.with_note("there is no implicit conversion: use `int(…)`");
+            }
+            self.diags.push(d);
+        }
+    }
+}
