@@ -1123,6 +1123,13 @@ pub fn type_name(v: &Value) -> &'static str {
 /// from (the verifier's schema rules).
 fn check_image(image: &Image) -> Result<(), LinkError> {
     wo_bytecode::verify::verify_schema(image).map_err(|e| LinkError::Invalid(e.to_string()))?;
+    if image.n_globals > wo_bytecode::MAX_GLOBALS {
+        return Err(LinkError::Invalid(format!(
+            "the image asks for {} global slots (at most {})",
+            image.n_globals,
+            wo_bytecode::MAX_GLOBALS
+        )));
+    }
     let bad = |f: &str, at: usize, msg: String| {
         Err(LinkError::Invalid(format!(
             "function `{f}` instruction {at}: {msg}"
@@ -1243,6 +1250,10 @@ fn check_image(image: &Image) -> Result<(), LinkError> {
                 }
                 Op::DbQuery { q, b, .. } => {
                     run(at, b.index(), usize::from(image.queries[q.index()].n_args))?;
+                }
+                // A handler at or before its TRY_ENTER loops without spending budget.
+                Op::TryEnter { t, .. } if t.index() <= at => {
+                    return bad(name, at, format!("handler @{} is not after it", t.0));
                 }
                 Op::DbGetField { t, f, .. } | Op::DbUpdateField { t, f, .. } => {
                     let n_columns = image.tables[t.index()].columns.len();

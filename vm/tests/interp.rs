@@ -1466,3 +1466,57 @@ fn functions_with_more_than_256_registers() {
     assert_eq!(out, "44\n");
     assert_eq!(res, RunResult::Exit(0));
 }
+
+/// Issue 13 I1 and I2 reach the VM too when an image does not come through
+/// `read_image`: `Vm::new` refuses 2^32 - 1 global slots (it tried to allocate 103 GB)
+/// and a handler at its own TRY_ENTER (a trap then looped forever, never spending the
+/// budget), before anything runs.
+#[test]
+fn hostile_globals_and_handlers_are_refused_at_link_time() {
+    let mut huge = image(vec![func(
+        "main",
+        0,
+        1,
+        1,
+        vec![
+            Op::GetGlobal {
+                a: r(0),
+                g: GlobalIdx(u32::MAX - 1),
+            },
+            Op::RetNil {},
+        ],
+    )]);
+    huge.n_globals = u32::MAX;
+    let looping = image(vec![func(
+        "main",
+        0,
+        3,
+        1,
+        vec![
+            Op::LoadInt { a: r(1), v: 0 },
+            Op::TryEnter {
+                t: Pc(1),
+                err: r(0),
+            },
+            Op::DivInt {
+                a: r(2),
+                b: r(1),
+                c: r(1),
+            },
+            Op::RetNil {},
+        ],
+    )]);
+    for img in [huge, looping] {
+        let (h, _) = host();
+        match Vm::new(&img, &natives, h) {
+            Err(LinkError::Invalid(msg)) => {
+                assert!(
+                    msg.contains("global slots") || msg.contains("handler"),
+                    "{msg}"
+                );
+            }
+            Err(e) => panic!("unexpected {e:?}"),
+            Ok(_) => panic!("linked"),
+        }
+    }
+}

@@ -142,6 +142,11 @@ pub struct QueryDesc {
     pub agg: QueryAgg,
 }
 
+/// The most global slots an image may ask for (one per `const`; 2^20 slots are 24 MiB
+/// of VM memory). The verifier refuses more, so a hostile image cannot make the VM
+/// allocate without bound.
+pub const MAX_GLOBALS: u32 = 1 << 20;
+
 /// A whole program.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Image {
@@ -155,7 +160,8 @@ pub struct Image {
     pub tables: Vec<Table>,
     /// Query descriptors used by `DB_QUERY`.
     pub queries: Vec<QueryDesc>,
-    /// Number of global slots (one per `const`), all nil until `init` sets them.
+    /// Number of global slots (one per `const`), all nil until `init` sets them. At
+    /// most [`MAX_GLOBALS`].
     pub n_globals: u32,
     /// Runs before `entry`: evaluates the constants. Arity 0.
     pub init: Option<FuncIdx>,

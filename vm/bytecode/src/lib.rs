@@ -14,7 +14,7 @@ pub use disasm::disasm;
 pub use format::{read_image, write_image, ImageError, FORMAT_VERSION, MAGIC};
 pub use image::{
     BuiltinRef, Class, Column, ColumnType, Const, Function, Image, Index, QueryAgg, QueryCol,
-    QueryDesc, QueryPred, SrcPos, Table,
+    QueryDesc, QueryPred, SrcPos, Table, MAX_GLOBALS,
 };
 pub use op::{Op, OPCODES};
 pub use types::*;

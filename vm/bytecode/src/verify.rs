@@ -12,7 +12,9 @@
 use std::fmt;
 
 use crate::builtins;
-use crate::image::{ColumnType, Function, Image, IndexKind as DbIndexKind, QueryAgg, QueryCol};
+use crate::image::{
+    ColumnType, Function, Image, IndexKind as DbIndexKind, QueryAgg, QueryCol, MAX_GLOBALS,
+};
 use crate::op::{Op, OperandRef};
 use crate::types::Reg;
 
@@ -155,6 +157,17 @@ pub enum VerifyError {
     /// A query descriptor that reads a column, argument or table that does not exist.
     #[error("query q{query}: {problem}")]
     Query { query: usize, problem: String },
+    #[error("the image asks for {n_globals} global slots (at most {max})")]
+    TooManyGlobals { n_globals: u32, max: u32 },
+    #[error(
+        "function `{function}` pc {pc}: TRY_ENTER handler @{target} is not after the \
+         TRY_ENTER (a handler must come later in the code)"
+    )]
+    HandlerNotForward {
+        function: String,
+        pc: usize,
+        target: u32,
+    },
     #[error("function `{function}` has no code")]
     EmptyCode { function: String },
     #[error(
@@ -228,6 +241,13 @@ pub fn verify(image: &Image) -> Result<(), VerifyError> {
                 expected: spec.arity,
             });
         }
+    }
+
+    if image.n_globals > MAX_GLOBALS {
+        return Err(VerifyError::TooManyGlobals {
+            n_globals: image.n_globals,
+            max: MAX_GLOBALS,
+        });
     }
 
     let n_functions = image.functions.len();
@@ -578,6 +598,15 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
             if let Some(desc) = image.queries.get(q.index()) {
                 run(b, u32::from(desc.n_args))?;
             }
+        }
+        // A trap delivered to a handler at or before its TRY_ENTER would loop without a
+        // back edge, so without spending the instruction budget.
+        Op::TryEnter { t, .. } if t.index() <= pc => {
+            return Err(VerifyError::HandlerNotForward {
+                function: function(),
+                pc,
+                target: t.0,
+            });
         }
         Op::DbGetField { t, f: field, .. } | Op::DbUpdateField { t, f: field, .. } => {
             if let Some(table) = image.tables.get(t.index()) {

@@ -929,3 +929,73 @@ fn query_arguments_must_be_passed() {
         "query q0: take reads argument 9 (the query takes 4)"
     );
 }
+
+/// Issue 13 I1: an image asking for 2^32 - 1 global slots, with an instruction naming
+/// the last one, made `Vm::new` try to allocate 103 GB. Refused by the verifier, and
+/// so by `read_image`.
+#[test]
+fn too_many_global_slots_are_refused() {
+    let mut image = with_main(&[Op::GetGlobal {
+        a: r(0),
+        g: GlobalIdx(u32::MAX - 1),
+    }]);
+    image.n_globals = u32::MAX;
+    let e = err(&image);
+    assert_eq!(
+        e,
+        VerifyError::TooManyGlobals {
+            n_globals: u32::MAX,
+            max: MAX_GLOBALS
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "the image asks for 4294967295 global slots (at most 1048576)"
+    );
+    assert!(read_image(&write_image(&image)).is_err());
+    image.n_globals = MAX_GLOBALS;
+    image.functions[0].code[0] = Op::GetGlobal {
+        a: r(0),
+        g: GlobalIdx(MAX_GLOBALS - 1),
+    };
+    assert_eq!(verify(&image), Ok(()));
+}
+
+/// Issue 13 I2: a TRY_ENTER whose handler is the TRY_ENTER itself (or earlier) loops
+/// on a trap without a back edge, so `Vm::resume` never ran out of budget.
+#[test]
+fn try_enter_handler_must_come_later() {
+    for t in [0, 1] {
+        let image = with_main(&[
+            Op::LoadInt { a: r(1), v: 0 },
+            Op::TryEnter {
+                t: Pc(t),
+                err: r(0),
+            },
+            Op::DivInt {
+                a: r(2),
+                b: r(1),
+                c: r(1),
+            },
+        ]);
+        let e = err(&image);
+        assert_eq!(
+            e,
+            VerifyError::HandlerNotForward {
+                function: "main".into(),
+                pc: 1,
+                target: t
+            }
+        );
+        assert!(read_image(&write_image(&image)).is_err());
+    }
+    let e = err(&with_main(&[Op::TryEnter {
+        t: Pc(0),
+        err: r(0),
+    }]));
+    assert_eq!(
+        e.to_string(),
+        "function `main` pc 0: TRY_ENTER handler @0 is not after the TRY_ENTER (a handler \
+         must come later in the code)"
+    );
+}
