@@ -5,8 +5,9 @@
 //! Text is written as is at the top level and quoted with the §2 escapes inside a
 //! list, map or object; Floats follow Rust's `{:?}`; a list, map or object that is
 //! already being printed (a cycle) is written as `…`. A row prints as its class and id,
-//! `Employee(3)`, in every context. Nesting deeper than
-//! [`MAX_DEPTH`] is also cut to `…`, so printing never overflows the Rust stack.
+//! `Employee(3)`, in every context. A list, map or object nested deeper than
+//! [`MAX_DEPTH`] is written as [`DEEP_MARKER`] (not `…`: it is no cycle), so printing
+//! never overflows the Rust stack.
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
@@ -16,8 +17,12 @@ use wo_bytecode::Class;
 
 use crate::value::{KeyRef, Value};
 
-/// How deep lists, maps and objects are printed before the rest is written as `…`.
+/// How deep lists, maps and objects are printed before the rest is written as
+/// [`DEEP_MARKER`].
 pub const MAX_DEPTH: usize = 512;
+
+/// What stands for a list, map or object nested deeper than [`MAX_DEPTH`] levels.
+pub const DEEP_MARKER: &str = "<too deep>";
 
 /// How many small Ints (`0`, `1`, … ) have their Text made once per thread and shared.
 const N_SMALL_INTS: i64 = 256;
@@ -159,10 +164,15 @@ struct Printer<'a> {
 }
 
 impl Printer<'_> {
-    /// Marks a container as open; false when it already is (a cycle) or too deep.
+    /// Marks a container as open; false when it already is (a cycle, written `…`) or
+    /// is too deep (written [`DEEP_MARKER`]).
     fn enter(&mut self, addr: usize) -> bool {
-        if self.open.len() >= MAX_DEPTH || self.open.contains(&addr) {
+        if self.open.contains(&addr) {
             self.out.push('…');
+            return false;
+        }
+        if self.open.len() >= MAX_DEPTH {
+            self.out.push_str(DEEP_MARKER);
             return false;
         }
         self.open.push(addr);
@@ -182,10 +192,16 @@ impl Printer<'_> {
                     self.out.push_str(t);
                 }
             }
+            // `KIND: message`; inside a container the message is quoted and escaped
+            // like any other Text, so a message with a newline or `, ` stays one item.
             Value::Error(e) => {
                 self.out.push_str(e.kind.name());
                 self.out.push_str(": ");
-                self.out.push_str(&e.message);
+                if quoted {
+                    write_quoted(self.out, &e.message);
+                } else {
+                    self.out.push_str(&e.message);
+                }
             }
             Value::Row(row) => {
                 let class = usize::try_from(row.class)

@@ -134,7 +134,18 @@ fn errors_print_as_kind_and_message() {
         line: 3,
     }));
     assert_eq!(show(&e), "DIV0: division by zero");
-    assert_eq!(show(&list(vec![e])), "[DIV0: division by zero]");
+    // Inside a container the message is quoted and escaped like Text.
+    assert_eq!(show(&list(vec![e])), "[DIV0: \"division by zero\"]");
+    let e = Value::Error(Rc::new(ErrorValue {
+        kind: TrapKind::Fail,
+        message: Rc::from("two\nlines, \"quoted\""),
+        line: 3,
+    }));
+    assert_eq!(show(&e), "FAIL: two\nlines, \"quoted\"");
+    assert_eq!(
+        show(&list(vec![e, Value::Int(1)])),
+        "[FAIL: \"two\\nlines, \\\"quoted\\\"\", 1]"
+    );
 }
 
 #[test]
@@ -165,8 +176,16 @@ fn very_deep_nesting_is_cut_instead_of_overflowing() {
         v = list(vec![v]);
     }
     let s = show(&v);
-    assert!(s.starts_with("[[[["));
-    assert!(s.contains('…'));
+    // Cut at MAX_DEPTH levels with its own marker: `…` is reserved for cycles.
+    let depth = wo_vm::display::MAX_DEPTH;
+    let want = format!(
+        "{}{}{}",
+        "[".repeat(depth),
+        wo_vm::display::DEEP_MARKER,
+        "]".repeat(depth)
+    );
+    assert_eq!(s, want);
+    assert!(!s.contains('…'));
     // Dropping this chain of lists is the caller's affair; unwrap it iteratively.
     while let Value::List(l) = v {
         let inner = l.borrow_mut().pop().unwrap_or_default();
