@@ -719,7 +719,7 @@ fn try_catch_across_frames() {
     assert_eq!(res, RunResult::Exit(3));
     assert_eq!(
         out,
-        "[\"DIV0\", 1, \"division by zero\", 202, DIV0: division by zero, 99]\n"
+        "[\"DIV0\", 1, \"division by zero\", 202, DIV0: \"division by zero\", 99]\n"
     );
 }
 
