@@ -477,3 +477,47 @@ fn image_round_trip_over_the_corpus() {
         let _ = std::fs::remove_dir_all(&run_dir);
     }
 }
+
+/// Issue 13 C2: a chain of thousands of constants, each naming the next, compiles
+/// without recursing once per constant (it overflowed the compiler's stack).
+#[test]
+fn a_long_chain_of_constants_compiles() {
+    let n = 5000;
+    let mut src = String::from("fn main() {\n  print(C0)\n}\n");
+    for i in 0..n {
+        src.push_str(&format!("const C{i} = C{} + 1\n", i + 1));
+    }
+    src.push_str(&format!("const C{n} = 0\n"));
+    let res = run_src("const-chain", &src, &[]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, format!("{n}\n"));
+}
+
+/// Issue 13 C1: field defaults that construct classes with defaults are checked once
+/// each (they were inlined at every use, so 40 levels of two such fields meant 2^40
+/// copies), and `wo check` answers at once.
+#[test]
+fn nested_field_defaults_stay_linear() {
+    let n = 40;
+    let mut src = String::new();
+    for i in 0..n {
+        let next = i + 1;
+        src.push_str(&format!(
+            "class A{i} {{\n  a: A{next} = A{next} {{}}\n  b: A{next} = A{next} {{}}\n}}\n"
+        ));
+    }
+    src.push_str(&format!(
+        "class A{n} {{\n  v: Int = 7\n}}\nfn main() {{\n  print(A{}{{}}.a.b.v)\n}}\n",
+        n - 2
+    ));
+    let dir = scratch_dir("nested-defaults");
+    write(&dir, "app.wo", &src);
+    let mut cmd = common::wo();
+    cmd.current_dir(&dir).args(["check", "app.wo"]);
+    let res = common::output_within(cmd, std::time::Duration::from_secs(30))
+        .expect("`wo check` of 40 nested defaults finishes");
+    res.expect_status(0);
+    let res = run_wo(&dir, &["run", "app.wo"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "7\n");
+}

@@ -38,6 +38,8 @@ struct FnSig {
     params: Vec<(String, Ty)>,
     ret: Ty,
     decl: Option<(usize, usize, Option<usize>)>,
+    /// Set for the function that computes a field default: (class, field).
+    default: Option<(ClassId, usize)>,
 }
 
 enum GlobalState {
@@ -52,6 +54,8 @@ struct GlobalSlot {
     decl: (usize, usize),
     state: GlobalState,
     ty: Ty,
+    /// A cycle through this constant was already reported.
+    cyclic: bool,
 }
 
 /// Per-function checking state.
@@ -88,6 +92,10 @@ pub(crate) struct Checker<'a> {
     in_table: bool,
     /// Lexical depth of `transaction` blocks in the current function.
     tx_depth: usize,
+    /// (class, field) → the function that computes the field's default.
+    default_fns: HashMap<(ClassId, usize), FuncId>,
+    /// How many constants are being checked inside one another.
+    const_depth: usize,
 }
 
 /// Checks a whole program. Diagnostics are appended to `diags`; the returned program is
@@ -116,6 +124,8 @@ pub fn check(
         tables: Vec::new(),
         in_table: false,
         tx_depth: 0,
+        default_fns: HashMap::new(),
+        const_depth: 0,
     };
     c.run()
 }
@@ -131,15 +141,13 @@ impl<'a> Checker<'a> {
 
     fn run(&mut self) -> tir::Program {
         self.collect();
-        // Constants.
-        for g in 0..self.globals.len() {
-            self.ensure_global(g, None);
-        }
-        // Function bodies.
+        self.check_constants();
+        // Function bodies (and field defaults).
         let mut funcs = Vec::with_capacity(self.funcs.len());
         for f in 0..self.funcs.len() {
             funcs.push(self.check_fn(f));
         }
+        self.order_constants(&funcs);
         let main = self.find_main();
         let globals = self
             .global_out

@@ -1,10 +1,10 @@
 //! Classes: field access, constructor literals and field defaults.
 use std::collections::HashMap;
 
-use super::{suggest, Checker};
+use super::{suggest, Checker, FnCtx};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
-use crate::tir::{ClassId, Expr, ExprKind as E, Ty};
+use crate::tir::{ClassId, Expr, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
 
 impl<'a> Checker<'a> {
     /// Resolves `obj.name` to a field index and type.
@@ -208,8 +208,16 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let fty = self.classes[cid].fields[i].ty.clone();
-            if let Some(def) = &fdecl.default {
-                // Defaults are checked where they are used, in a scope that sees no locals.
+            if let Some(&f) = self.default_fns.get(&(cid, i)) {
+                // The default is a function of its own, checked once (`check_default`).
+                let call = E::Call {
+                    func: f,
+                    args: Vec::new(),
+                };
+                *slot = Some(Expr::new(call, fty, span));
+                order.push(i);
+            } else if let Some(def) = &fdecl.default {
+                // A literal or a constant is checked in place, in a scope that sees no locals.
                 let scopes = std::mem::replace(&mut self.ctx.scopes, vec![HashMap::new()]);
                 let narrowed = std::mem::take(&mut self.ctx.narrowed);
                 let v = self.expr(def, Some(&fty));
@@ -241,5 +249,43 @@ impl<'a> Checker<'a> {
             .map(|f| f.unwrap_or_else(|| Expr::new(E::Nil, Ty::Unknown, span)))
             .collect();
         Some((fields, order))
+    }
+
+    /// The function that computes the default of field `i` of class `cid`: the
+    /// default expression, checked in a scope that sees no locals.
+    pub(super) fn check_default(&mut self, f: FuncId, cid: ClassId, i: usize) -> Func {
+        let name = self.funcs[f].name.clone();
+        let fty = self.funcs[f].ret.clone();
+        self.ctx = FnCtx {
+            ret: Some(fty.clone()),
+            ..FnCtx::default()
+        };
+        self.tx_depth = 0;
+        self.ctx.scopes.push(HashMap::new());
+        let (mi, ii) = self.class_decls[cid];
+        let def = match &self.modules[mi].items[ii] {
+            ast::Item::Class(c) => c.fields.get(i).and_then(|fd| fd.default.as_ref()),
+            _ => None,
+        };
+        let (body, span) = match def {
+            Some(def) => {
+                let v = self.expr(def, Some(&fty));
+                self.expect_assignable(&v, &fty, def.span);
+                let ret = Stmt {
+                    kind: T::Return(Some(v)),
+                    span: def.span,
+                };
+                (vec![ret], def.span)
+            }
+            None => (Vec::new(), Span::default()),
+        };
+        Func {
+            name,
+            params: Vec::new(),
+            ret: fty,
+            body,
+            span,
+            n_locals: self.ctx.locals.len(),
+        }
     }
 }

@@ -3,9 +3,19 @@
 use std::collections::HashSet;
 
 use super::{Checker, FnSig, GlobalSlot, GlobalState, MODULES};
-use crate::ast::{self, TypeKind};
+use crate::ast::{self, ExprKind as A, TypeKind};
 use crate::diag::Diagnostic;
 use crate::tir::{ClassId, ClassInfo, FieldInfo, FuncId, TableInfo, Ty};
+
+/// Whether a field default is a literal or a constant: cheap to check and to compute
+/// at each constructor literal, and unable to construct anything.
+pub(super) fn simple_default(e: &ast::Expr) -> bool {
+    match &e.kind {
+        A::Int(_) | A::Float(_) | A::Bool(_) | A::Nil | A::TypeName(_) => true,
+        A::Text(parts) => parts.iter().all(|p| matches!(p, ast::TextPart::Lit(_))),
+        _ => false,
+    }
+}
 
 impl<'a> Checker<'a> {
     pub(super) fn collect(&mut self) {
@@ -15,6 +25,38 @@ impl<'a> Checker<'a> {
         }
         self.check_durable_refs();
         self.collect_fns_and_consts();
+        self.collect_defaults();
+    }
+
+    /// Each field default that is more than a literal or a constant becomes a
+    /// function without parameters, checked once and called by every constructor
+    /// literal that omits the field, so defaults that construct classes with
+    /// defaults stay linear however deep they nest. A literal or a constant is
+    /// checked in place at each use (`simple_default`).
+    fn collect_defaults(&mut self) {
+        for cid in 0..self.classes.len() {
+            let (mi, ii) = self.class_decls[cid];
+            let ast::Item::Class(c) = &self.modules[mi].items[ii] else {
+                continue;
+            };
+            for (i, fd) in c.fields.iter().enumerate() {
+                let Some(field) = self.classes[cid].fields.get(i) else {
+                    continue;
+                };
+                if fd.default.as_ref().is_none_or(simple_default) {
+                    continue;
+                }
+                let id = self.funcs.len();
+                self.funcs.push(FnSig {
+                    name: format!("{}.{} (default)", c.name.name, fd.name.name),
+                    params: Vec::new(),
+                    ret: field.ty.clone(),
+                    decl: None,
+                    default: Some((cid, i)),
+                });
+                self.default_fns.insert((cid, i), id);
+            }
+        }
     }
 
     /// Classes first (names), so types can refer to any class; and `use` items.
@@ -166,6 +208,7 @@ impl<'a> Checker<'a> {
                 params,
                 ret,
                 decl: Some((mi, ii, Some(k))),
+                default: None,
             });
             methods.push((m.name.name.clone(), id));
         }
@@ -312,6 +355,7 @@ impl<'a> Checker<'a> {
                             params,
                             ret,
                             decl: Some((mi, ii, None)),
+                            default: None,
                         });
                         self.func_index.insert(f.name.name.clone(), id);
                     }
@@ -332,6 +376,7 @@ impl<'a> Checker<'a> {
                             decl: (mi, ii),
                             state: GlobalState::Pending,
                             ty: Ty::Unknown,
+                            cyclic: false,
                         });
                         self.global_out.push(None);
                         self.global_index.insert(name.name.clone(), id);

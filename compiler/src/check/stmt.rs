@@ -8,6 +8,9 @@ use crate::tir::{self, Expr, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, T
 
 impl<'a> Checker<'a> {
     pub(super) fn check_fn(&mut self, f: FuncId) -> Func {
+        if let Some((cid, i)) = self.funcs[f].default {
+            return self.check_default(f, cid, i);
+        }
         let decl = self.fn_decl(f);
         let sig_ret = self.funcs[f].ret.clone();
         let name = self.funcs[f].name.clone();
