@@ -1,11 +1,11 @@
 //! Pass 1: collecting the declarations of every module (classes, fields, methods,
 //! functions, constants) before any body is checked.
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use super::{Checker, FnSig, GlobalSlot, GlobalState, MODULES};
 use crate::ast::{self, ExprKind as A, TypeKind};
-use crate::diag::Diagnostic;
-use crate::tir::{ClassId, ClassInfo, FieldInfo, FuncId, TableInfo, Ty};
+use crate::diag::{Diagnostic, Span};
+use crate::tir::{ClassId, ClassInfo, FieldInfo, TableInfo, Ty};
 
 /// Whether a field default is a literal or a constant: cheap to check and to compute
 /// at each constructor literal, and unable to construct anything.
@@ -23,6 +23,7 @@ impl<'a> Checker<'a> {
         for cid in 0..self.class_decls.len() {
             self.collect_class(cid);
         }
+        self.check_table_names();
         self.check_durable_refs();
         self.collect_fns_and_consts();
         self.collect_defaults();
@@ -59,6 +60,48 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Reports a second definition of a name, pointing at both.
+    pub(super) fn duplicate(&mut self, span: Span, first: Span, msg: String) {
+        let d = Diagnostic::error("name", span, msg).with_label(first, "first defined here");
+        self.diags.push(d);
+    }
+
+    /// The span of class `cid`'s name.
+    fn class_span(&self, cid: ClassId) -> Span {
+        let (mi, ii) = self.class_decls[cid];
+        match &self.modules[mi].items[ii] {
+            ast::Item::Class(c) => c.name.span,
+            _ => Span::default(),
+        }
+    }
+
+    /// Two `@table` classes cannot share a stored name: their rows would be one table
+    /// on disk with two schemas.
+    fn check_table_names(&mut self) {
+        let mut first: HashMap<String, ClassId> = HashMap::new();
+        for cid in 0..self.classes.len() {
+            let Some(t) = &self.classes[cid].table else {
+                continue;
+            };
+            let name = t.name.clone();
+            match first.get(&name) {
+                Some(&other) => {
+                    let msg = format!(
+                        "classes `{}` and `{}` are both stored as table `{name}`",
+                        self.classes[other].name, self.classes[cid].name
+                    );
+                    let d = Diagnostic::error("table", self.class_span(cid), msg)
+                        .with_label(self.class_span(other), "the first one is here")
+                        .with_note("give one of them another name with `@table(name: \"…\")`");
+                    self.diags.push(d);
+                }
+                None => {
+                    first.insert(name, cid);
+                }
+            }
+        }
+    }
+
     /// Classes first (names), so types can refer to any class; and `use` items.
     fn collect_names(&mut self) {
         let modules = self.modules;
@@ -66,12 +109,10 @@ impl<'a> Checker<'a> {
             for (ii, item) in m.items.iter().enumerate() {
                 match item {
                     ast::Item::Class(c) => {
-                        if self.class_index.contains_key(&c.name.name) {
-                            self.err(
-                                "name",
-                                c.name.span,
-                                format!("class `{}` is defined more than once", c.name.name),
-                            );
+                        if let Some(&first) = self.class_index.get(&c.name.name) {
+                            let first = self.class_span(first);
+                            let msg = format!("class `{}` is defined more than once", c.name.name);
+                            self.duplicate(c.name.span, first, msg);
                             continue;
                         }
                         if matches!(
@@ -135,17 +176,16 @@ impl<'a> Checker<'a> {
             self.tables.push(cid);
         }
         let mut fields = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen: HashMap<String, Span> = HashMap::new();
         for f in &c.fields {
-            if !seen.insert(f.name.name.clone()) {
-                self.err(
-                    "name",
-                    f.name.span,
-                    format!(
-                        "field `{}` is declared more than once in `{}`",
-                        f.name.name, c.name.name
-                    ),
+            if let Some(&first) = seen.get(&f.name.name) {
+                let msg = format!(
+                    "field `{}` is declared more than once in `{}`",
+                    f.name.name, c.name.name
                 );
+                self.duplicate(f.name.span, first, msg);
+            } else {
+                seen.insert(f.name.name.clone(), f.name.span);
             }
             self.in_table = is_table;
             let ty = self.resolve_type(&f.ty);
@@ -181,19 +221,17 @@ impl<'a> Checker<'a> {
         }
         let mut methods = Vec::new();
         for (k, m) in c.methods.iter().enumerate() {
-            if seen.contains(&m.name.name)
-                || methods
-                    .iter()
-                    .any(|(n, _): &(String, FuncId)| *n == m.name.name)
-            {
-                self.err(
-                    "name",
-                    m.name.span,
-                    format!(
-                        "`{}` is declared more than once in `{}`",
-                        m.name.name, c.name.name
-                    ),
+            let earlier = c.methods[..k].iter().find(|e| e.name.name == m.name.name);
+            let first = seen
+                .get(&m.name.name)
+                .copied()
+                .or(earlier.map(|e| e.name.span));
+            if let Some(first) = first {
+                let msg = format!(
+                    "`{}` is declared more than once in `{}`",
+                    m.name.name, c.name.name
                 );
+                self.duplicate(m.name.span, first, msg);
             }
             let mut params = vec![("self".to_string(), Ty::Class(cid))];
             params.extend(self.resolve_params(&m.params));
@@ -328,12 +366,12 @@ impl<'a> Checker<'a> {
             for (ii, item) in m.items.iter().enumerate() {
                 match item {
                     ast::Item::Fn(f) => {
-                        if self.func_index.contains_key(&f.name.name) {
-                            self.err(
-                                "name",
-                                f.name.span,
-                                format!("function `{}` is defined more than once", f.name.name),
-                            );
+                        if let Some(&first) = self.func_index.get(&f.name.name) {
+                            let first =
+                                self.fn_decl(first).map(|d| d.name.span).unwrap_or_default();
+                            let msg =
+                                format!("function `{}` is defined more than once", f.name.name);
+                            self.duplicate(f.name.span, first, msg);
                             continue;
                         }
                         if MODULES.contains(&f.name.name.as_str()) {
@@ -360,14 +398,17 @@ impl<'a> Checker<'a> {
                         self.func_index.insert(f.name.name.clone(), id);
                     }
                     ast::Item::Const { name, .. } => {
-                        if self.global_index.contains_key(&name.name)
-                            || self.class_index.contains_key(&name.name)
-                        {
-                            self.err(
-                                "name",
-                                name.span,
-                                format!("`{}` is defined more than once", name.name),
-                            );
+                        let first = match (
+                            self.global_index.get(&name.name),
+                            self.class_index.get(&name.name),
+                        ) {
+                            (Some(&g), _) => Some(self.const_span(g)),
+                            (None, Some(&c)) => Some(self.class_span(c)),
+                            (None, None) => None,
+                        };
+                        if let Some(first) = first {
+                            let msg = format!("`{}` is defined more than once", name.name);
+                            self.duplicate(name.span, first, msg);
                             continue;
                         }
                         let id = self.globals.len();

@@ -262,7 +262,7 @@ impl<'a> Checker<'a> {
     }
 
     /// The span of constant `g`'s name.
-    fn const_span(&self, g: usize) -> Span {
+    pub(super) fn const_span(&self, g: usize) -> Span {
         let (mi, ii) = self.globals[g].decl;
         match &self.modules[mi].items[ii] {
             ast::Item::Const { name, .. } => name.span,

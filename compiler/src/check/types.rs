@@ -52,12 +52,11 @@ impl<'a> Checker<'a> {
     pub(super) fn resolve_params(&mut self, params: &[ast::Param]) -> Vec<(String, Ty)> {
         let mut out: Vec<(String, Ty)> = Vec::new();
         for p in params {
-            if out.iter().any(|(n, _)| *n == p.name.name) {
-                self.err(
-                    "name",
-                    p.name.span,
-                    format!("parameter `{}` is declared more than once", p.name.name),
-                );
+            if let Some(first) = params.iter().find(|q| q.name.name == p.name.name) {
+                if !std::ptr::eq(first, p) {
+                    let msg = format!("parameter `{}` is declared more than once", p.name.name);
+                    self.duplicate(p.name.span, first.name.span, msg);
+                }
             }
             let ty = self.resolve_type(&p.ty);
             out.push((p.name.name.clone(), ty));
