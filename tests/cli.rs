@@ -521,3 +521,33 @@ fn nested_field_defaults_stay_linear() {
     res.expect_status(0);
     assert_eq!(res.stdout, "7\n");
 }
+
+/// Issue 11 item 6: an internal fault is one kind everywhere. A hand-made image that
+/// hands a builtin a value the checker rules out (here `len` of an Int, inside a
+/// `try`) used to trap a catchable `FAIL: internal: …`, while an instruction finding the
+/// same thing in a register ended the program. Both now end it, uncatchable, as a
+/// refused image (65), with a message naming the function and instruction.
+#[test]
+fn an_internal_fault_in_a_builtin_is_not_catchable() {
+    let dir = scratch_dir("fault-in-builtin");
+    let src = "fn main() {\n  try {\n    print(len(\"abc\"))\n  } catch (e) {\n    print(\"caught ${e}\")\n  }\n  print(\"after\")\n}\n";
+    let bytes = build(&dir, src);
+    let mut image = wo_bytecode::read_image(&bytes).expect("a valid image");
+    let k = image
+        .consts
+        .iter()
+        .position(|c| *c == wo_bytecode::Const::Text("abc".into()))
+        .expect("the literal is a constant");
+    image.consts[k] = wo_bytecode::Const::Int(5);
+    std::fs::write(dir.join("bad.wob"), wo_bytecode::write_image(&image)).expect("write");
+    let res = run_wo(&dir, &["run", "bad.wob"]);
+    res.expect_status(65);
+    assert_eq!(res.stdout, "");
+    assert!(
+        res.stderr.starts_with(
+            "wo: invalid image `bad.wob`: expected a Text, got an Int in function `main` at @"
+        ) && res.stderr.contains("(CALL_BUILTIN)"),
+        "{}",
+        res.stderr
+    );
+}

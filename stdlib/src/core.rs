@@ -381,25 +381,9 @@ mod tests {
 
     #[test]
     fn mismatched_values_are_internal_traps() {
-        assert_trap(
-            call("abs_int", &[t("1")]),
-            TrapKind::Fail,
-            "internal: expected an Int, got a Text",
-        );
-        assert_trap(
-            call("fail", &[Value::Nil]),
-            TrapKind::Fail,
-            "internal: expected a Text, got nil",
-        );
-        assert_trap(
-            call("assert", &[Value::Int(1)]),
-            TrapKind::Fail,
-            "internal: ",
-        );
-        assert_trap(
-            call("print", &[]),
-            TrapKind::Fail,
-            "internal: `print` takes 1 argument, got 0",
-        );
+        assert_fault(call("abs_int", &[t("1")]), "expected an Int, got a Text");
+        assert_fault(call("fail", &[Value::Nil]), "expected a Text, got nil");
+        assert_fault(call("assert", &[Value::Int(1)]), "");
+        assert_fault(call("print", &[]), "`print` takes 1 argument, got 0");
     }
 }

@@ -143,3 +143,17 @@ pub fn assert_trap(res: Result<Value, Stop>, kind: TrapKind, msg: &str) {
         other => panic!("expected a {} trap, got {other:?}", kind.name()),
     }
 }
+
+/// Asserts that `res` is an internal fault (not a catchable trap) whose text contains
+/// `msg`.
+pub fn assert_fault(res: Result<Value, Stop>, msg: &str) {
+    match res {
+        Err(Stop::Fault(text)) => {
+            assert!(
+                text.contains(msg),
+                "fault {text:?} does not contain {msg:?}"
+            );
+        }
+        other => panic!("expected an internal fault, got {other:?}"),
+    }
+}

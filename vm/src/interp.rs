@@ -385,7 +385,11 @@ impl<'img> Vm<'img> {
         }));
         match fiber.regs.get_mut(h.err as usize) {
             Some(slot) => *slot = err,
-            None => return Some(Status::Fault("handler register out of range".into())),
+            None => {
+                return Some(Status::Fault(
+                    "internal error: handler register out of range".into(),
+                ))
+            }
         }
         None
     }
@@ -763,6 +767,7 @@ impl<'img> Vm<'img> {
                             save!();
                             return Step::Exit(code);
                         }
+                        Err(Stop::Fault(msg)) => fault!("{msg}"),
                     }
                 }
                 Op::Ret { a } => {

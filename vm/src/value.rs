@@ -211,6 +211,11 @@ pub enum Stop {
     Trap(Trap),
     /// `exit(code)`: ends the program at once; not catchable.
     Exit(i32),
+    /// The image broke an invariant the native relies on (an argument of a kind the
+    /// checker rules out, possible only in a hand-made image): the program ends with an
+    /// internal fault, as when an instruction finds a wrongly typed register. Not
+    /// catchable; the text is what follows `internal error: `.
+    Fault(String),
 }
 
 impl From<Trap> for Stop {
