@@ -6,7 +6,76 @@ use crate::ast::{self, ExprKind as A, StmtKind as S};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{self, Expr, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
 
+/// Why a line that starts with `-` stands alone.
+const LINE_BREAK: &str = "a line break ended the statement before this one, so this line stands alone; to continue an expression over two lines, end the first line with its operator (`x -`)";
+
+/// Whether an expression statement can do something: a call, `insert`, `spawn`, or
+/// `a or b` / `a ?? b` / `try a catch …` around one (`ok or fail("…")`). A comparison,
+/// a name or an arithmetic result alone is a mistake (`x == 2` for `x = 2`).
+fn has_effect(e: &ast::Expr) -> bool {
+    match &e.kind {
+        A::Call { .. } | A::MethodCall { .. } | A::Insert { .. } | A::Spawn { .. } | A::Error => {
+            true
+        }
+        A::Binary {
+            op: ast::BinOp::And | ast::BinOp::Or | ast::BinOp::Coalesce,
+            lhs,
+            rhs,
+        } => has_effect(lhs) || has_effect(rhs),
+        A::Try { body, handler, .. } => has_effect(body) || has_effect(handler),
+        A::Query(q) => {
+            let parts = [&q.source, &q.select]
+                .into_iter()
+                .chain(&q.wheres)
+                .chain(q.order.iter().map(|k| &k.expr));
+            parts.into_iter().any(has_effect)
+        }
+        _ => false,
+    }
+}
+
 impl<'a> Checker<'a> {
+    /// Reports an expression statement whose value is thrown away and that does
+    /// nothing else, with a hint for the likely intent.
+    fn no_effect(&mut self, e: &ast::Expr) {
+        let sp = e.span;
+        let overlaps =
+            |d: &Diagnostic| d.span.file == sp.file && d.span.lo < sp.hi && sp.lo < d.span.hi;
+        if self.diags.iter().any(overlaps) {
+            return; // what is left of a token the lexer already refused
+        }
+        let mut d = Diagnostic::error(
+            "effect",
+            e.span,
+            "this expression does nothing: its value is not used",
+        );
+        match &e.kind {
+            A::Binary {
+                op: ast::BinOp::Eq,
+                lhs,
+                rhs,
+            } => {
+                let note = match (&lhs.kind, &rhs.kind) {
+                    (A::Name(n), A::Int(v)) => format!("`==` compares; did you mean `{n} = {v}`?"),
+                    (A::Name(n), A::Name(m)) => format!("`==` compares; did you mean `{n} = {m}`?"),
+                    _ => "`==` compares; did you mean `=`, which assigns?".to_string(),
+                };
+                d = d.with_note(note);
+            }
+            A::Unary {
+                op: ast::UnOp::Neg, ..
+            } => d = d.with_note(LINE_BREAK),
+            A::Int(v) if *v < 0 => d = d.with_note(LINE_BREAK),
+            A::Float(v) if *v < 0.0 => d = d.with_note(LINE_BREAK),
+            _ => {
+                d = d.with_note(
+                    "a statement is a call, an assignment, `insert`, `delete`, or a declaration",
+                );
+            }
+        }
+        self.diags.push(d);
+    }
+
     pub(super) fn check_fn(&mut self, f: FuncId) -> Func {
         if let Some((cid, i)) = self.funcs[f].default {
             return self.check_default(f, cid, i);
@@ -57,6 +126,9 @@ impl<'a> Checker<'a> {
             S::Let { name, ty, value } => self.let_stmt(name, ty.as_ref(), value, span, out),
             S::Assign { target, op, value } => self.assign(target, *op, value, span, out),
             S::Expr(e) => {
+                if !has_effect(e) {
+                    self.no_effect(e);
+                }
                 let e = self.expr(e, None);
                 push(out, T::Expr(e));
             }
