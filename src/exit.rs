@@ -55,6 +55,7 @@ impl Failure {
         let status = match e.exit_status() {
             74 => IOERR,
             75 => LOCKED,
+            66 => NOINPUT,
             _ => DATAERR,
         };
         Failure::Data {

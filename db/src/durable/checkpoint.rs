@@ -13,15 +13,27 @@ use std::path::Path;
 
 use super::codec::{self, put_ivar, put_schema, put_uvar, put_val, Reader, StoredSchema};
 use super::storage::StorageFile;
-use super::wal::{failure, le32, le64};
+use super::wal::{failure, le32, le64, MAX_LSN};
 use super::Failure;
 use crate::{Cell, Db, RowId, TableId};
 
 pub(crate) const CKPT_MAGIC: [u8; 8] = *b"\x89wockp\r\n";
-pub(crate) const CKPT_VERSION: u32 = 1;
-pub(crate) const CKPT_HEADER_LEN: usize = 36;
+/// Version 2 adds the salts that tie the checkpoint to its log generations; version 1
+/// files (no salts) are still read.
+pub(crate) const CKPT_VERSION: u32 = 2;
+pub(crate) const CKPT_HEADER_LEN: usize = 52;
+const CKPT_V1_HEADER_LEN: usize = 36;
 /// Bytes buffered before each `pwrite` while writing a checkpoint.
 const WRITE_CHUNK: usize = 1 << 20;
+
+/// The log generations a checkpoint belongs to: the one it was taken from (whose log
+/// stays in place if a crash comes before the new generation is renamed in) and the
+/// one that starts after it. A log with any other salt is not this checkpoint's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Salts {
+    pub taken_from: u64,
+    pub next: u64,
+}
 
 /// A decoded checkpoint.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,8 +41,9 @@ pub(crate) struct Snapshot {
     /// The LSN of the last log record whose effect is included.
     pub lsn: u64,
     pub schema: StoredSchema,
-    /// Live rows per stored table, ascending ids.
-    pub rows: Vec<Vec<(RowId, Vec<Cell>)>>,
+    /// The number of live rows per stored table.
+    pub rows: Vec<u64>,
+    pub salts: Option<Salts>,
 }
 
 /// Writes the snapshot of `db`'s durable tables (`tables[i]` is the program table of
@@ -42,6 +55,7 @@ pub(crate) fn write(
     schema: &StoredSchema,
     tables: &[TableId],
     lsn: u64,
+    salts: Salts,
 ) -> Result<u64, Failure> {
     let mut buf = Vec::with_capacity(WRITE_CHUNK + 4096);
     buf.resize(CKPT_HEADER_LEN, 0);
@@ -82,34 +96,36 @@ pub(crate) fn write(
     h[8..12].copy_from_slice(&CKPT_VERSION.to_le_bytes());
     h[16..24].copy_from_slice(&lsn.to_le_bytes());
     h[24..32].copy_from_slice(&body_len.to_le_bytes());
-    let hcrc = crc32fast::hash(&h[0..32]);
-    h[32..36].copy_from_slice(&hcrc.to_le_bytes());
+    h[32..40].copy_from_slice(&salts.taken_from.to_le_bytes());
+    h[40..48].copy_from_slice(&salts.next.to_le_bytes());
+    let hcrc = crc32fast::hash(&h[0..48]);
+    h[48..52].copy_from_slice(&hcrc.to_le_bytes());
     file.pwrite_all(&h, 0)
         .map_err(|e| failure("pwrite", path, &e))?;
     Ok(off)
 }
 
-/// Checks and decodes a whole checkpoint file: `(offset, what)` on any problem.
+/// Checks and decodes a whole checkpoint file, counting the rows (decoded and
+/// dropped one by one): `(offset, what)` on any problem.
 pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
     let mut body = open(buf)?;
     let schema = std::mem::take(&mut body.schema);
     let mut rows = Vec::with_capacity(schema.len());
     for t in &schema {
         let n = body.count()?;
-        let mut out = Vec::with_capacity(n);
         let mut prev: RowId = 0;
         for _ in 0..n {
-            let (id, cells) = body.row(t, prev)?;
+            let (id, _) = body.row(t, prev)?;
             prev = id;
-            out.push((id, cells));
         }
-        rows.push(out);
+        rows.push(n as u64);
     }
     body.end()?;
     Ok(Snapshot {
         lsn: body.lsn,
         schema,
         rows,
+        salts: body.salts,
     })
 }
 
@@ -120,18 +136,23 @@ pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
 pub(crate) struct Body<'a> {
     /// The LSN of the last log record whose effect is included.
     pub lsn: u64,
+    /// `None` in a version 1 file.
+    pub salts: Option<Salts>,
     pub schema: StoredSchema,
     r: Reader<'a>,
+    /// Where the body starts in the file.
+    hlen: usize,
 }
 
-fn at(e: codec::CodecError) -> (u64, String) {
-    ((CKPT_HEADER_LEN + e.at) as u64, e.what)
+fn at_in(hlen: usize, e: codec::CodecError) -> (u64, String) {
+    ((hlen + e.at) as u64, e.what)
 }
 
 impl Body<'_> {
     /// The row count of the next table.
     pub(crate) fn count(&mut self) -> Result<usize, (u64, String)> {
-        self.r.count(1, "row").map_err(at)
+        let hlen = self.hlen;
+        self.r.count(1, "row").map_err(|e| at_in(hlen, e))
     }
 
     /// The next row of table `t`, whose previous row had id `prev` (0 before the first).
@@ -140,6 +161,8 @@ impl Body<'_> {
         t: &codec::StoredTable,
         prev: RowId,
     ) -> Result<(RowId, Vec<Cell>), (u64, String)> {
+        let hlen = self.hlen;
+        let at = |e| at_in(hlen, e);
         let r = &mut self.r;
         let p = r.pos();
         let delta = r.ivar().map_err(at)?;
@@ -165,7 +188,10 @@ impl Body<'_> {
     /// Checks that nothing follows the last table.
     pub(crate) fn end(&self) -> Result<(), (u64, String)> {
         if !self.r.at_end() {
-            return Err(at(self.r.err("trailing bytes after the last table")));
+            return Err(at_in(
+                self.hlen,
+                self.r.err("trailing bytes after the last table"),
+            ));
         }
         Ok(())
     }
@@ -174,7 +200,7 @@ impl Body<'_> {
 /// Checks a whole checkpoint file (header, both checksums) and decodes its schema:
 /// `(offset, what)` on any problem.
 pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
-    if buf.len() < CKPT_HEADER_LEN + 4 {
+    if buf.len() < CKPT_V1_HEADER_LEN + 4 {
         return Err((
             0,
             format!("checkpoint is {} bytes, too short for a header", buf.len()),
@@ -183,22 +209,48 @@ pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
     if buf[0..8] != CKPT_MAGIC {
         return Err((0, "not a wo checkpoint (bad magic)".into()));
     }
-    if crc32fast::hash(&buf[0..32]) != le32(&buf[32..36]) {
-        return Err((32, "checkpoint header checksum mismatch".into()));
-    }
     let version = le32(&buf[8..12]);
-    if version != CKPT_VERSION {
-        return Err((8, format!("checkpoint format version {version} is not supported (this build reads {CKPT_VERSION})")));
+    let hlen = match version {
+        1 => CKPT_V1_HEADER_LEN,
+        CKPT_VERSION => CKPT_HEADER_LEN,
+        _ => {
+            // A flipped bit is reported as such, not as an unknown version.
+            let v1_ok = crc32fast::hash(&buf[0..32]) == le32(&buf[32..36]);
+            let v2_ok =
+                buf.len() >= CKPT_HEADER_LEN && crc32fast::hash(&buf[0..48]) == le32(&buf[48..52]);
+            if !v1_ok && !v2_ok {
+                return Err((32, "checkpoint header checksum mismatch".into()));
+            }
+            return Err((8, format!("checkpoint format version {version} is not supported (this build reads 1 and {CKPT_VERSION})")));
+        }
+    };
+    if buf.len() < hlen + 4 {
+        return Err((
+            0,
+            format!("checkpoint is {} bytes, too short for a header", buf.len()),
+        ));
+    }
+    let crc_at = hlen - 4;
+    if crc32fast::hash(&buf[0..crc_at]) != le32(&buf[crc_at..hlen]) {
+        return Err((crc_at as u64, "checkpoint header checksum mismatch".into()));
     }
     let flags = le32(&buf[12..16]);
     if flags != 0 {
         return Err((12, format!("unknown checkpoint flags {flags:#x}")));
     }
     let lsn = le64(&buf[16..24]);
+    if lsn > MAX_LSN {
+        return Err((
+            16,
+            format!("checkpoint lsn {lsn} is out of range (at most {MAX_LSN})"),
+        ));
+    }
+    let salts = (version >= 2).then(|| Salts {
+        taken_from: le64(&buf[32..40]),
+        next: le64(&buf[40..48]),
+    });
     let body_len = le64(&buf[24..32]);
-    let want = (CKPT_HEADER_LEN as u64)
-        .saturating_add(body_len)
-        .saturating_add(4);
+    let want = (hlen as u64).saturating_add(body_len).saturating_add(4);
     if want != buf.len() as u64 {
         return Err((
             24,
@@ -208,7 +260,7 @@ pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
             ),
         ));
     }
-    let body = &buf[CKPT_HEADER_LEN..buf.len() - 4];
+    let body = &buf[hlen..buf.len() - 4];
     if crc32fast::hash(body) != le32(&buf[buf.len() - 4..]) {
         return Err((
             (buf.len() - 4) as u64,
@@ -216,6 +268,12 @@ pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
         ));
     }
     let mut r = Reader::new(body);
-    let schema = r.schema().map_err(at)?;
-    Ok(Body { lsn, schema, r })
+    let schema = r.schema().map_err(|e| at_in(hlen, e))?;
+    Ok(Body {
+        lsn,
+        salts,
+        schema,
+        r,
+        hlen,
+    })
 }

@@ -32,6 +32,8 @@ use wal::{failure, LogWriter, Tail, WalHeader, FRAME_LEN, HEADER_LEN};
 
 pub use sim::{Fate, FaultKind, OpKind, OpRecord, SimStorage};
 pub use storage::{LockError, LockGuard, RealStorage, Storage, StorageFile};
+
+use checkpoint::Salts;
 pub use tools::{checkpoint_dir, stored_schema, CheckpointDirError};
 
 use crate::{Change, ColType, Db, RowId, Savepoint, Schema, TableId};
@@ -157,15 +159,26 @@ pub enum OpenError {
     /// The program's schema does not match the data (exit 65).
     #[error("{message}")]
     Schema { message: String },
+    /// The directory exists but holds neither a log nor a checkpoint (exit 66): the
+    /// maintenance commands refuse it rather than make it a data directory.
+    #[error("{} is not a wo data directory: it holds no `wal` and no `checkpoint`", dir.display())]
+    NotADataDirectory { dir: PathBuf },
+    /// Recovery needed more memory than it could get (exit 74).
+    #[error("out of memory while opening {}: {what}", dir.display())]
+    OutOfMemory { dir: PathBuf, what: String },
+    /// `verify` found the directory changed under it every time it read it (exit 75).
+    #[error("data directory {} changed under every attempt to read it (a writer checkpointing constantly?); try again", dir.display())]
+    Busy { dir: PathBuf },
 }
 
 impl OpenError {
     /// The sysexits status: 74 I/O, 75 locked, 65 damaged or incompatible.
     pub fn exit_status(&self) -> i32 {
         match self {
-            OpenError::Io { .. } => 74,
-            OpenError::Locked { .. } => 75,
+            OpenError::Io { .. } | OpenError::OutOfMemory { .. } => 74,
+            OpenError::Locked { .. } | OpenError::Busy { .. } => 75,
             OpenError::Damaged { .. } | OpenError::Schema { .. } => 65,
+            OpenError::NotADataDirectory { .. } => 66,
         }
     }
 }
@@ -260,31 +273,25 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
         }
         Err(LockError::Io(op, e)) => return Err(io_err(op, &lock_path, &e)),
     };
-    let ckpt_path = dir.join("checkpoint");
     let wal_path = dir.join("wal");
-    let has_ckpt = storage
-        .exists(&ckpt_path)
-        .map_err(|e| io_err("stat", &ckpt_path, &e))?;
-    let has_wal = storage
-        .exists(&wal_path)
-        .map_err(|e| io_err("stat", &wal_path, &e))?;
-
+    let files = Files::open(storage.as_ref(), dir)?;
     let (stored, map, tables) = program_stored(&db);
-    let rec = recover(
-        storage.as_ref(),
-        dir,
-        &mut db,
-        has_ckpt,
-        has_wal,
-        options.progress.as_mut(),
-    )?;
+    let rec = recover(dir, &mut db, &files, options.progress.as_mut())?;
+    drop(files);
     let (checkpoint_bytes, ckpt_lsn) = (rec.checkpoint_bytes, rec.ckpt_lsn);
 
     let Some(log) = rec.log else {
         // A new data directory: the first log generation, made durable by name.
         let first = schema_record(&stored);
-        let wal = LogWriter::create(&storage, dir, 1, None, first, options.preallocate)
-            .map_err(failure_to_open)?;
+        let wal = LogWriter::create(
+            &storage,
+            dir,
+            1,
+            wal::new_salt(None),
+            first,
+            options.preallocate,
+        )
+        .map_err(failure_to_open)?;
         if created_dir {
             // `--data d` names a directory in the current one: its parent is `.`.
             let parent = match dir.parent() {
@@ -305,10 +312,10 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
     let mut alloc_end = log.len;
     if end.tail == Tail::Torn {
         // The only repair: cut the torn write, durably, before anything is appended.
-        file.truncate(end.end as u64)
+        file.truncate(end.end)
             .map_err(|e| io_err("ftruncate", &wal_path, &e))?;
         file.fsync().map_err(|e| io_err("fsync", &wal_path, &e))?;
-        alloc_end = end.end as u64;
+        alloc_end = end.end;
     }
     let same = latest.as_ref().is_some_and(|l| same_tables(l, &stored));
     let wal = LogWriter::resume(
@@ -316,7 +323,7 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
         file,
         hdr.salt,
         end.last_lsn,
-        end.end as u64,
+        end.end,
         alloc_end,
         options.preallocate,
     );
@@ -351,60 +358,216 @@ struct Recovered {
     log: Option<LogState>,
 }
 
+/// The files of a data directory, opened once: recovery and `verify` read these
+/// descriptors only, so a `verify` beside a running writer reads one checkpoint and
+/// one log even when the writer renames new ones in meanwhile.
+struct Files {
+    ckpt: Option<Box<dyn StorageFile>>,
+    /// The log and its length when opened (a live log may grow; what is read stops
+    /// there).
+    wal: Option<(Box<dyn StorageFile>, u64)>,
+}
+
+impl Files {
+    fn open(storage: &dyn Storage, dir: &Path) -> Result<Files, OpenError> {
+        let ckpt = open_existing(storage, &dir.join("checkpoint"))?;
+        let wal_path = dir.join("wal");
+        let wal = match open_existing(storage, &wal_path)? {
+            Some(f) => {
+                let len = f.len().map_err(|e| io_err("fstat", &wal_path, &e))?;
+                Some((f, len))
+            }
+            None => None,
+        };
+        Ok(Files { ckpt, wal })
+    }
+}
+
+/// Opens a file of the data directory for reading; `None` when it does not exist.
+fn open_existing(
+    storage: &dyn Storage,
+    path: &Path,
+) -> Result<Option<Box<dyn StorageFile>>, OpenError> {
+    match storage.open_read(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::InvalidInput
+                && e.to_string() == storage::NOT_REGULAR =>
+        {
+            Err(damaged(
+                path,
+                0,
+                "not a regular file (a FIFO, a device or a directory?)",
+            ))
+        }
+        Err(e) => Err(io_err("open", path, &e)),
+    }
+}
+
+/// Reads a whole file (a checkpoint) into memory allocated fallibly.
+fn read_all(file: &dyn StorageFile, path: &Path, dir: &Path) -> Result<Vec<u8>, OpenError> {
+    let len = file.len().map_err(|e| io_err("fstat", path, &e))?;
+    let n = usize::try_from(len)
+        .map_err(|_| out_of_memory(dir, format!("{} is {len} bytes", path.display())))?;
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(n)
+        .map_err(|_| out_of_memory(dir, format!("reading {} ({len} bytes)", path.display())))?;
+    buf.resize(n, 0);
+    let mut got = 0;
+    while got < n {
+        match file.read_at(&mut buf[got..], got as u64) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_err("pread", path, &e)),
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
+}
+
+fn out_of_memory(dir: &Path, what: String) -> OpenError {
+    OpenError::OutOfMemory {
+        dir: dir.to_path_buf(),
+        what,
+    }
+}
+
+/// The log's header (the first [`HEADER_LEN`] bytes, fewer if the file is shorter).
+fn read_header(file: &dyn StorageFile, path: &Path) -> Result<WalHeader, OpenError> {
+    let head = file
+        .read_vec(0, HEADER_LEN)
+        .map_err(|e| io_err("pread", path, &e))?;
+    WalHeader::decode(&head).map_err(|(off, what)| damaged(path, off, what))
+}
+
+/// A scan error as the open error it is.
+fn scan_err(e: wal::ScanError, path: &Path, dir: &Path) -> OpenError {
+    match e {
+        wal::ScanError::Damage((off, what)) => damaged(path, off, what),
+        wal::ScanError::Io(e) => io_err("pread", path, &e),
+        wal::ScanError::Memory(n) => out_of_memory(
+            dir,
+            format!("a log record of {n} bytes in {}", path.display()),
+        ),
+    }
+}
+
+/// Refuses a log that is not the checkpoint's: a version 2 checkpoint names the log
+/// generation it was taken from and the one after it, and a log with another salt
+/// (copied from another directory, or an older generation put back) would be merged
+/// into data it does not belong to.
+fn check_tie(
+    salts: Option<checkpoint::Salts>,
+    hdr: &WalHeader,
+    ckpt_lsn: u64,
+    wal_path: &Path,
+) -> Result<(), OpenError> {
+    let Some(s) = salts else {
+        return Ok(());
+    };
+    if hdr.salt == s.taken_from || hdr.salt == s.next {
+        return Ok(());
+    }
+    Err(damaged(
+        wal_path,
+        16,
+        format!(
+            "this log does not belong to the checkpoint: its generation (salt {:016x}, first lsn {}) is neither the one \
+             the checkpoint (lsn {ckpt_lsn}) was taken from ({:016x}) nor the one after it ({:016x}); \
+             was a log copied in from another directory or an older backup?",
+            hdr.salt, hdr.first_lsn, s.taken_from, s.next
+        ),
+    ))
+}
+
+/// Refuses id counters whose row slots could not fit in this machine's memory (the
+/// engine keeps a slot per id, deleted ones included): a damaged or hostile counter
+/// must not make loading allocate without bound.
+fn check_id_counters(stored: &StoredSchema, path: &Path, dir: &Path) -> Result<(), OpenError> {
+    let Some(total) = storage::memory_total() else {
+        return Ok(());
+    };
+    for t in stored {
+        let slots = u64::try_from(t.next_id.saturating_sub(1)).unwrap_or(0);
+        // At least 8 bytes per slot and column.
+        let need = slots
+            .saturating_mul(8)
+            .saturating_mul(t.columns.len().max(1) as u64);
+        if need > total {
+            return Err(out_of_memory(
+                dir,
+                format!(
+                    "{}: table `{}` has next id {}: its row ids need at least {} MiB, more than this machine's {} MiB",
+                    path.display(),
+                    t.name,
+                    t.next_id,
+                    need >> 20,
+                    total >> 20
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Loads the checkpoint and replays the log into `db` (empty, with the program's
-/// schema): reads only, never writes, takes no lock. Used by [`open`] and [`verify`].
+/// schema) from `files`: reads only, never writes, takes no lock. Used by [`open`] and
+/// [`verify`].
 ///
 /// Recovery writes no undo entries (nothing it applies is ever rolled back) and defers
 /// the hash and sorted indexes: they are built once, in bulk, after the last record.
 /// Unique indexes, types, references and row liveness are checked as each change
 /// applies, so a log that contradicts itself is still `Damaged` at the record that
-/// does.
+/// does. The log is streamed: memory for the largest record, not for the log.
 fn recover(
-    storage: &dyn Storage,
     dir: &Path,
     db: &mut Db,
-    has_ckpt: bool,
-    has_wal: bool,
+    files: &Files,
     progress: Option<&mut ProgressFn>,
 ) -> Result<Recovered, OpenError> {
     let undo = db.undo_enabled();
     db.set_undo(false);
     db.defer_indexes(true);
-    let res = recover_into(storage, dir, db, has_ckpt, has_wal, progress);
+    let res = recover_into(dir, db, files, progress);
     db.defer_indexes(false);
     db.set_undo(undo);
     res
 }
 
 fn recover_into(
-    storage: &dyn Storage,
     dir: &Path,
     db: &mut Db,
-    has_ckpt: bool,
-    has_wal: bool,
+    files: &Files,
     progress: Option<&mut ProgressFn>,
 ) -> Result<Recovered, OpenError> {
     let ckpt_path = dir.join("checkpoint");
     let wal_path = dir.join("wal");
     let mut checkpoint_bytes = 0;
     let mut ckpt_lsn = 0;
-    if has_ckpt {
-        let file = storage
-            .open_read(&ckpt_path)
-            .map_err(|e| io_err("open", &ckpt_path, &e))?;
-        let len = file.len().map_err(|e| io_err("fstat", &ckpt_path, &e))?;
-        let buf = file
-            .read_vec(0, len as usize)
-            .map_err(|e| io_err("pread", &ckpt_path, &e))?;
+    let hdr = match &files.wal {
+        Some((f, _)) => Some(read_header(f.as_ref(), &wal_path)?),
+        None => None,
+    };
+    if let Some(file) = &files.ckpt {
+        let buf = read_all(file.as_ref(), &ckpt_path, dir)?;
         checkpoint_bytes = buf.len() as u64;
         let body = checkpoint::open(&buf).map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
         ckpt_lsn = body.lsn;
+        if let Some(hdr) = &hdr {
+            check_tie(body.salts, hdr, ckpt_lsn, &wal_path)?;
+        }
+        check_id_counters(&body.schema, &ckpt_path, dir)?;
         let bind = bind_schema(&body.schema, db.schema(), dir)?;
-        restore::restore(db, body, &bind).map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
+        restore::restore(db, body, &bind).map_err(|e| match e {
+            restore::RestoreError::Damaged((off, what)) => damaged(&ckpt_path, off, what),
+            restore::RestoreError::Unique(m) => unique_conflict(dir, &m),
+        })?;
     }
 
-    if !has_wal {
-        if has_ckpt {
+    let (Some((file, len)), Some(hdr)) = (&files.wal, hdr) else {
+        if files.ckpt.is_some() {
             return Err(damaged(
                 &wal_path,
                 0,
@@ -416,19 +579,11 @@ fn recover_into(
             ckpt_lsn,
             log: None,
         });
-    }
+    };
 
     // Replay the log.
-    let file = storage
-        .open_read(&wal_path)
-        .map_err(|e| io_err("open", &wal_path, &e))?;
-    let len = file.len().map_err(|e| io_err("fstat", &wal_path, &e))?;
-    let buf = file
-        .read_vec(0, len as usize)
-        .map_err(|e| io_err("pread", &wal_path, &e))?;
-    let hdr = WalHeader::decode(&buf).map_err(|(off, what)| damaged(&wal_path, off, what))?;
     if hdr.first_lsn > ckpt_lsn + 1 {
-        let what = if has_ckpt {
+        let what = if files.ckpt.is_some() {
             format!(
                 "the log starts at lsn {}, but the checkpoint ends at lsn {ckpt_lsn}",
                 hdr.first_lsn
@@ -448,15 +603,16 @@ fn recover_into(
         latest: None,
         ckpt_lsn,
         records: 0,
-        total: buf.len() as u64,
+        total: *len,
         progress,
         err: None,
     };
-    let scanned = wal::scan(&buf, &hdr, |fr, payload| rp.record(fr, payload));
+    let mut src = wal::LogSource::new(file.as_ref(), *len);
+    let scanned = wal::scan(&mut src, &hdr, |fr, payload| rp.record(fr, payload));
     if let Some(e) = rp.err.take() {
         return Err(e);
     }
-    let end = scanned.map_err(|(off, what)| damaged(&wal_path, off, what))?;
+    let end = scanned.map_err(|e| scan_err(e, &wal_path, dir))?;
     let latest = rp.latest.take();
     if end.records == 0 {
         return Err(damaged(
@@ -468,7 +624,7 @@ fn recover_into(
     if end.last_lsn < ckpt_lsn {
         return Err(damaged(
             &wal_path,
-            end.end as u64,
+            end.end,
             format!(
                 "the log ends at lsn {}, before the checkpoint's lsn {ckpt_lsn}",
                 end.last_lsn
@@ -482,9 +638,22 @@ fn recover_into(
             hdr,
             end,
             latest,
-            len: buf.len() as u64,
+            len: *len,
         }),
     })
+}
+
+/// Stored rows that repeat a value of a unique index the program declares: the
+/// stored schema has no indexes, so the data was valid when written and the program
+/// adds the `@unique`. A schema conflict naming the value, not damage.
+fn unique_conflict(dir: &Path, engine_message: &str) -> OpenError {
+    OpenError::Schema {
+        message: format!(
+            "{} holds a {engine_message}: the program declares it unique, but the stored rows repeat it \
+             (remove the duplicates with a program that does not declare @unique, then add it)",
+            dir.display()
+        ),
+    }
 }
 
 fn failure_to_open(f: Failure) -> OpenError {
@@ -499,9 +668,22 @@ fn failure_to_open(f: Failure) -> OpenError {
 /// Durable tables may only refer to durable tables (a reference into a table that is
 /// empty after every restart could not be restored).
 fn check_program_schema(schema: &Schema) -> Result<(), OpenError> {
-    for t in &schema.tables {
+    for (i, t) in schema.tables.iter().enumerate() {
         if !t.durable {
             continue;
+        }
+        if schema.tables[..i]
+            .iter()
+            .any(|u| u.durable && u.name == t.name)
+        {
+            // Tables are stored by name: two of one name would make the directory
+            // unreadable after the first run.
+            return Err(OpenError::Schema {
+                message: format!(
+                    "the program declares two durable tables named `{}`; a data directory tells tables apart by name",
+                    t.name
+                ),
+            });
         }
         for c in &t.columns {
             if let ColType::Ref(r) = c.ty {
@@ -547,6 +729,11 @@ fn bind_schema(
     dir: &Path,
 ) -> Result<Vec<TableId>, OpenError> {
     let d = dir.display();
+    if let Some(dup) = duplicate_name(stored) {
+        return Err(OpenError::Schema {
+            message: format!("{d} stores two tables named `{dup}` and cannot tell them apart"),
+        });
+    }
     let mut out = Vec::with_capacity(stored.len());
     for st in stored {
         let Some((ti, def)) = program
@@ -661,7 +848,7 @@ impl Replay<'_, '_> {
     fn record(&mut self, fr: &wal::Frame, payload: &[u8]) -> Result<(), wal::Damage> {
         let apply = fr.lsn > self.ckpt_lsn;
         let mut r = Reader::new(payload);
-        let base = fr.payload_at as u64;
+        let base = fr.payload_at;
         let at = |p: usize| base + p as u64;
         while !r.at_end() {
             let p = r.pos();
@@ -716,9 +903,12 @@ impl Replay<'_, '_> {
                                 "insert of row {id}, but the next id is {want}"
                             )));
                         }
-                        self.db
-                            .insert(t, cells)
-                            .map_err(|e| bad(format!("insert does not apply: {}", e.message)))?;
+                        if let Err(e) = self.db.insert(t, cells) {
+                            if e.kind == crate::ErrorKind::Unique {
+                                self.err = Some(unique_conflict(self.dir, &e.message));
+                            }
+                            return Err(bad(format!("insert does not apply: {}", e.message)));
+                        }
                     }
                 }
                 Item::Update {
@@ -734,9 +924,12 @@ impl Replay<'_, '_> {
                         )));
                     }
                     if apply {
-                        self.db
-                            .update(t, id, col, cell)
-                            .map_err(|e| bad(format!("update does not apply: {}", e.message)))?;
+                        if let Err(e) = self.db.update(t, id, col, cell) {
+                            if e.kind == crate::ErrorKind::Unique {
+                                self.err = Some(unique_conflict(self.dir, &e.message));
+                            }
+                            return Err(bad(format!("update does not apply: {}", e.message)));
+                        }
                     }
                 }
                 Item::Delete { table, id } => {
@@ -755,7 +948,7 @@ impl Replay<'_, '_> {
             if let Some(p) = self.progress.as_mut() {
                 p(&Progress {
                     records: self.records,
-                    bytes: fr.end as u64,
+                    bytes: fr.end,
                     total_bytes: self.total,
                 });
             }
@@ -858,6 +1051,27 @@ impl DataDir {
     /// The LSN the latest checkpoint covers (0: none).
     pub fn checkpoint_lsn(&self) -> u64 {
         self.checkpoint_lsn
+    }
+
+    /// Switches to `schema`, whose tables extend the open ones (a `wo repl` session
+    /// declaring a table): the directory stays open and locked, a fence stays, and the
+    /// next record starts with the stored schema when the durable tables changed.
+    /// Refused (nothing changes) when `schema` could not be stored.
+    pub fn adopt_schema(&mut self, schema: &Schema) -> Result<(), OpenError> {
+        check_program_schema(schema)?;
+        let (stored, map) = codec::stored_schema(schema, |_| 1);
+        let tables: Vec<TableId> = map
+            .iter()
+            .enumerate()
+            .filter_map(|(t, m)| m.map(|_| t as TableId))
+            .collect();
+        if tables != self.tables {
+            self.schema_pending = true;
+        }
+        debug_assert_eq!(stored.len(), tables.len());
+        self.map = map;
+        self.tables = tables;
+        Ok(())
     }
 
     /// The failure that fenced the log, if one did.
@@ -997,6 +1211,11 @@ impl DataDir {
         let (stored, _, _) = program_stored(db);
         let tmp = self.dir.join("checkpoint.tmp");
         let path = self.dir.join("checkpoint");
+        // The checkpoint names the generation it is taken from and the one after it.
+        let salts = Salts {
+            taken_from: self.wal.salt,
+            next: wal::new_salt(Some(self.wal.salt)),
+        };
         let written = (|| {
             let mut file = self
                 .storage
@@ -1004,7 +1223,8 @@ impl DataDir {
                 .map_err(|e| failure("open", &tmp, &e))?;
             file.truncate(0)
                 .map_err(|e| failure("ftruncate", &tmp, &e))?;
-            let bytes = checkpoint::write(file.as_mut(), &tmp, db, &stored, &self.tables, lsn)?;
+            let bytes =
+                checkpoint::write(file.as_mut(), &tmp, db, &stored, &self.tables, lsn, salts)?;
             let t1 = Instant::now();
             file.fsync().map_err(|e| failure("fsync", &tmp, &e))?;
             Ok((bytes, t1))
@@ -1027,7 +1247,7 @@ impl DataDir {
                 &self.storage,
                 &self.dir,
                 lsn + 1,
-                Some(self.wal.salt),
+                salts.next,
                 schema_record(&stored),
                 self.preallocate,
             )
@@ -1155,30 +1375,83 @@ pub fn verify(dir: &Path) -> Result<Report, OpenError> {
     verify_with(&RealStorage, dir)
 }
 
-/// [`verify`] on any storage: reads the checkpoint and the log, takes no lock for
-/// writing and writes nothing. Damage is reported in [`Report::problem`]; only I/O
-/// errors (and a missing directory) are errors.
+/// How many times [`verify_with`] reads a directory that changes under it.
+const VERIFY_ATTEMPTS: usize = 50;
+
+/// [`verify`] on any storage: reads the checkpoint and the log, takes no lock (not even
+/// to test it) and writes nothing. Damage is reported in [`Report::problem`]; I/O
+/// errors, a missing directory and a directory that is not a data directory are
+/// errors.
+///
+/// A writer may be running: it appends to the log and, at a checkpoint, renames a new
+/// checkpoint and then a new log into place. Each attempt opens both files once and
+/// reads only those descriptors, so it sees one checkpoint and one log; a pair that
+/// does not belong together (the log of a newer generation beside an older
+/// checkpoint, caught by the salts that tie them) or bytes read while being written
+/// can look like damage. So a problem is reported only when a second attempt finds
+/// the same problem in the same pair of files; otherwise verify reads again.
 pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenError> {
-    let mut rep = Report {
-        dir: dir.to_path_buf(),
-        ..Report::default()
-    };
     if !storage.exists(dir).map_err(|e| io_err("stat", dir, &e))? {
         return Err(io_err("stat", dir, &std::io::Error::from_raw_os_error(2)));
     }
-    rep.locked_by = storage
+    let locked_by = storage
         .lock_holder(&dir.join("lock"))
         .map_err(|e| io_err("flock", &dir.join("lock"), &e))?;
-    let read = |p: &Path| -> Result<Option<Vec<u8>>, OpenError> {
-        if !storage.exists(p).map_err(|e| io_err("stat", p, &e))? {
-            return Ok(None);
+    let mut previous: Option<(Vec<u8>, Problem)> = None;
+    for _ in 0..VERIFY_ATTEMPTS {
+        let files = Files::open(storage, dir)?;
+        if files.ckpt.is_none() && files.wal.is_none() {
+            return Err(OpenError::NotADataDirectory {
+                dir: dir.to_path_buf(),
+            });
         }
-        let f = storage.open_read(p).map_err(|e| io_err("open", p, &e))?;
-        let len = f.len().map_err(|e| io_err("fstat", p, &e))?;
-        Ok(Some(
-            f.read_vec(0, len as usize)
-                .map_err(|e| io_err("pread", p, &e))?,
-        ))
+        let key = pair_key(&files, dir)?;
+        let mut rep = verify_files(dir, &files)?;
+        rep.locked_by = locked_by;
+        let Some(problem) = rep.problem.clone() else {
+            return Ok(rep);
+        };
+        if previous
+            .as_ref()
+            .is_some_and(|(k, p)| *k == key && *p == problem)
+        {
+            return Ok(rep);
+        }
+        previous = Some((key, problem));
+    }
+    Err(OpenError::Busy {
+        dir: dir.to_path_buf(),
+    })
+}
+
+/// What identifies a checkpoint and log pair: both headers (a new generation has a new
+/// salt, a new checkpoint a new header) and the log's length.
+fn pair_key(files: &Files, dir: &Path) -> Result<Vec<u8>, OpenError> {
+    let mut key = Vec::new();
+    if let Some(f) = &files.ckpt {
+        let p = dir.join("checkpoint");
+        key.extend(
+            f.read_vec(0, checkpoint::CKPT_HEADER_LEN)
+                .map_err(|e| io_err("pread", &p, &e))?,
+        );
+    }
+    key.push(0xff);
+    if let Some((f, len)) = &files.wal {
+        let p = dir.join("wal");
+        key.extend(
+            f.read_vec(0, HEADER_LEN)
+                .map_err(|e| io_err("pread", &p, &e))?,
+        );
+        key.extend(len.to_le_bytes());
+    }
+    Ok(key)
+}
+
+/// One reading of `files` for [`verify_with`].
+fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
+    let mut rep = Report {
+        dir: dir.to_path_buf(),
+        ..Report::default()
     };
     let ckpt_path = dir.join("checkpoint");
     let wal_path = dir.join("wal");
@@ -1193,16 +1466,19 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
     // tables' stored definitions (for the second pass).
     let mut tables: Vec<TableReport> = Vec::new();
     let mut defs: Vec<codec::StoredTable> = Vec::new();
-    if let Some(buf) = read(&ckpt_path)? {
+    let mut salts = None;
+    if let Some(f) = &files.ckpt {
+        let buf = read_all(f.as_ref(), &ckpt_path, dir)?;
         rep.checkpoint_bytes = Some(buf.len() as u64);
         match checkpoint::read(&buf) {
             Ok(s) => {
                 rep.checkpoint_lsn = s.lsn;
+                salts = s.salts;
                 defs.clone_from(&s.schema);
-                for (t, rows) in s.schema.iter().zip(&s.rows) {
+                for (t, &rows) in s.schema.iter().zip(&s.rows) {
                     tables.push(TableReport {
                         name: t.name.clone(),
-                        rows: rows.len() as u64,
+                        rows,
                         next_id: t.next_id,
                     });
                 }
@@ -1214,7 +1490,7 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
             }
         }
     }
-    let Some(buf) = read(&wal_path)? else {
+    let Some((file, len)) = &files.wal else {
         if rep.checkpoint_bytes.is_some() {
             rep.problem = problem(
                 &wal_path,
@@ -1225,26 +1501,44 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
         rep.tables = tables;
         return Ok(rep);
     };
-    rep.log_bytes = buf.len() as u64;
-    let hdr = match WalHeader::decode(&buf) {
+    rep.log_bytes = *len;
+    let hdr = match read_header(file.as_ref(), &wal_path) {
         Ok(h) => h,
-        Err((off, what)) => {
-            rep.problem = problem(&wal_path, off, what);
+        Err(OpenError::Damaged { file, offset, what }) => {
+            rep.problem = Some(Problem { file, offset, what });
             rep.tables = tables;
             return Ok(rep);
         }
+        Err(e) => return Err(e),
     };
     rep.log_first_lsn = hdr.first_lsn;
     let ckpt_lsn = rep.checkpoint_lsn;
+    if let Err(OpenError::Damaged { file, offset, what }) =
+        check_tie(salts, &hdr, ckpt_lsn, &wal_path)
+    {
+        rep.problem = Some(Problem { file, offset, what });
+        rep.tables = tables;
+        return Ok(rep);
+    }
+    if let Some(dup) = duplicate_name(&defs) {
+        rep.problem = problem(
+            &ckpt_path,
+            0,
+            format!("the stored schema holds two tables named `{dup}`"),
+        );
+        rep.tables = tables;
+        return Ok(rep);
+    }
     let mut bind: Vec<usize> = Vec::new();
-    let res = wal::scan(&buf, &hdr, |fr, payload| {
+    let mut src = wal::LogSource::new(file.as_ref(), *len);
+    let res = wal::scan(&mut src, &hdr, |fr, payload| {
         let mut r = Reader::new(payload);
         let apply = fr.lsn > ckpt_lsn;
         while !r.at_end() {
-            let p = fr.payload_at as u64 + r.pos() as u64;
+            let p = fr.payload_at + r.pos() as u64;
             let item = r.item().map_err(|e| {
                 (
-                    fr.payload_at as u64 + e.at as u64,
+                    fr.payload_at + e.at as u64,
                     format!("record {} does not decode: {}", fr.lsn, e.what),
                 )
             })?;
@@ -1258,6 +1552,15 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
             };
             match item {
                 Item::Schema(s) => {
+                    if let Some(dup) = duplicate_name(&s) {
+                        return Err((
+                            p,
+                            format!(
+                                "record {}: the schema holds two tables named `{dup}`",
+                                fr.lsn
+                            ),
+                        ));
+                    }
                     bind.clear();
                     for st in s {
                         let i = match tables.iter().position(|t| t.name == st.name) {
@@ -1282,7 +1585,15 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
                             return Err((p, format!("record {}: insert of row {id} into `{}`, but the next id is {}", fr.lsn, t.name, t.next_id)));
                         }
                         t.rows += 1;
-                        t.next_id += 1;
+                        t.next_id = t.next_id.checked_add(1).ok_or_else(|| {
+                            (
+                                p,
+                                format!(
+                                    "record {}: row id {id} of `{}` is the largest there is",
+                                    fr.lsn, t.name
+                                ),
+                            )
+                        })?;
                     }
                 }
                 Item::Update { table, .. } => {
@@ -1303,7 +1614,7 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
             rep.log_records = end.records;
             rep.last_lsn = end.last_lsn;
             if end.tail == Tail::Torn {
-                rep.torn_tail = Some(end.end as u64);
+                rep.torn_tail = Some(end.end);
             }
             if end.records == 0 {
                 rep.problem = problem(
@@ -1313,7 +1624,8 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
                 );
             }
         }
-        Err((off, what)) => rep.problem = problem(&wal_path, off, what),
+        Err(wal::ScanError::Damage((off, what))) => rep.problem = problem(&wal_path, off, what),
+        Err(e) => return Err(scan_err(e, &wal_path, dir)),
     }
     rep.tables = tables;
     if rep.problem.is_some() {
@@ -1322,7 +1634,6 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
     // Second pass: replay into a database built from the stored schema (without
     // indexes, so unique values are not checked), which checks what only the engine
     // can: types, references, deleted rows, ids. The counts then come from it.
-    drop(buf);
     let schema = match derived_schema(&defs) {
         Ok(s) => s,
         Err(what) => {
@@ -1337,14 +1648,7 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
             return Ok(rep);
         }
     };
-    match recover(
-        storage,
-        dir,
-        &mut db,
-        rep.checkpoint_bytes.is_some(),
-        true,
-        None,
-    ) {
+    match recover(dir, &mut db, files, None) {
         Ok(_) => {
             for (t, tr) in rep.tables.iter_mut().enumerate() {
                 tr.rows = db.len(t as TableId) as u64;
@@ -1358,6 +1662,16 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
         Err(e) => return Err(e),
     }
     Ok(rep)
+}
+
+/// A table name that appears twice in a stored schema.
+fn duplicate_name(tables: &[codec::StoredTable]) -> Option<&str> {
+    tables.iter().enumerate().find_map(|(i, t)| {
+        tables[..i]
+            .iter()
+            .any(|u| u.name == t.name)
+            .then_some(t.name.as_str())
+    })
 }
 
 /// A schema with the stored tables (durable, no indexes), references by name.

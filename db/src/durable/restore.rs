@@ -13,15 +13,30 @@ use std::cell::RefCell;
 
 use super::checkpoint::Body;
 use super::codec::StoredTable;
-use crate::{Cell, Db, RowId, TableId};
+use crate::{Cell, Db, ErrorKind, RowId, TableId};
 
 /// Where a checkpoint stops loading: a decoding problem at a file offset, or rows the
 /// engine refuses (offset 0: the problem is the content, not a place).
 pub(crate) type LoadError = (u64, String);
 
+/// Why [`restore`] failed.
+#[derive(Debug)]
+pub(crate) enum RestoreError {
+    /// Damage: a decoding problem, or rows the engine could never have held.
+    Damaged(LoadError),
+    /// Rows that repeat a value of a unique index the program declares (the stored
+    /// schema has no indexes, so this is the program's new `@unique`): the engine's
+    /// message, which names the value.
+    Unique(String),
+}
+
 /// Loads the rows of `body` into `db` (whose tables must be empty); `bind[i]` is the
 /// program table of stored table `i`.
-pub(crate) fn restore(db: &mut Db, mut body: Body<'_>, bind: &[TableId]) -> Result<(), LoadError> {
+pub(crate) fn restore(
+    db: &mut Db,
+    mut body: Body<'_>,
+    bind: &[TableId],
+) -> Result<(), RestoreError> {
     let schema = std::mem::take(&mut body.schema);
     // The per-table row iterators share the reader (they run one after the other); a
     // decoding error ends every iterator and is reported once the engine returns.
@@ -51,10 +66,13 @@ pub(crate) fn restore(db: &mut Db, mut body: Body<'_>, bind: &[TableId]) -> Resu
     });
     let loaded = db.load(tables);
     if let Some(e) = failed.into_inner() {
-        return Err(e);
+        return Err(RestoreError::Damaged(e));
     }
-    loaded.map_err(|e| (0, format!("cannot load the checkpoint: {}", e.message)))?;
-    body.into_inner().end()
+    loaded.map_err(|e| match e.kind {
+        ErrorKind::Unique => RestoreError::Unique(e.message),
+        _ => RestoreError::Damaged((0, format!("cannot load the checkpoint: {}", e.message))),
+    })?;
+    body.into_inner().end().map_err(RestoreError::Damaged)
 }
 
 /// The rows of one stored table, decoded as the engine asks for them.

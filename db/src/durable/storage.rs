@@ -95,7 +95,8 @@ pub trait Storage: Send + Sync + Debug {
     /// Opens `path` for reading and writing; with `create`, creates it when missing
     /// (the new name is durable only after [`Storage::sync_dir`]).
     fn open(&self, path: &Path, create: bool) -> io::Result<Box<dyn StorageFile>>;
-    /// Opens an existing file read-only (for `verify`).
+    /// Opens an existing file read-only (for `verify`). Like [`Storage::open`], refuses
+    /// (without blocking) anything but a regular file, such as a FIFO.
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>>;
     /// Whether `path` names an existing file or directory.
     fn exists(&self, path: &Path) -> io::Result<bool>;
@@ -107,11 +108,13 @@ pub trait Storage: Send + Sync + Debug {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Removes a file.
     fn remove(&self, path: &Path) -> io::Result<()>;
-    /// Takes the exclusive advisory lock on `path` (created when missing) without
-    /// blocking and writes `pid` in it (not synced).
+    /// Takes the exclusive advisory lock of the data directory whose lock file is
+    /// `path` (created when missing) without blocking and writes `pid` in the file
+    /// (not synced). The real file system locks the directory itself and the file.
     fn lock(&self, path: &Path, pid: u32) -> Result<Box<dyn LockGuard>, LockError>;
-    /// Whether someone holds the lock on `path`, and the pid written in it; takes and
-    /// releases a shared lock, writes nothing, never creates the file.
+    /// Whether someone holds the lock taken by [`Storage::lock`] on `path`, and the
+    /// holder's pid when known. Takes no lock (not even for a moment: a program
+    /// starting then would find the directory locked), writes nothing, creates nothing.
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>>;
 }
 
@@ -148,7 +151,8 @@ impl StorageFile for RealFile {
 
 #[derive(Debug)]
 struct RealLock {
-    // Held for its drop: closing the descriptor releases the flock.
+    // Held for their drop: closing the descriptors releases the flocks.
+    _dir: OwnedFd,
     _fd: OwnedFd,
 }
 
@@ -170,17 +174,68 @@ fn read_pid(fd: &OwnedFd) -> Option<u32> {
     std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
 }
 
+/// The directory a lock file is in (its lock is the directory's).
+fn lock_dir(lock_file: &Path) -> &Path {
+    match lock_file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Who holds an exclusive `flock` on the file open as `fd`, from the kernel's table
+/// of locks (`/proc/locks`), without touching the lock: `None` when nobody does,
+/// `Some(None)` when someone does but the table names no pid, `Some(Some(pid))`.
+/// When the table cannot be read, `None`.
+fn flock_holder(fd: &OwnedFd) -> Option<Option<u32>> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    let dev = format!(
+        "{:02x}:{:02x}:{}",
+        rustix::fs::major(st.st_dev),
+        rustix::fs::minor(st.st_dev),
+        st.st_ino
+    );
+    let table = std::fs::read_to_string("/proc/locks").ok()?;
+    table.lines().find_map(|line| {
+        // `1: FLOCK  ADVISORY  WRITE 1234 fe:00:5767204 0 EOF`
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let is_it = f.len() >= 6 && f[1] == "FLOCK" && f[3] == "WRITE" && f[5] == dev;
+        is_it.then(|| f[4].parse::<u32>().ok().filter(|&p| p > 0))
+    })
+}
+
+/// Opens with `O_NONBLOCK` (a FIFO put in the place of a file must not block the
+/// open) and refuses anything but a regular file.
+fn open_regular(path: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
+    let fd = retry(|| rustix::fs::open(path, flags | OFlags::NONBLOCK, mode))?;
+    let st = rustix::fs::fstat(&fd)?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, NOT_REGULAR));
+    }
+    Ok(fd)
+}
+
+/// This machine's memory in bytes (`MemTotal` of `/proc/meminfo`), when known.
+pub(crate) fn memory_total() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The error text of a data-directory file that is not a regular file.
+pub(crate) const NOT_REGULAR: &str = "not a regular file";
+
 impl Storage for RealStorage {
     fn open(&self, path: &Path, create: bool) -> io::Result<Box<dyn StorageFile>> {
         let mut flags = OFlags::RDWR | OFlags::CLOEXEC;
         if create {
             flags |= OFlags::CREATE;
         }
-        let fd = retry(|| rustix::fs::open(path, flags, Mode::from_raw_mode(0o644)))?;
+        let fd = open_regular(path, flags, Mode::from_raw_mode(0o644))?;
         Ok(Box::new(RealFile { fd }))
     }
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
-        let fd = retry(|| rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))?;
+        let fd = open_regular(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
         Ok(Box::new(RealFile { fd }))
     }
     fn exists(&self, path: &Path) -> io::Result<bool> {
@@ -214,10 +269,34 @@ impl Storage for RealStorage {
         Ok(rustix::fs::unlink(path)?)
     }
     fn lock(&self, path: &Path, pid: u32) -> Result<Box<dyn LockGuard>, LockError> {
+        // The directory itself is locked: unlike the `lock` file, it cannot be deleted
+        // or replaced under a running holder. The `lock` file is locked too (what
+        // earlier versions lock) and holds the pid for messages.
+        let dir = lock_dir(path);
+        let dir_fd = retry(|| {
+            rustix::fs::open(
+                dir,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+        })
+        .map_err(|e| LockError::Io("open", e))?;
+        match rustix::fs::flock(&dir_fd, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                let pid = flock_holder(&dir_fd).flatten().or_else(|| {
+                    let fd =
+                        rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty());
+                    fd.ok().and_then(|fd| read_pid(&fd))
+                });
+                return Err(LockError::Held(pid));
+            }
+            Err(e) => return Err(LockError::Io("flock", e.into())),
+        }
         let fd = retry(|| {
             rustix::fs::open(
                 path,
-                OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
+                OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NONBLOCK,
                 Mode::from_raw_mode(0o644),
             )
         })
@@ -231,17 +310,31 @@ impl Storage for RealStorage {
         let text = format!("{pid}\n");
         rustix::fs::ftruncate(&fd, 0).map_err(|e| LockError::Io("ftruncate", e.into()))?;
         rustix::io::write(&fd, text.as_bytes()).map_err(|e| LockError::Io("write", e.into()))?;
-        Ok(Box::new(RealLock { _fd: fd }))
+        Ok(Box::new(RealLock {
+            _dir: dir_fd,
+            _fd: fd,
+        }))
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
-        let fd = match rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockShared) {
-            Ok(()) => Ok(None),
-            Err(rustix::io::Errno::WOULDBLOCK) => Ok(Some(read_pid(&fd))),
+        // Never takes a lock, not even a shared one for a moment: a program starting
+        // at that moment would find the directory locked. The kernel's table of locks
+        // says who holds one.
+        let dir_fd = rustix::fs::open(
+            lock_dir(path),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        if let Some(held) = flock_holder(&dir_fd) {
+            return Ok(Some(held));
+        }
+        // An earlier version's holder locks only the `lock` file.
+        match rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+        ) {
+            Ok(fd) => Ok(flock_holder(&fd)),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
             Err(e) => Err(e.into()),
         }
     }

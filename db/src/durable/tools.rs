@@ -6,9 +6,10 @@
 use std::path::Path;
 
 use super::codec::{Item, Reader, StoredTable};
-use super::wal::{self, WalHeader};
+use super::wal;
 use super::{
-    checkpoint, damaged, derived_schema, io_err, open, CheckpointStats, Failure, OpenError, Options,
+    checkpoint, damaged, derived_schema, io_err, open, read_all, read_header, CheckpointStats,
+    Failure, Files, OpenError, Options,
 };
 use crate::Schema;
 
@@ -27,29 +28,25 @@ pub enum CheckpointDirError {
 /// The schema a data directory records: the checkpoint's tables, then the tables the
 /// log's schema items add, in order. Indexes are not stored, so there are none.
 pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError> {
-    let storage = options.storage.as_ref();
-    let read = |p: &Path| -> Result<Option<Vec<u8>>, OpenError> {
-        if !storage.exists(p).map_err(|e| io_err("stat", p, &e))? {
-            return Ok(None);
-        }
-        let f = storage.open_read(p).map_err(|e| io_err("open", p, &e))?;
-        let len = f.len().map_err(|e| io_err("fstat", p, &e))?;
-        let len = usize::try_from(len).map_err(|_| damaged(p, 0, "the file is too large"))?;
-        f.read_vec(0, len)
-            .map(Some)
-            .map_err(|e| io_err("pread", p, &e))
-    };
+    let files = Files::open(options.storage.as_ref(), dir)?;
+    if files.ckpt.is_none() && files.wal.is_none() {
+        return Err(OpenError::NotADataDirectory {
+            dir: dir.to_path_buf(),
+        });
+    }
     let mut defs: Vec<StoredTable> = Vec::new();
     let ckpt_path = dir.join("checkpoint");
-    if let Some(buf) = read(&ckpt_path)? {
+    if let Some(f) = &files.ckpt {
+        let buf = read_all(f.as_ref(), &ckpt_path, dir)?;
         let snap = checkpoint::read(&buf).map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
         defs = snap.schema;
     }
     let wal_path = dir.join("wal");
-    if let Some(buf) = read(&wal_path)? {
-        let hdr = WalHeader::decode(&buf).map_err(|(off, what)| damaged(&wal_path, off, what))?;
+    if let Some((f, len)) = &files.wal {
+        let hdr = read_header(f.as_ref(), &wal_path)?;
         // Only schema items matter here; damage is reported by `open`, which follows.
-        let _ = wal::scan(&buf, &hdr, |_, payload| {
+        let mut src = wal::LogSource::new(f.as_ref(), *len);
+        let _ = wal::scan(&mut src, &hdr, |_, payload| {
             let mut r = Reader::new(payload);
             while !r.at_end() {
                 match r.item() {

@@ -26,6 +26,10 @@ pub(crate) const HEADER_LEN: usize = 36;
 pub(crate) const FRAME_LEN: usize = 24;
 /// No record is larger (a sanity bound for damaged length fields).
 pub(crate) const MAX_RECORD: usize = 1 << 30;
+/// No LSN is larger: at a billion commits a second this lasts 146 years, and LSN
+/// arithmetic (`lsn + 1`, `first - 1`) can never overflow. A larger LSN in a header is
+/// damage.
+pub(crate) const MAX_LSN: u64 = 1 << 62;
 
 /// The fixed part at the start of a log file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,8 +75,11 @@ impl WalHeader {
             return Err((12, format!("unknown log header flags {flags:#x}")));
         }
         let first_lsn = le64(&buf[24..32]);
-        if first_lsn == 0 {
-            return Err((24, "log header first lsn is 0".into()));
+        if first_lsn == 0 || first_lsn > MAX_LSN {
+            return Err((
+                24,
+                format!("log header first lsn {first_lsn} is out of range (1..={MAX_LSN})"),
+            ));
         }
         Ok(WalHeader {
             salt: le64(&buf[16..24]),
@@ -116,31 +123,10 @@ pub(crate) fn seal(rec: &mut [u8], salt: u64, lsn: u64, durable_lsn: u64) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Frame {
     pub lsn: u64,
-    pub durable_lsn: u64,
-    pub payload_at: usize,
-    pub end: usize,
-}
-
-/// The record at `pos` if it is complete and its checksum (which covers this
-/// generation's salt) matches.
-#[inline]
-pub(crate) fn frame_at(buf: &[u8], pos: usize, salt: u64) -> Option<Frame> {
-    let frame = buf.get(pos..pos.checked_add(FRAME_LEN)?)?;
-    let len = le32(&frame[0..4]) as usize;
-    if len == 0 || len > MAX_RECORD {
-        return None;
-    }
-    let end = pos + FRAME_LEN + len;
-    let payload = buf.get(pos + FRAME_LEN..end)?;
-    if frame_crc(salt, frame, payload) != le32(&frame[4..8]) {
-        return None;
-    }
-    Some(Frame {
-        lsn: le64(&frame[8..16]),
-        durable_lsn: le64(&frame[16..24]),
-        payload_at: pos + FRAME_LEN,
-        end,
-    })
+    /// File offset of the payload.
+    pub payload_at: u64,
+    /// File offset just past the record.
+    pub end: u64,
 }
 
 /// How the log ends.
@@ -159,7 +145,7 @@ pub(crate) enum Tail {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ScanEnd {
     /// Offset just past the last valid record.
-    pub end: usize,
+    pub end: u64,
     /// LSN of the last valid record (`first_lsn - 1` if there is none).
     pub last_lsn: u64,
     pub records: u64,
@@ -169,22 +155,150 @@ pub(crate) struct ScanEnd {
 /// Damage found by a scan: the offset and what is wrong.
 pub(crate) type Damage = (u64, String);
 
-/// Walks the records of a log image (header already checked), calling `f` with each
-/// valid record's frame and payload, in order. Stops with `Err` at the first damage:
-/// a record out of sequence, an error returned by `f`, or an invalid record that a
-/// later valid record of this generation proves was acknowledged (its "durable up to"
-/// LSN reaches the invalid record's LSN). Invalid bytes that nothing proves
-/// acknowledged are a torn tail.
+/// Why a scan stopped early.
+#[derive(Debug)]
+pub(crate) enum ScanError {
+    /// Damage at an offset (or a refusal returned by the record callback).
+    Damage(Damage),
+    /// `pread` failed.
+    Io(io::Error),
+    /// A buffer of this many bytes could not be allocated.
+    Memory(usize),
+}
+
+impl From<Damage> for ScanError {
+    fn from(d: Damage) -> ScanError {
+        ScanError::Damage(d)
+    }
+}
+
+/// Bytes read at once while scanning.
+const READ_CHUNK: usize = 1 << 20;
+
+/// The first `len` bytes of a log file, read through a window that holds one chunk or
+/// one record (whichever is larger): replay needs memory for the largest record, not
+/// for the log.
+pub(crate) struct LogSource<'f> {
+    file: &'f dyn StorageFile,
+    len: u64,
+    /// File offset of `buf[0]`.
+    at: u64,
+    buf: Vec<u8>,
+}
+
+impl<'f> LogSource<'f> {
+    pub(crate) fn new(file: &'f dyn StorageFile, len: u64) -> LogSource<'f> {
+        LogSource {
+            file,
+            len,
+            at: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The bytes of the log the scan reads (a live log may grow past them).
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Bytes `pos..pos + n`, or `None` when the log (as of `len`) ends before them.
+    pub(crate) fn get(&mut self, pos: u64, n: usize) -> Result<Option<&[u8]>, ScanError> {
+        let Some(end) = pos.checked_add(n as u64).filter(|&e| e <= self.len) else {
+            return Ok(None);
+        };
+        if pos < self.at || end > self.at + self.buf.len() as u64 {
+            self.fill(pos, n)?;
+            if end > self.at + self.buf.len() as u64 {
+                // The file is shorter than it was (a live log cut back): it ends here.
+                self.len = self.at + self.buf.len() as u64;
+                return Ok(None);
+            }
+        }
+        let from = (pos - self.at) as usize;
+        Ok(Some(&self.buf[from..from + n]))
+    }
+
+    fn fill(&mut self, pos: u64, n: usize) -> Result<(), ScanError> {
+        let want = n.max(READ_CHUNK).min((self.len - pos) as usize);
+        self.buf.clear();
+        if self.buf.capacity() > 4 * READ_CHUNK && want <= READ_CHUNK {
+            self.buf = Vec::new();
+        }
+        self.buf
+            .try_reserve_exact(want)
+            .map_err(|_| ScanError::Memory(want))?;
+        self.buf.resize(want, 0);
+        self.at = pos;
+        let mut got = 0;
+        while got < want {
+            match self.file.read_at(&mut self.buf[got..], pos + got as u64) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ScanError::Io(e)),
+            }
+        }
+        self.buf.truncate(got);
+        Ok(())
+    }
+
+    /// The record at `pos` if it is complete and its checksum (which covers this
+    /// generation's salt) matches, with its payload.
+    fn frame_at(&mut self, pos: u64, salt: u64) -> Result<Option<(Frame, &[u8])>, ScanError> {
+        let Some(frame) = self.get(pos, FRAME_LEN)? else {
+            return Ok(None);
+        };
+        let len = le32(&frame[0..4]) as usize;
+        if len == 0 || len > MAX_RECORD {
+            return Ok(None);
+        }
+        let Some(rec) = self.get(pos, FRAME_LEN + len)? else {
+            return Ok(None);
+        };
+        let (frame, payload) = rec.split_at(FRAME_LEN);
+        if frame_crc(salt, frame, payload) != le32(&frame[4..8]) {
+            return Ok(None);
+        }
+        let fr = Frame {
+            lsn: le64(&frame[8..16]),
+            payload_at: pos + FRAME_LEN as u64,
+            end: pos + (FRAME_LEN + len) as u64,
+        };
+        Ok(Some((fr, payload)))
+    }
+
+    /// Whether every byte from `pos` to the end is zero.
+    fn zeros_from(&mut self, mut pos: u64) -> Result<bool, ScanError> {
+        while pos < self.len {
+            let n = (self.len - pos).min(READ_CHUNK as u64) as usize;
+            match self.get(pos, n)? {
+                Some(b) if b.iter().all(|&x| x == 0) => pos += n as u64,
+                Some(_) => return Ok(false),
+                None => return Ok(true),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Walks the records of a log (header already checked), calling `f` with each valid
+/// record's frame and payload, in order. Stops with `Err` at the first damage: a
+/// record out of sequence, an error returned by `f`, or an invalid record that a later
+/// valid record of this generation proves was acknowledged (its "durable up to" LSN
+/// reaches the invalid record's LSN). Invalid bytes that nothing proves acknowledged
+/// are a torn tail. Memory: the largest record, whatever the log's length.
 pub(crate) fn scan(
-    buf: &[u8],
+    src: &mut LogSource<'_>,
     hdr: &WalHeader,
     mut f: impl FnMut(&Frame, &[u8]) -> Result<(), Damage>,
-) -> Result<ScanEnd, Damage> {
-    let mut pos = HEADER_LEN;
+) -> Result<ScanEnd, ScanError> {
+    let mut pos = HEADER_LEN as u64;
+    // `decode` bounds the first LSN by `MAX_LSN`, and each record is at least one
+    // byte, so `expect` cannot overflow.
     let mut expect = hdr.first_lsn;
     let mut records = 0u64;
     loop {
-        if pos >= buf.len() {
+        if pos >= src.len() {
             return Ok(ScanEnd {
                 end: pos,
                 last_lsn: expect - 1,
@@ -192,18 +306,18 @@ pub(crate) fn scan(
                 tail: Tail::Clean,
             });
         }
-        match frame_at(buf, pos, hdr.salt) {
-            Some(fr) if fr.lsn == expect => {
-                f(&fr, &buf[fr.payload_at..fr.end])?;
+        match src.frame_at(pos, hdr.salt)? {
+            Some((fr, payload)) if fr.lsn == expect => {
+                f(&fr, payload)?;
                 records += 1;
                 expect += 1;
                 pos = fr.end;
             }
-            Some(fr) => {
-                return Err((
-                    pos as u64,
+            Some((fr, _)) => {
+                return Err(ScanError::Damage((
+                    pos,
                     format!("record has lsn {}, expected {expect}", fr.lsn),
-                ));
+                )));
             }
             None => {
                 let end = ScanEnd {
@@ -212,34 +326,221 @@ pub(crate) fn scan(
                     records,
                     tail: Tail::Torn,
                 };
-                if buf[pos..].iter().all(|&b| b == 0) {
+                if src.zeros_from(pos)? {
                     return Ok(ScanEnd {
                         tail: Tail::Zeros,
                         ..end
                     });
                 }
-                // Is there a valid record of this generation further on that says the
-                // bad one had been synced?
-                for q in pos + 1..buf.len().saturating_sub(FRAME_LEN - 1) {
-                    let lsn = le64(&buf[q + 8..q + 16]);
-                    if lsn < expect || lsn - expect > 1 << 32 {
-                        continue;
-                    }
-                    if let Some(fr) = frame_at(buf, q, hdr.salt) {
-                        if fr.durable_lsn >= expect {
-                            return Err((
-                                pos as u64,
-                                format!(
-                                    "record {expect} is damaged (bad checksum or length), but the record at offset {q} \
-                                     (lsn {}) shows it had been synced",
-                                    fr.lsn
-                                ),
-                            ));
-                        }
-                    }
+                if let Some((q, lsn)) = find_proof(src, pos, expect, hdr.salt)? {
+                    return Err(ScanError::Damage((
+                        pos,
+                        format!(
+                            "record {expect} is damaged (bad checksum or length), but the record at offset {q} \
+                             (lsn {lsn}) shows it had been synced"
+                        ),
+                    )));
                 }
                 return Ok(end);
             }
+        }
+    }
+}
+
+/// A place where the scan for a proof needs the running checksum.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Point {
+    /// File offset.
+    at: u64,
+    /// Offset of the candidate record.
+    q: u64,
+    /// 0: its payload starts here; 1: it ends here.
+    kind: u8,
+    /// At the start: the checksum of the frame's covered bytes; at the end, that
+    /// combined with the running checksum at the start.
+    k: u32,
+    /// Payload length.
+    n: u64,
+    /// The checksum the frame claims.
+    crc: u32,
+    lsn: u64,
+}
+
+/// Looks after the invalid record at `pos` (LSN `expect`) for a valid record of this
+/// generation whose durable LSN reaches `expect`: `(offset, lsn)` of the first found.
+///
+/// Linear in the bytes after `pos` (a damaged tail of megabytes used to take seconds:
+/// every offset was tried with a checksum over its claimed payload). Offsets are first
+/// filtered by what a real record there would have to say (an LSN after `expect`, but
+/// no further than the bytes in between allow, a durable LSN in `expect..lsn`, a
+/// length inside the file); the payload checksums of the survivors all come from one
+/// running CRC over the tail: with `P(x)` the CRC of the bytes from `pos` to `x`, the
+/// CRC of the bytes `a..b` is `P(b) ^ shift(P(a), b - a)` (zlib's `crc32_combine`).
+fn find_proof(
+    src: &mut LogSource<'_>,
+    pos: u64,
+    expect: u64,
+    salt: u64,
+) -> Result<Option<(u64, u64)>, ScanError> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let len = src.len();
+    let mut points: BinaryHeap<Reverse<Point>> = BinaryHeap::new();
+    // The CRC of the bytes `pos..cur`.
+    let mut run = crc32fast::Hasher::new();
+    let mut cur = pos;
+    let mut chunk_at = pos;
+    while chunk_at < len {
+        let n = (len - chunk_at).min(READ_CHUNK as u64) as usize;
+        // A frame starting in this chunk may end in the next: read 23 bytes more.
+        let extra = (len - chunk_at - n as u64).min(FRAME_LEN as u64 - 1) as usize;
+        let Some(bytes) = src.get(chunk_at, n + extra)? else {
+            break;
+        };
+        let bytes = bytes.to_vec();
+        for i in 0..n {
+            let q = chunk_at + i as u64;
+            if q == pos {
+                continue;
+            }
+            let Some(f) = bytes.get(i..i + FRAME_LEN) else {
+                break;
+            };
+            let lsn = le64(&f[8..16]);
+            let durable = le64(&f[16..24]);
+            // Records `expect..lsn` lie in `pos..q`, each at least FRAME_LEN + 1 bytes.
+            let room = (q - pos) / (FRAME_LEN as u64 + 1);
+            if lsn <= expect || lsn - expect > room || durable < expect || durable >= lsn {
+                continue;
+            }
+            let plen = le32(&f[0..4]) as u64;
+            let a = q + FRAME_LEN as u64;
+            if plen == 0 || plen > MAX_RECORD as u64 || a + plen > len {
+                continue;
+            }
+            let mut h = crc32fast::Hasher::new();
+            h.update(&salt.to_le_bytes());
+            h.update(&f[0..4]);
+            h.update(&f[8..24]);
+            points.push(Reverse(Point {
+                at: a,
+                q,
+                kind: 0,
+                k: h.finalize(),
+                n: plen,
+                crc: le32(&f[4..8]),
+                lsn,
+            }));
+        }
+        let chunk_end = chunk_at + n as u64;
+        while let Some(Reverse(p)) = points.peek() {
+            if p.at > chunk_end || (p.at == chunk_end && chunk_end < len) {
+                break;
+            }
+            let Some(Reverse(p)) = points.pop() else {
+                break;
+            };
+            run.update(&bytes[(cur - chunk_at) as usize..(p.at - chunk_at) as usize]);
+            cur = p.at;
+            let here = run.clone().finalize();
+            if p.kind == 0 {
+                points.push(Reverse(Point {
+                    at: p.at + p.n,
+                    kind: 1,
+                    k: p.k ^ here,
+                    ..p
+                }));
+            } else if crc_shift(p.k, p.n) ^ here == p.crc {
+                return Ok(Some((p.q, p.lsn)));
+            }
+        }
+        run.update(&bytes[(cur - chunk_at) as usize..n]);
+        cur = chunk_end;
+        chunk_at = chunk_end;
+    }
+    Ok(None)
+}
+
+/// The CRC-32 polynomial, reflected.
+const CRC_POLY: u32 = 0xedb8_8320;
+
+/// `a * b` modulo the CRC polynomial (reflected bit order), as zlib's `multmodp`.
+const fn multmodp(a: u32, mut b: u32) -> u32 {
+    if a == 0 {
+        return 0;
+    }
+    let mut m = 1u32 << 31;
+    let mut p = 0u32;
+    loop {
+        if a & m != 0 {
+            p ^= b;
+            if a & (m - 1) == 0 {
+                return p;
+            }
+        }
+        m >>= 1;
+        b = if b & 1 != 0 {
+            (b >> 1) ^ CRC_POLY
+        } else {
+            b >> 1
+        };
+    }
+}
+
+/// `SHIFT[k]` is x^(8 * 2^k) modulo the polynomial: a shift by 2^k bytes.
+const SHIFT: [u32; 64] = {
+    let mut t = [0u32; 64];
+    t[0] = 1 << 23; // x^8 (x^0 is bit 31)
+    let mut k = 1;
+    while k < 64 {
+        t[k] = multmodp(t[k - 1], t[k - 1]);
+        k += 1;
+    }
+    t
+};
+
+/// `crc` followed by `n` bytes' worth of shifting: `crc32_combine(crc, crc2, n)` is
+/// `crc_shift(crc, n) ^ crc2`.
+pub(crate) fn crc_shift(crc: u32, n: u64) -> u32 {
+    let mut p = crc;
+    let mut k = 0;
+    let mut n = n;
+    while n != 0 {
+        if n & 1 != 0 {
+            p = multmodp(SHIFT[k], p);
+        }
+        n >>= 1;
+        k += 1;
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::crc_shift;
+
+    /// The CRC of a range from running CRCs, as the proof search computes it.
+    #[test]
+    fn crc_of_a_range_from_prefix_crcs() {
+        let data: Vec<u8> = (0..5000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let prefix = |x: usize| crc32fast::hash(&data[..x]);
+        for (a, b) in [
+            (0, 0),
+            (0, 1),
+            (3, 3),
+            (7, 100),
+            (1, 4999),
+            (2500, 5000),
+            (4096, 4100),
+        ] {
+            let want = crc32fast::hash(&data[a..b]);
+            assert_eq!(
+                prefix(b) ^ crc_shift(prefix(a), (b - a) as u64),
+                want,
+                "{a}..{b}"
+            );
         }
     }
 }
@@ -258,6 +559,15 @@ pub(crate) fn random_u64() -> u64 {
         .map_or(0, |d| d.as_nanos());
     h.write_u128(now);
     h.finish()
+}
+
+/// A salt for a new log generation, never the previous one's.
+pub(crate) fn new_salt(old: Option<u64>) -> u64 {
+    let mut salt = random_u64();
+    while Some(salt) == old {
+        salt = random_u64();
+    }
+    salt
 }
 
 /// Turns an I/O error into the failure of operation `op` on `path`.
@@ -318,7 +628,7 @@ impl LogWriter {
         }
     }
 
-    /// Creates a new generation in `dir/wal`: writes header and first record
+    /// Creates a new generation (salt `salt`, from [`new_salt`]) in `dir/wal`: writes header and first record
     /// (`first`, a payload with [`FRAME_LEN`] reserved bytes) to `dir/wal.tmp`, syncs
     /// it, renames it over `dir/wal` and syncs the directory. The old log stays whole
     /// until the rename.
@@ -326,16 +636,12 @@ impl LogWriter {
         storage: &Arc<dyn Storage>,
         dir: &Path,
         first_lsn: u64,
-        old_salt: Option<u64>,
+        salt: u64,
         mut first: Vec<u8>,
         prealloc: u64,
     ) -> Result<LogWriter, Failure> {
         let tmp = dir.join("wal.tmp");
         let path = dir.join("wal");
-        let mut salt = random_u64();
-        while Some(salt) == old_salt {
-            salt = random_u64();
-        }
         let mut file = storage
             .open(&tmp, true)
             .map_err(|e| failure("open", &tmp, &e))?;

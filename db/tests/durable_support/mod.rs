@@ -258,3 +258,146 @@ pub fn step(dd: &mut DataDir, db: &mut Db, rng: &mut Rng, candidate: &mut State)
         Err(f) => Step::Failed(f),
     }
 }
+
+/// Bytes of a data-directory file on the simulated disk.
+pub fn read(sim: &SimStorage, path: &Path) -> Vec<u8> {
+    sim.read_file(path).expect("file exists")
+}
+
+pub fn le32(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+pub fn le64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// Recomputes a log header's CRC (docs/wal-format.md).
+pub fn reseal_wal_header(wal: &mut [u8]) {
+    let crc = crc32fast::hash(&wal[0..32]).to_le_bytes();
+    wal[32..36].copy_from_slice(&crc);
+}
+
+/// Recomputes the CRC of the log record at `pos`.
+pub fn reseal_record(wal: &mut [u8], pos: usize) {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&wal[16..24]);
+    h.update(&wal[pos..pos + 4]);
+    h.update(&wal[pos + 8..pos + 24]);
+    let len = le32(&wal[pos..]) as usize;
+    h.update(&wal[pos + 24..pos + 24 + len]);
+    let crc = h.finalize().to_le_bytes();
+    wal[pos + 4..pos + 8].copy_from_slice(&crc);
+}
+
+/// A version 2 checkpoint file around `body` (docs/wal-format.md).
+pub fn checkpoint_file(lsn: u64, taken_from: u64, next: u64, body: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(b"\x89wockp\r\n");
+    f.extend_from_slice(&2u32.to_le_bytes());
+    f.extend_from_slice(&0u32.to_le_bytes());
+    f.extend_from_slice(&lsn.to_le_bytes());
+    f.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    f.extend_from_slice(&taken_from.to_le_bytes());
+    f.extend_from_slice(&next.to_le_bytes());
+    let crc = crc32fast::hash(&f).to_le_bytes();
+    f.extend_from_slice(&crc);
+    f.extend_from_slice(body);
+    f.extend_from_slice(&crc32fast::hash(body).to_le_bytes());
+    f
+}
+
+/// Unsigned LEB128, as the formats write it.
+pub fn uvar(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Zig-zag LEB128.
+pub fn ivar(out: &mut Vec<u8>, v: i64) {
+    uvar(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// A checkpoint body: one table `name(n Int)` with next id `next_id` and rows `rows`.
+pub fn one_table_body(name: &str, next_id: i64, rows: &[(i64, i64)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    uvar(&mut b, 1);
+    uvar(&mut b, name.len() as u64);
+    b.extend_from_slice(name.as_bytes());
+    ivar(&mut b, next_id);
+    uvar(&mut b, 1);
+    uvar(&mut b, 1);
+    b.push(b'n');
+    b.push(0); // Int
+    b.push(0); // not nullable
+    uvar(&mut b, rows.len() as u64);
+    let mut prev = 0;
+    for &(id, n) in rows {
+        ivar(&mut b, id - prev);
+        prev = id;
+        b.push(1); // CELL_INT
+        ivar(&mut b, n);
+    }
+    b
+}
+
+/// The program schema matching [`one_table_body`]: `name(n Int)`, durable.
+pub fn one_table_schema(name: &str) -> Schema {
+    Schema {
+        tables: vec![TableDef {
+            name: name.into(),
+            columns: vec![col("n", ColType::Int, false)],
+            indexes: vec![],
+            durable: true,
+        }],
+    }
+}
+
+/// A log file (docs/wal-format.md): header with `salt` and `first_lsn`, then one
+/// record per payload, each claiming the previous LSN durable.
+pub fn wal_file(salt: u64, first_lsn: u64, payloads: &[Vec<u8>]) -> Vec<u8> {
+    let mut w = Vec::new();
+    w.extend_from_slice(b"\x89wowal\r\n");
+    w.extend_from_slice(&1u32.to_le_bytes());
+    w.extend_from_slice(&0u32.to_le_bytes());
+    w.extend_from_slice(&salt.to_le_bytes());
+    w.extend_from_slice(&first_lsn.to_le_bytes());
+    w.extend_from_slice(&[0; 4]);
+    reseal_wal_header(&mut w);
+    for (i, p) in payloads.iter().enumerate() {
+        let pos = w.len();
+        let lsn = first_lsn.wrapping_add(i as u64);
+        w.extend_from_slice(&(p.len() as u32).to_le_bytes());
+        w.extend_from_slice(&[0; 4]);
+        w.extend_from_slice(&lsn.to_le_bytes());
+        w.extend_from_slice(&lsn.wrapping_sub(1).to_le_bytes());
+        w.extend_from_slice(p);
+        reseal_record(&mut w, pos);
+    }
+    w
+}
+
+/// A schema item (tag 1) for one table `name(n Int)` with next id `next_id`.
+pub fn schema_item(name: &str, next_id: i64) -> Vec<u8> {
+    let mut p = vec![1u8];
+    let body = one_table_body(name, next_id, &[]);
+    // The body is the schema followed by a row count of 0: drop the count.
+    p.extend_from_slice(&body[..body.len() - 1]);
+    p
+}
+
+/// An insert item (tag 2) of row `id` with `n` into stored table 0.
+pub fn insert_item(id: i64, n: i64) -> Vec<u8> {
+    let mut p = vec![2u8];
+    uvar(&mut p, 0);
+    ivar(&mut p, id);
+    uvar(&mut p, 1);
+    p.push(1);
+    ivar(&mut p, n);
+    p
+}
