@@ -39,6 +39,15 @@ pub(crate) fn data_dir(data: Option<PathBuf>) -> Option<PathBuf> {
     })
 }
 
+/// The automatic checkpoint threshold: `WO_CHECKPOINT_MIN` (bytes; a knob for tests
+/// that need frequent checkpoints), else the default.
+pub(crate) fn checkpoint_min() -> u64 {
+    std::env::var("WO_CHECKPOINT_MIN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(wo_vm::durable::DEFAULT_CHECKPOINT_MIN)
+}
+
 /// Shows log replay progress on stderr: one updating line on a terminal, otherwise a
 /// line every 100,000 records.
 pub(crate) fn replay_progress() -> Box<dyn FnMut(&wo_vm::durable::Progress)> {
@@ -77,6 +86,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
     let options = RunOptions {
         data_options: data_dir.as_ref().map(|_| wo_vm::durable::Options {
             progress: Some(replay_progress()),
+            checkpoint_min: checkpoint_min(),
             ..wo_vm::durable::Options::default()
         }),
         data_dir,

@@ -259,36 +259,67 @@ impl Database {
 
     /// Takes over the engine (and data directory) of `old`, the database of the
     /// previous image of a `wo repl` session. Its tables must be the first tables of
-    /// this one; tables the new image adds start empty. In memory the rows are moved
-    /// over; a durable database is reopened with the new schema (recovery brings the
-    /// rows back).
+    /// this one; tables the new image adds start empty. The rows are moved over; an
+    /// open data directory stays open (its lock held, a fenced log still fenced) and
+    /// learns the new tables, which the next record declares. On error this database
+    /// holds `old`'s engine and data directory unchanged, so the session goes on with
+    /// them.
     pub fn adopt(&mut self, mut old: Database) -> Result<(), String> {
         let old_tables = &old.db.schema().tables;
         let new_tables = &self.db.schema().tables;
-        if old_tables.len() > new_tables.len() || old_tables[..] != new_tables[..old_tables.len()] {
-            return Err("a table's definition changed: restart the session to change it".into());
+        let compatible = old_tables.len() <= new_tables.len()
+            && old_tables[..] == new_tables[..old_tables.len()];
+        let grows = compatible && old_tables.len() < new_tables.len();
+        if grows {
+            match self.grow_from(&mut old) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    self.keep(old);
+                    return Err(e);
+                }
+            }
         }
-        if old_tables.len() == new_tables.len() {
-            std::mem::swap(&mut self.db, &mut old.db);
-            self.data = old.data.take();
-            self.before_sync = old.before_sync.take();
-            return Ok(());
+        self.keep(old);
+        if compatible {
+            Ok(())
+        } else {
+            Err("a table's definition changed: restart the session to change it".into())
         }
-        if let Some(data) = old.data.take() {
-            let dir = data.path().to_path_buf();
-            // Release the lock before reopening.
-            drop(data);
-            let before_sync = old.before_sync.take();
-            return self
-                .open_data_dir(&dir, durable::Options::default(), before_sync)
-                .map_err(|e| e.to_string());
-        }
+    }
+
+    /// Carries `old`'s engine and data directory over as they are.
+    fn keep(&mut self, mut old: Database) {
+        std::mem::swap(&mut self.db, &mut old.db);
+        self.data = old.data.take();
+        self.before_sync = old.before_sync.take();
+    }
+
+    /// [`Database::adopt`] when this image adds tables: loads `old`'s rows into this
+    /// (empty) engine and moves the data directory over. Leaves `old` whole on error.
+    fn grow_from(&mut self, old: &mut Database) -> Result<(), String> {
         let n_old = old.db.schema().tables.len();
         let tables: Vec<TableRows> = (0..n_old)
             .filter_map(|t| u32::try_from(t).ok())
             .map(|t| (t, old.db.next_id(t), old.db.rows(t).collect()))
             .collect();
-        self.db.load(tables).map_err(|e| e.message)
+        if let Some(data) = old.data.as_mut() {
+            data.adopt_schema(self.db.schema())
+                .map_err(|e| e.to_string())?;
+        }
+        if let Err(e) = self.db.load(tables) {
+            if let Some(data) = old.data.as_mut() {
+                // Back to the old tables (they were accepted before).
+                let _ = data.adopt_schema(old.db.schema());
+            }
+            return Err(e.message);
+        }
+        if let Some(data) = old.data.take() {
+            // The log is written from the undo entries.
+            self.db.set_undo(true);
+            self.data = Some(data);
+            self.before_sync = old.before_sync.take();
+        }
+        Ok(())
     }
 
     /// The open data directory, if the database is durable.
