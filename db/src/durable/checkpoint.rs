@@ -4,10 +4,11 @@
 //! around it (directory sync, starting a new log generation, what a failure does) is
 //! in `mod.rs`, so this file stays a pure format.
 //!
-//! Layout (little-endian, see `docs/wal-format.md`): a 36-byte header (magic, version,
-//! flags, the LSN of the last log record included, the body length, a CRC32 of the
-//! header), the body (the stored schema, then each table's rows), and a CRC32 of the
-//! body. The whole file is checked before any of it is used.
+//! Layout (little-endian, see `docs/wal-format.md`): a 52-byte header (magic, version,
+//! flags, the LSN of the last log record included, the body length, the salts of the
+//! log generations it belongs to, a CRC32 of the header), the body (the stored schema,
+//! then each table's rows), and a CRC32 of the body. The whole file is checked before
+//! any of it is used. Version 1 files (a 36-byte header without salts) are still read.
 
 use std::path::Path;
 

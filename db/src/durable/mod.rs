@@ -11,8 +11,9 @@
 //!
 //! Files in a data directory: `wal` (the log), `checkpoint` (the latest snapshot),
 //! `checkpoint.tmp` and `wal.tmp` (only while a checkpoint or a new log generation is
-//! being written; a leftover one is ignored and overwritten), `lock` (the advisory
-//! lock, holding the owner's pid). `docs/wal-format.md` has the details.
+//! being written; a leftover one is ignored and overwritten), `lock` (holding the
+//! owner's pid; the directory itself and this file are `flock`ed). `docs/wal-format.md`
+//! has the details.
 
 mod checkpoint;
 mod codec;
