@@ -20,13 +20,26 @@ use crate::render::{report_trap, Tally};
 #[derive(Clone)]
 pub(crate) struct SharedStdout(pub(crate) Rc<RefCell<BufWriter<Stdout>>>);
 
+/// A program whose standard output was closed by its reader (`wo run p.wo | head -1`)
+/// ends here, quietly and with status 0, as Unix filters do. Every change committed
+/// before stays; a transaction still open is dropped, as if the process had been
+/// killed (LANGUAGE.md §8: only committed changes are durable).
+fn end_on_closed_pipe<T>(res: std::io::Result<T>) -> std::io::Result<T> {
+    if let Err(e) = &res {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+    res
+}
+
 impl Write for SharedStdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().write(buf)
+        end_on_closed_pipe(self.0.borrow_mut().write(buf))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.0.borrow_mut().flush()
+        end_on_closed_pipe(self.0.borrow_mut().flush())
     }
 }
 
@@ -150,14 +163,67 @@ pub(crate) fn clock_seed() -> u64 {
     folded.max(1)
 }
 
-/// `wo build PATH -o OUT.wob`: compiles (or re-reads) PATH and writes the image.
-pub fn build(path: &Path, out: &Path) -> Result<(), Failure> {
+/// `wo build PATH [-o OUT.wob]`: compiles (or re-reads) PATH and writes the image,
+/// by default next to PATH with the extension `.wob`. An existing OUT is replaced only
+/// if it is a wo image: `-o prog.wo` would destroy a source.
+pub fn build(path: &Path, out: Option<PathBuf>) -> Result<(), Failure> {
+    let out = out.unwrap_or_else(|| default_image_path(path));
+    refuse_to_overwrite(path, &out)?;
     let program = program::load(path)?;
     let bytes = wo_bytecode::format::write_image(&program.image);
-    std::fs::write(out, bytes).map_err(|source| Failure::Output {
-        path: out.to_path_buf(),
+    std::fs::write(&out, bytes).map_err(|source| Failure::Output {
+        path: out.clone(),
         source,
     })
+}
+
+/// `prog.wo` → `prog.wob`; a directory `app/` → `app.wob` beside it.
+fn default_image_path(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    if p.file_name().is_none() {
+        // `.` or `..`: name the image after the directory itself.
+        if let Ok(real) = std::fs::canonicalize(path) {
+            p = real;
+        }
+    }
+    p.with_extension("wob")
+}
+
+/// `wo build` replaces OUT only when it is absent or a wo image.
+fn refuse_to_overwrite(input: &Path, out: &Path) -> Result<(), Failure> {
+    let Ok(meta) = std::fs::metadata(out) else {
+        return Ok(()); // absent (or unreadable: writing it will say why)
+    };
+    let shown = out.display();
+    if meta.is_dir() {
+        return Err(Failure::Refused(format!(
+            "`{shown}` is a directory; name the image file with `-o`"
+        )));
+    }
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let inside_input = std::fs::canonicalize(out)
+        .ok()
+        .zip(std::fs::canonicalize(input).ok())
+        .is_some_and(|(o, i)| o.starts_with(i));
+    if same(input, out) || inside_input {
+        return Err(Failure::Refused(format!(
+            "refusing to write the image over `{shown}`, which is one of the program's sources"
+        )));
+    }
+    let mut head = [0u8; 4];
+    let is_image = std::fs::File::open(out)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && &head == program::MAGIC;
+    if !is_image {
+        return Err(Failure::Refused(format!(
+            "refusing to replace `{shown}`: it exists and is not a wo image"
+        )));
+    }
+    Ok(())
 }
 
 /// `wo check PATH…`: every diagnostic of every program, one summary line. The status
@@ -182,7 +248,8 @@ pub fn check(paths: &[PathBuf]) -> Result<(), Failure> {
     if let Some(summary) = tally.summary() {
         eprintln!("{summary}");
     }
-    worst.map_or(Ok(()), Err)
+    // Each failure was printed above; only the status is left to give.
+    worst.map_or(Ok(()), |w| Err(Failure::Reported(w.status())))
 }
 
 /// `wo disasm PATH`: the bytecode of a source program (annotated with its source

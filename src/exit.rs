@@ -25,6 +25,11 @@ pub const LOCKED: u8 = 75;
 pub enum Failure {
     /// The command line was wrong (clap already printed why).
     Usage,
+    /// The command line asks for something refused (`wo build` over a source file).
+    Refused(String),
+    /// Failures already printed one by one (`wo check` of several programs); the
+    /// status is the worst of theirs.
+    Reported(u8),
     /// Compilation failed; the diagnostics and the summary line are already printed.
     Compile,
     /// A `.wob` file is not a valid image, or does not link against this VM.
@@ -74,7 +79,8 @@ impl Failure {
     /// The process exit status for this failure: the single mapping of §12.
     pub fn status(&self) -> u8 {
         match self {
-            Failure::Usage => USAGE,
+            Failure::Usage | Failure::Refused(_) => USAGE,
+            Failure::Reported(status) => *status,
             Failure::Compile | Failure::InvalidImage { .. } | Failure::BadSource(_) => DATAERR,
             Failure::Input(_) => NOINPUT,
             Failure::Output { .. } => IOERR,
@@ -89,7 +95,11 @@ impl Failure {
     pub fn reported(&self) -> bool {
         matches!(
             self,
-            Failure::Usage | Failure::Compile | Failure::Trap { .. } | Failure::Program(_)
+            Failure::Usage
+                | Failure::Reported(_)
+                | Failure::Compile
+                | Failure::Trap { .. }
+                | Failure::Program(_)
         )
     }
 }
@@ -100,16 +110,19 @@ impl fmt::Display for Failure {
             Failure::InvalidImage { path, reason } => {
                 write!(f, "invalid image `{}`: {reason}", path.display())
             }
-            Failure::BadSource(msg) | Failure::Input(msg) | Failure::Internal(msg) => {
-                f.write_str(msg)
-            }
+            Failure::BadSource(msg)
+            | Failure::Input(msg)
+            | Failure::Internal(msg)
+            | Failure::Refused(msg) => f.write_str(msg),
             Failure::Data { message, .. } => f.write_str(message),
             Failure::Output { path, source } => {
                 write!(f, "cannot write `{}`: {source}", path.display())
             }
-            Failure::Usage | Failure::Compile | Failure::Trap { .. } | Failure::Program(_) => {
-                Ok(())
-            }
+            Failure::Usage
+            | Failure::Reported(_)
+            | Failure::Compile
+            | Failure::Trap { .. }
+            | Failure::Program(_) => Ok(()),
         }
     }
 }

@@ -41,9 +41,10 @@ enum Command {
     Build {
         /// A .wo file or a directory of .wo files.
         path: PathBuf,
-        /// Where to write the image.
+        /// Where to write the image (default: PATH with the extension `.wob`). An
+        /// existing file is replaced only if it is a wo image.
         #[arg(short, long, value_name = "OUT.wob")]
-        output: PathBuf,
+        output: Option<PathBuf>,
     },
     /// Report every diagnostic of the given programs without running them.
     Check {
@@ -104,7 +105,7 @@ fn install_panic_hook() {
 fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
     match cmd {
         Command::Run { path, data, args } => commands::run(&path, data.map(PathBuf::from), args),
-        Command::Build { path, output } => commands::build(&path, &output),
+        Command::Build { path, output } => commands::build(&path, output),
         Command::Check { paths } => commands::check(&paths),
         Command::Disasm { path } => commands::disasm(&path),
         Command::Repl { data } => repl::repl(data.map(PathBuf::from)),

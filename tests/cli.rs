@@ -68,7 +68,7 @@ fn usage_errors_exit_64() {
         &["run", "app.wo", "stray"],
         &["run", "app.wo", "--data"],
         &["run", "app.wo", "--data", ""],
-        &["build", "app.wo"],
+        &["build"],
         &["build", "app.wo", "-o"],
         &["check"],
         &["disasm"],
@@ -550,4 +550,145 @@ fn an_internal_fault_in_a_builtin_is_not_catchable() {
         "{}",
         res.stderr
     );
+}
+
+/// Issue 11 item 15: `wo check` of a missing file says so once.
+#[test]
+fn check_reports_a_missing_file_once() {
+    let dir = scratch_dir("check-missing-once");
+    write(&dir, "app.wo", "fn main() {\n}\n");
+    let res = run_wo(&dir, &["check", "missing.wo"]);
+    res.expect_status(66);
+    assert_eq!(
+        res.stderr.matches("missing.wo").count(),
+        1,
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(&dir, &["check", "app.wo", "missing.wo", "gone.wo"]);
+    res.expect_status(66);
+    assert_eq!(
+        res.stderr.matches("missing.wo").count(),
+        1,
+        "{}",
+        res.stderr
+    );
+    assert_eq!(res.stderr.matches("gone.wo").count(), 1, "{}", res.stderr);
+}
+
+/// Issue 11 item 13: `wo build` never writes its image over a source or any file that
+/// is not a wo image (exit 64, the file untouched), and without `-o` writes PATH.wob.
+#[test]
+fn build_refuses_to_overwrite_what_is_not_an_image() {
+    let dir = scratch_dir("build-overwrite");
+    let src = "fn main() {\n  print(1)\n}\n";
+    write(&dir, "prog.wo", src);
+    write(&dir, "notes.txt", "keep me\n");
+    std::fs::create_dir(dir.join("app")).expect("create a directory");
+    write(&dir.join("app"), "main.wo", src);
+    for args in [
+        &["build", "prog.wo", "-o", "prog.wo"][..],
+        &["build", "prog.wo", "--output", "./prog.wo"],
+        &["build", "prog.wo", "-o", "notes.txt"],
+        &["build", "prog.wo", "-o", "app"],
+        &["build", "app", "-o", "app/main.wo"],
+    ] {
+        let res = run_wo(&dir, args);
+        res.expect_status(64);
+        assert!(res.stderr.starts_with("wo: "), "{args:?}: {}", res.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("prog.wo")).unwrap(), src);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("app/main.wo")).unwrap(),
+        src
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "keep me\n"
+    );
+
+    // Without -o: PATH with `.wob`, for a file and for a directory.
+    run_wo(&dir, &["build", "prog.wo"]).expect_status(0);
+    run_wo(&dir, &["build", "app"]).expect_status(0);
+    for image in ["prog.wob", "app.wob"] {
+        let res = run_wo(&dir, &["run", image]);
+        res.expect_status(0);
+        assert_eq!(res.stdout, "1\n", "{image}");
+    }
+    // An existing image is replaced.
+    run_wo(&dir, &["build", "prog.wo", "-o", "app.wob"]).expect_status(0);
+}
+
+/// Issue 11 item 14: a reader that closes the pipe (`wo run p.wo | head -1`) ends the
+/// program quietly with status 0, and what it committed before stays.
+#[test]
+fn a_closed_stdout_pipe_ends_the_program_quietly() {
+    use std::io::{BufRead, BufReader};
+    let dir = scratch_dir("closed-pipe");
+    let table = "@table\nclass Item {\n  n: Int\n}\n";
+    write(
+        &dir,
+        "p.wo",
+        &format!("{table}\nfn main() {{\n  insert Item {{ n: 1 }}\n  transaction {{\n    insert Item {{ n: 2 }}\n  }}\n  let i = 0\n  while i < 10000000 {{\n    print(\"line ${{i}}\")\n    i += 1\n  }}\n}}\n"),
+    );
+    write(
+        &dir,
+        "q.wo",
+        &format!("{table}\nfn main() {{\n  print(count(from i in Item select i))\n}}\n"),
+    );
+    let mut cmd = common::wo();
+    cmd.current_dir(&dir)
+        .args(["run", "p.wo", "--data", "data"]);
+    let mut child = cmd.spawn().expect("wo starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("read the first line");
+    assert_eq!(first, "line 0\n");
+    // The reader is gone (the BufReader and its pipe were dropped above).
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr is piped"), &mut stderr)
+        .expect("read stderr");
+    let status = child.wait().expect("wo ends");
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stderr, "", "nothing is said about the closed pipe");
+    let res = run_wo(&dir, &["run", "q.wo", "--data", "data"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "2\n");
+}
+
+/// Issue 11 item 16: a directory program skips hidden `.x.wo` files, reads each
+/// directory once however many symlinks lead to it (a loop used to repeat files until
+/// ELOOP), and a definition repeated across files points at both.
+#[test]
+fn directory_programs_skip_hidden_files_and_symlink_loops() {
+    let dir = scratch_dir("dir-walk");
+    let app = dir.join("app");
+    std::fs::create_dir_all(app.join("lib")).expect("create directories");
+    write(&app, "main.wo", "fn main() {\n  print(helper())\n}\n");
+    write(
+        &app.join("lib"),
+        "helper.wo",
+        "fn helper() -> Int {\n  return 7\n}\n",
+    );
+    write(&app, ".scratch.wo", "fn helper() -> Int {\n  return 8\n}\n");
+    std::os::unix::fs::symlink("..", app.join("lib").join("up")).expect("a symlink loop");
+    let res = run_wo(&dir, &["run", "app"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "7\n");
+    assert_eq!(res.stderr, "");
+
+    write(&app, "again.wo", "fn helper() -> Int {\n  return 9\n}\n");
+    let res = run_wo(&dir, &["check", "app"]);
+    res.expect_status(65);
+    assert_eq!(
+        res.stderr.matches("defined more than once").count(),
+        1,
+        "{}",
+        res.stderr
+    );
+    assert!(res.stderr.contains("first defined here"), "{}", res.stderr);
+    assert!(res.stderr.contains("again.wo"), "{}", res.stderr);
+    assert!(res.stderr.contains("helper.wo"), "{}", res.stderr);
 }

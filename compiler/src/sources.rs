@@ -1,6 +1,9 @@
 //! Finding a program's source files: one `.wo` file, or every `.wo` file under a
-//! directory (recursively, sorted by path, skipping dot-directories).
+//! directory (recursively, sorted by path, skipping names that start with `.`, each
+//! directory once however many links lead to it). A leading UTF-8 byte order mark is
+//! dropped.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::diag::SourceMap;
@@ -20,7 +23,21 @@ pub enum LoadError {
     Empty { path: PathBuf },
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
+/// Collects the `.wo` files under `dir`. Names starting with `.` (files and
+/// directories) are skipped; a directory reached twice (a symlink loop, or two links
+/// to one directory) is read once.
+fn collect(
+    dir: &Path,
+    seen: &mut HashSet<PathBuf>,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), LoadError> {
+    let real = std::fs::canonicalize(dir).map_err(|source| LoadError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !seen.insert(real) {
+        return Ok(());
+    }
     let entries = std::fs::read_dir(dir).map_err(|source| LoadError::Io {
         path: dir.to_path_buf(),
         source,
@@ -31,11 +48,11 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
             source,
         })?;
         let path = entry.path();
-        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
         if path.is_dir() {
-            if !hidden {
-                collect(&path, out)?;
-            }
+            collect(&path, seen, out)?;
         } else if path.extension().is_some_and(|e| e == "wo") {
             out.push(path);
         }
@@ -47,7 +64,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
 pub fn load_sources(path: &Path) -> Result<SourceMap, LoadError> {
     let mut paths = Vec::new();
     if path.is_dir() {
-        collect(path, &mut paths)?;
+        collect(path, &mut HashSet::new(), &mut paths)?;
         paths.sort();
         if paths.is_empty() {
             return Err(LoadError::Empty {
@@ -63,7 +80,12 @@ pub fn load_sources(path: &Path) -> Result<SourceMap, LoadError> {
             path: p.clone(),
             source,
         })?;
-        let src = String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8 { path: p.clone() })?;
+        let mut src =
+            String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8 { path: p.clone() })?;
+        // A byte order mark some editors write is not part of the program.
+        if src.starts_with('\u{feff}') {
+            src.drain(..'\u{feff}'.len_utf8());
+        }
         map.add(p.display().to_string(), src);
     }
     Ok(map)
