@@ -1,0 +1,42 @@
+//! Structure-aware: fuzzer bytes -> a well-typed wo program (`wo_fuzz::gen`), which
+//! must compile; then a differential check. The program's output and ending must be
+//! the same run from the compiled image and from its `.wob` round trip, and the same
+//! whether its table is unindexed, hash-indexed or sorted-indexed.
+#![no_main]
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+use wo_fuzz::gen::{program, TABLE_ATTR, TABLE_VARIANTS};
+use wo_fuzz::{compile, run_budgeted, End, BUDGET};
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    let Ok(prog) = program(&mut u) else {
+        return;
+    };
+    if std::env::var_os("WO_FUZZ_PRINT").is_some() {
+        eprintln!("{prog}");
+    }
+    let mut first: Option<wo_fuzz::Outcome> = None;
+    for attr in TABLE_VARIANTS {
+        let src = prog.replace(TABLE_ATTR, attr);
+        let image = match compile(&src) {
+            Ok(i) => i,
+            Err(d) => panic!("a generated program does not compile: {d:?}\n{src}"),
+        };
+        let a = run_budgeted(&image, BUDGET);
+        if std::env::var_os("WO_FUZZ_PRINT").is_some() {
+            eprintln!("{attr}: {:?}\n{}", a.end, String::from_utf8_lossy(&a.out));
+        }
+        let back = wo_bytecode::read_image(&wo_bytecode::write_image(&image))
+            .expect("the verifier refused a compiled image");
+        let b = run_budgeted(&back, BUDGET);
+        assert_eq!(a, b, "source and .wob runs differ\n{src}");
+        if a.end == End::Budget {
+            return;
+        }
+        match &first {
+            None => first = Some(a),
+            Some(f) => assert_eq!(f, &a, "access paths differ ({attr})\n{src}"),
+        }
+    }
+});

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets with SanitizerCoverage on stable Rust and runs each one for
+# a bounded time, one process each, on its checked-in corpus (docs/fuzzing.md).
+# Fails (exit 1) on any crash, timeout or out-of-memory; the input is saved under
+# $FUZZ_WORK/artifacts/.
+#
+#   fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     default: 30 s, every target
+#   fuzz/run.sh --merge TARGET DIR...                 minimize DIR... into fuzz/corpus/TARGET
+#
+# FUZZ_WORK (default: a fresh temporary directory) holds what the run learns: new
+# corpus entries (work/<target>/) and crash inputs (artifacts/). Keep it between runs
+# of a long campaign: FUZZ_WORK=/var/tmp/wo-fuzz fuzz/run.sh 36000
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here"
+TARGETS=(compile image datadir gen)
+
+echo "fuzz: building (cargo build --release, SanitizerCoverage on the wo crates)"
+build_start=$(date +%s)
+RUSTC_WRAPPER="$here/rustc-wrapper.sh" CARGO_TARGET_DIR="$here/target" \
+  cargo build --release --locked --bins
+echo "fuzz: build took $(($(date +%s) - build_start)) s"
+
+# Per-target options: the dictionary of the language's words for the compiler, longer
+# inputs for the generator (each byte steers one choice).
+opts() {
+  case "$1" in
+    compile) echo "-dict=$here/dict/wo.dict" ;;
+    gen) echo "-max_len=2048" ;;
+    *) echo "" ;;
+  esac
+}
+
+if [ "${1:-}" = "--merge" ]; then
+  t="$2"
+  shift 2
+  mkdir -p "corpus/$t"
+  # shellcheck disable=SC2046
+  "target/release/$t" -merge=1 -workers=1 -jobs=1 -timeout=10 $(opts "$t") "corpus/$t" "$@"
+  exit 0
+fi
+
+secs="${1:-30}"
+shift || true
+[ $# -gt 0 ] && TARGETS=("$@")
+work="${FUZZ_WORK:-$(mktemp -d)}"
+mkdir -p "$work/artifacts"
+failed=()
+for t in "${TARGETS[@]}"; do
+  mkdir -p "$work/work/$t"
+  log="$work/$t.log"
+  echo "fuzz: $t for $secs s"
+  set +e
+  # New inputs go to the work directory; the checked-in corpus is only read.
+  # shellcheck disable=SC2046
+  "target/release/$t" "$work/work/$t" "corpus/$t" \
+    -max_total_time="$secs" -workers=1 -jobs=1 -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" $(opts "$t") \
+    >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
+  echo "fuzz: $t: exit $rc, ${runs:-?} runs, ${rate:-?} exec/s, ${cov:-no coverage line}"
+  if [ $rc -ne 0 ]; then
+    failed+=("$t")
+    grep -E 'panicked at|ERROR: libFuzzer|SUMMARY|Test unit written|^Base64' "$log" | head -20 || true
+    # The panic message (for a generated program, the program) follows "panicked at".
+    sed -n '/panicked at/,/^stack backtrace/p' "$log" | head -60
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]} (inputs in $work/artifacts/, logs in $work/)"
+  exit 1
+fi
+echo "fuzz: ${#TARGETS[@]} passed, 0 failed"

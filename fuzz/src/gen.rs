@@ -1,0 +1,541 @@
+//! A generator of well-typed wo programs driven by fuzzer bytes (`arbitrary`), for the
+//! `gen` target: the checker, codegen, verifier, VM and database see programs that
+//! get past the parser. Every program it writes must compile; the target checks that
+//! and compares outputs across the `.wob` round trip and across access paths (the
+//! same program with its table hash-indexed, sorted-indexed and unindexed).
+//!
+//! The program has one table `Row { k: Int, t: Text }` whose annotation is the
+//! placeholder [`TABLE_ATTR`], up to three helper functions that call only earlier
+//! ones (so no unbounded recursion), and `main`.
+
+use arbitrary::{Result, Unstructured};
+use std::fmt::Write as _;
+
+/// Replaced by `@table`, `@table(index: [k])` or `@table(sorted: [k])`.
+pub const TABLE_ATTR: &str = "@@TABLE@@";
+
+/// The annotations the differential check compares.
+pub const TABLE_VARIANTS: [&str; 3] = ["@table", "@table(index: [k])", "@table(sorted: [k])"];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ty {
+    Int,
+    Bool,
+    Text,
+    List,
+}
+
+impl Ty {
+    fn name(self) -> &'static str {
+        match self {
+            Ty::Int => "Int",
+            Ty::Bool => "Bool",
+            Ty::Text => "Text",
+            Ty::List => "multi Int",
+        }
+    }
+}
+
+struct Var {
+    name: String,
+    ty: Ty,
+    /// A loop counter: never assigned by generated code, so loops end.
+    fixed: bool,
+}
+
+struct Func {
+    name: String,
+    params: Vec<Ty>,
+    ret: Ty,
+}
+
+struct Gen<'a, 'b> {
+    u: &'b mut Unstructured<'a>,
+    out: String,
+    vars: Vec<Var>,
+    funcs: Vec<Func>,
+    /// Functions the current body may call (those declared before it).
+    callable: usize,
+    next: usize,
+    indent: usize,
+    /// Statements still allowed (bounds the program's size).
+    fuel: usize,
+    /// Inside a `transaction` block (they do not nest).
+    in_tx: bool,
+}
+
+const MAX_DEPTH: u32 = 3;
+
+/// Writes a program from `u`. The text contains [`TABLE_ATTR`] once.
+pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
+    let mut g = Gen {
+        u,
+        out: String::new(),
+        vars: Vec::new(),
+        funcs: Vec::new(),
+        callable: 0,
+        next: 0,
+        indent: 0,
+        fuel: 60,
+        in_tx: false,
+    };
+    g.out.push_str(TABLE_ATTR);
+    g.out.push_str("\nclass Row {\n  k: Int\n  t: Text\n}\n\n");
+    let n_funcs = g.u.int_in_range(0..=3)?;
+    for i in 0..n_funcs {
+        let n_params = g.u.int_in_range(0..=3)?;
+        let mut params = Vec::new();
+        for _ in 0..n_params {
+            params.push(g.ty()?);
+        }
+        let ret = *g.u.choose(&[Ty::Int, Ty::Text, Ty::Bool, Ty::List])?;
+        let name = format!("f{i}");
+        let sig: Vec<String> = params
+            .iter()
+            .enumerate()
+            .map(|(j, t)| format!("p{j}: {}", t.name()))
+            .collect();
+        let _ = writeln!(g.out, "fn {name}({}) -> {} {{", sig.join(", "), ret.name());
+        g.vars = params
+            .iter()
+            .enumerate()
+            .map(|(j, t)| Var {
+                name: format!("p{j}"),
+                ty: *t,
+                fixed: false,
+            })
+            .collect();
+        g.callable = i;
+        g.indent = 1;
+        g.block_body(0)?;
+        let e = g.expr(ret, 0)?;
+        g.line(&format!("return {e}"));
+        g.out.push_str("}\n\n");
+        g.funcs.push(Func { name, params, ret });
+    }
+    g.vars.clear();
+    g.callable = g.funcs.len();
+    g.out.push_str("fn main() {\n");
+    g.indent = 1;
+    g.fuel = 80;
+    g.block_body(0)?;
+    g.out.push_str("}\n");
+    Ok(g.out)
+}
+
+impl Gen<'_, '_> {
+    fn ty(&mut self) -> Result<Ty> {
+        Ok(*self
+            .u
+            .choose(&[Ty::Int, Ty::Int, Ty::Text, Ty::Bool, Ty::List])?)
+    }
+
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.next += 1;
+        format!("{prefix}{}", self.next)
+    }
+
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn var_of(&mut self, ty: Ty, assignable: bool) -> Result<Option<String>> {
+        let names: Vec<&str> = self
+            .vars
+            .iter()
+            .filter(|v| v.ty == ty && !(assignable && v.fixed))
+            .map(|v| v.name.as_str())
+            .collect();
+        if names.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(self.u.choose(&names)?.to_string()))
+    }
+
+    fn block_body(&mut self, depth: u32) -> Result<()> {
+        let scope = self.vars.len();
+        let n = self.u.int_in_range(1..=6)?;
+        for _ in 0..n {
+            if self.fuel == 0 || self.u.is_empty() {
+                break;
+            }
+            self.fuel -= 1;
+            self.stmt(depth)?;
+        }
+        self.vars.truncate(scope);
+        Ok(())
+    }
+
+    fn nested(&mut self, head: &str, depth: u32) -> Result<()> {
+        self.line(&format!("{head} {{"));
+        self.indent += 1;
+        self.block_body(depth + 1)?;
+        self.indent -= 1;
+        Ok(())
+    }
+
+    fn stmt(&mut self, depth: u32) -> Result<()> {
+        let nested_ok = depth < 3;
+        match self.u.int_in_range(0..=15)? {
+            0 | 1 => {
+                let ty = self.ty()?;
+                let e = if ty == Ty::List && self.u.ratio(1, 4)? {
+                    "[]".to_string()
+                } else {
+                    self.expr(ty, 0)?
+                };
+                let name = self.fresh("v");
+                if e == "[]" {
+                    self.line(&format!("let {name}: multi Int = []"));
+                } else {
+                    self.line(&format!("let {name} = {e}"));
+                }
+                self.vars.push(Var {
+                    name,
+                    ty,
+                    fixed: false,
+                });
+            }
+            2 => {
+                let ty = self.ty()?;
+                if let Some(v) = self.var_of(ty, true)? {
+                    let e = self.expr(ty, 0)?;
+                    self.line(&format!("{v} = {e}"));
+                } else {
+                    let e = self.expr(ty, 0)?;
+                    self.line(&format!("print({e})"));
+                }
+            }
+            3 => {
+                if let Some(v) = self.var_of(Ty::Int, true)? {
+                    let op = *self.u.choose(&["+=", "-=", "*="])?;
+                    let e = self.expr(Ty::Int, 1)?;
+                    self.line(&format!("{v} {op} {e}"));
+                } else if let Some(v) = self.var_of(Ty::Text, true)? {
+                    let e = self.expr(Ty::Text, 1)?;
+                    self.line(&format!("{v} = {v} .. {e}"));
+                }
+            }
+            4 | 5 => {
+                let ty = self.ty()?;
+                let e = self.expr(ty, 0)?;
+                self.line(&format!("print({e})"));
+            }
+            6 if nested_ok => {
+                let c = self.expr(Ty::Bool, 0)?;
+                self.nested(&format!("if {c}"), depth)?;
+                if self.u.arbitrary()? {
+                    self.line("} else {");
+                    self.indent += 1;
+                    self.block_body(depth + 1)?;
+                    self.indent -= 1;
+                }
+                self.line("}");
+            }
+            7 if nested_ok => {
+                let c = self.fresh("c");
+                let n = self.u.int_in_range(0..=6)?;
+                self.line(&format!("let {c} = 0"));
+                self.line(&format!("while {c} < {n} {{"));
+                self.indent += 1;
+                self.line(&format!("{c} += 1"));
+                self.vars.push(Var {
+                    name: c,
+                    ty: Ty::Int,
+                    fixed: true,
+                });
+                self.indent -= 1;
+                self.nested_tail(depth)?;
+                self.vars.pop();
+            }
+            8 if nested_ok => {
+                let l = self.expr(Ty::List, 1)?;
+                let x = self.fresh("x");
+                self.line(&format!("for {x} in {l} {{"));
+                self.vars.push(Var {
+                    name: x,
+                    ty: Ty::Int,
+                    fixed: false,
+                });
+                self.nested_tail(depth)?;
+                self.vars.pop();
+            }
+            9 => {
+                if let Some(l) = self.var_of(Ty::List, false)? {
+                    if self.u.arbitrary()? {
+                        let e = self.expr(Ty::Int, 1)?;
+                        self.line(&format!("push({l}, {e})"));
+                    } else {
+                        self.line(&format!("print(pop({l}))"));
+                    }
+                }
+            }
+            10 | 11 => {
+                let k = self.expr(Ty::Int, 1)?;
+                let t = self.expr(Ty::Text, 1)?;
+                self.line(&format!("insert Row {{ k: {k}, t: {t} }}"));
+            }
+            12 => {
+                let op = self.cmp()?;
+                let e = self.expr(Ty::Int, 1)?;
+                let sel = *self
+                    .u
+                    .choose(&["r.t", "r.k", "r.id", "\"${r.k}:${r.t}\""])?;
+                let order = *self.u.choose(&[
+                    "",
+                    " order by r.k",
+                    " order by r.k desc",
+                    " order by r.t",
+                ])?;
+                self.line(&format!(
+                    "print(from r in Row where r.k {op} {e}{order} select {sel})"
+                ));
+            }
+            13 if nested_ok => {
+                let op = self.cmp()?;
+                let e = self.expr(Ty::Int, 1)?;
+                let r = self.fresh("row");
+                self.line(&format!(
+                    "for {r} in from r in Row where r.k {op} {e} select r {{"
+                ));
+                self.indent += 1;
+                match self.u.int_in_range(0..=2)? {
+                    0 => self.line(&format!("delete {r}")),
+                    1 => {
+                        let v = self.expr(Ty::Int, 1)?;
+                        self.line(&format!("{r}.k = {v}"));
+                    }
+                    _ => {
+                        let v = self.expr(Ty::Text, 1)?;
+                        self.line(&format!("{r}.t = {v}"));
+                    }
+                }
+                self.indent -= 1;
+                self.line("}");
+            }
+            14 if nested_ok => {
+                let e = self.fresh("e");
+                self.nested("try", depth)?;
+                self.line(&format!("}} catch ({e}) {{"));
+                self.indent += 1;
+                self.line(&format!("print({e}.kind)"));
+                self.indent -= 1;
+                self.line("}");
+            }
+            15 if nested_ok && !self.in_tx => {
+                self.in_tx = true;
+                self.nested("transaction", depth)?;
+                self.in_tx = false;
+                self.line("}");
+            }
+            _ => {
+                let e = self.expr(Ty::Int, 0)?;
+                self.line(&format!("print({e})"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The body and closing brace of a loop whose header is written.
+    fn nested_tail(&mut self, depth: u32) -> Result<()> {
+        self.indent += 1;
+        self.block_body(depth + 1)?;
+        if self.u.ratio(1, 8)? {
+            let kw = *self.u.choose(&["break", "continue"])?;
+            self.line(kw);
+        }
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+
+    fn cmp(&mut self) -> Result<&'static str> {
+        Ok(*self.u.choose(&["==", "!=", "<", "<=", ">", ">="])?)
+    }
+
+    fn call(&mut self, ty: Ty, depth: u32) -> Result<Option<String>> {
+        let cands: Vec<usize> = (0..self.callable)
+            .filter(|&i| self.funcs[i].ret == ty)
+            .collect();
+        if cands.is_empty() {
+            return Ok(None);
+        }
+        let i = *self.u.choose(&cands)?;
+        let params = self.funcs[i].params.clone();
+        let mut args = Vec::new();
+        for p in params {
+            args.push(self.expr(p, depth + 1)?);
+        }
+        Ok(Some(format!("{}({})", self.funcs[i].name, args.join(", "))))
+    }
+
+    fn expr(&mut self, ty: Ty, depth: u32) -> Result<String> {
+        let leaf = depth >= MAX_DEPTH || self.u.is_empty();
+        let choice = if leaf { 0 } else { self.u.int_in_range(0..=9)? };
+        if choice == 1 {
+            if let Some(v) = self.var_of(ty, false)? {
+                return Ok(v);
+            }
+        }
+        if choice == 2 {
+            if let Some(c) = self.call(ty, depth)? {
+                return Ok(c);
+            }
+        }
+        if choice == 0 || choice <= 2 {
+            return self.literal(ty);
+        }
+        let d = depth + 1;
+        Ok(match ty {
+            Ty::Int => match choice {
+                3 | 4 => {
+                    let op = *self.u.choose(&["+", "-", "*", "/", "%"])?;
+                    format!(
+                        "({} {op} {})",
+                        self.expr(Ty::Int, d)?,
+                        self.expr(Ty::Int, d)?
+                    )
+                }
+                5 => format!("len({})", self.expr(Ty::Text, d)?),
+                6 => format!("len({})", self.expr(Ty::List, d)?),
+                7 => format!("{}[{}]", self.list_atom(d)?, self.expr(Ty::Int, d)?),
+                8 => format!(
+                    "count(from r in Row where r.k {} {} select r)",
+                    self.cmp()?,
+                    self.expr(Ty::Int, d)?
+                ),
+                _ => format!(
+                    "(try {} catch (err) {})",
+                    self.expr(Ty::Int, d)?,
+                    self.expr(Ty::Int, d)?
+                ),
+            },
+            Ty::Bool => match choice {
+                3 | 4 => {
+                    let op = self.cmp()?;
+                    format!(
+                        "({} {op} {})",
+                        self.expr(Ty::Int, d)?,
+                        self.expr(Ty::Int, d)?
+                    )
+                }
+                5 => {
+                    let op = *self.u.choose(&["and", "or"])?;
+                    format!(
+                        "({} {op} {})",
+                        self.expr(Ty::Bool, d)?,
+                        self.expr(Ty::Bool, d)?
+                    )
+                }
+                6 => format!("(not {})", self.expr(Ty::Bool, d)?),
+                7 => format!(
+                    "({} == {})",
+                    self.expr(Ty::Text, d)?,
+                    self.expr(Ty::Text, d)?
+                ),
+                8 => format!(
+                    "contains({}, {})",
+                    self.list_atom(d)?,
+                    self.expr(Ty::Int, d)?
+                ),
+                _ => format!("(Row.find({}) == nil)", self.expr(Ty::Int, d)?),
+            },
+            Ty::Text => match choice {
+                3 | 4 => format!(
+                    "({} .. {})",
+                    self.expr(Ty::Text, d)?,
+                    self.expr(Ty::Text, d)?
+                ),
+                5 => format!("text({})", self.expr(Ty::Int, d)?),
+                6 => format!(
+                    "\"<${{{}}}|${{{}}}>\"",
+                    self.expr(Ty::Int, d)?,
+                    self.expr(Ty::Text, d)?
+                ),
+                7 => format!("text({})", self.list_atom(d)?),
+                8 => format!(
+                    "(try unwrap(Row.find({})).t catch (err) \"none\")",
+                    self.expr(Ty::Int, d)?
+                ),
+                _ => format!("text({})", self.expr(Ty::Bool, d)?),
+            },
+            Ty::List => match choice {
+                3 | 4 => {
+                    let n = self.u.int_in_range(1..=4)?;
+                    let mut items = Vec::new();
+                    for _ in 0..n {
+                        items.push(self.expr(Ty::Int, d)?);
+                    }
+                    format!("[{}]", items.join(", "))
+                }
+                5 | 6 => format!(
+                    "slice({}, {}, {})",
+                    self.list_atom(d)?,
+                    self.expr(Ty::Int, d)?,
+                    self.expr(Ty::Int, d)?
+                ),
+                7 => format!(
+                    "(from r in Row where r.k {} {} select r.k)",
+                    self.cmp()?,
+                    self.expr(Ty::Int, d)?
+                ),
+                _ => format!("(from r in Row order by r.k desc select r.id)"),
+            },
+        })
+    }
+
+    /// A list expression that can be indexed or passed without parentheses trouble.
+    fn list_atom(&mut self, depth: u32) -> Result<String> {
+        if let Some(v) = self.var_of(Ty::List, false)? {
+            if self.u.arbitrary()? {
+                return Ok(v);
+            }
+        }
+        self.expr(Ty::List, depth)
+    }
+
+    fn literal(&mut self, ty: Ty) -> Result<String> {
+        Ok(match ty {
+            Ty::Int => {
+                let v: i64 = match self.u.int_in_range(0..=9)? {
+                    0 => i64::MAX,
+                    1 => -i64::MAX,
+                    2 => 1 << 32,
+                    3 => -1,
+                    _ => self.u.int_in_range(0..=20)?,
+                };
+                if v < 0 {
+                    format!("({v})")
+                } else {
+                    v.to_string()
+                }
+            }
+            Ty::Bool => (if self.u.arbitrary()? { "true" } else { "false" }).to_string(),
+            Ty::Text => {
+                let s = *self.u.choose(&[
+                    "",
+                    "a",
+                    "bc",
+                    "héllo",
+                    "x\\ty",
+                    "\\n",
+                    "ß∂",
+                    "\\\"q\\\"",
+                    "10",
+                ])?;
+                format!("\"{s}\"")
+            }
+            Ty::List => {
+                let n = self.u.int_in_range(1..=3)?;
+                let items: Vec<String> = (0..n)
+                    .map(|_| self.u.int_in_range(-2..=9i64).map(|v| v.to_string()))
+                    .collect::<Result<_>>()?;
+                format!("[{}]", items.join(", "))
+            }
+        })
+    }
+}

@@ -1,0 +1,234 @@
+//! Shared helpers of the fuzz targets (docs/fuzzing.md): a sandboxed set of natives,
+//! running a verified image under an instruction budget with its output captured,
+//! and re-sealing the CRCs of a mutated data directory.
+
+pub mod gen;
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+use std::time::Instant;
+
+use wo_bytecode::Image;
+use wo_vm::{Host, NativeFn, Stop, Trap, TrapKind, Value, Vm};
+
+/// Calls and loop back edges one image may run (over `init` and `main` together).
+pub const BUDGET: u32 = 20_000;
+
+/// Bytes of output kept per run (the rest is counted, not stored).
+pub const OUTPUT_CAP: usize = 1 << 20;
+
+fn denied(_: &mut Host, _: &[Value]) -> Result<Value, Stop> {
+    Err(Stop::Trap(Trap::new(
+        TrapKind::Io,
+        "denied by the fuzz sandbox",
+    )))
+}
+
+fn zero_time(_: &mut Host, _: &[Value]) -> Result<Value, Stop> {
+    Ok(Value::Int(0))
+}
+
+/// The stdlib, except that the file system, the environment and sleeping trap `IO`
+/// (a fuzzed image must not touch the machine) and the clocks read 0 (runs repeat).
+pub fn natives(name: &str) -> Option<NativeFn> {
+    if name.starts_with("fs.") || name.starts_with("env.") || name == "time.sleep" {
+        return Some(denied);
+    }
+    if name == "time.now" || name == "time.ticks" {
+        return Some(zero_time);
+    }
+    wo_stdlib::lookup(name)
+}
+
+/// A writer that keeps the first [`OUTPUT_CAP`] bytes and counts the rest.
+#[derive(Clone, Default)]
+pub struct Capture(pub Rc<RefCell<(Vec<u8>, usize)>>);
+
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut g = self.0.borrow_mut();
+        let room = OUTPUT_CAP.saturating_sub(g.0.len());
+        g.0.extend_from_slice(&buf[..buf.len().min(room)]);
+        g.1 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// How a budgeted run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum End {
+    /// The image did not link.
+    Link(String),
+    /// `main` returned or `exit` was called.
+    Exit(i32),
+    /// An uncaught trap, its kind name and message.
+    Trap(&'static str, String),
+    /// The image broke an interpreter invariant.
+    Fault(String),
+    /// The budget ran out.
+    Budget,
+}
+
+/// What a run printed and how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub end: End,
+    pub out: Vec<u8>,
+    pub out_len: usize,
+}
+
+/// Runs `image` (`init`, then `main` with no arguments) with the database in memory,
+/// for at most `budget` calls and back edges in all.
+pub fn run_budgeted(image: &Image, budget: u32) -> Outcome {
+    let out = Capture::default();
+    let host = Host {
+        out: Box::new(out.clone()),
+        err: Box::new(std::io::sink()),
+        classes: Rc::from(Vec::new()),
+        rng: 1,
+        started: Instant::now(),
+    };
+    let end = match Vm::new(image, &natives, host) {
+        Err(e) => End::Link(e.to_string()),
+        Ok(mut vm) => run_vm(&mut vm, image, budget),
+    };
+    let g = out.0.borrow();
+    Outcome {
+        end,
+        out: g.0.clone(),
+        out_len: g.1,
+    }
+}
+
+fn run_vm(vm: &mut Vm<'_>, image: &Image, budget: u32) -> End {
+    let mut left = budget;
+    if let Some(init) = image.init {
+        match run_fiber(vm, init.0, Vec::new(), &mut left) {
+            Ok(_) => {}
+            Err(end) => return end,
+        }
+    }
+    let arity = image
+        .functions
+        .get(image.entry.index())
+        .map_or(0, |f| f.arity);
+    let args = if arity == 1 {
+        vec![Value::List(Rc::new(RefCell::new(Vec::new())))]
+    } else {
+        Vec::new()
+    };
+    match run_fiber(vm, image.entry.0, args, &mut left) {
+        Ok(Value::Int(v)) => End::Exit((v & 0xff) as i32),
+        Ok(_) => End::Exit(0),
+        Err(end) => end,
+    }
+}
+
+/// Budget handed to one `resume` call.
+const SLICE: u32 = 1000;
+
+fn run_fiber(vm: &mut Vm<'_>, func: u32, args: Vec<Value>, left: &mut u32) -> Result<Value, End> {
+    let mut fiber = vm.fiber(func, args).map_err(End::Fault)?;
+    loop {
+        if *left == 0 {
+            return Err(End::Budget);
+        }
+        let slice = SLICE.min(*left);
+        *left -= slice;
+        match vm.resume(&mut fiber, slice) {
+            wo_vm::Status::Yield => continue,
+            wo_vm::Status::Done(v) => return Ok(v),
+            wo_vm::Status::Exit(c) => return Err(End::Exit(c)),
+            wo_vm::Status::Trap { trap, .. } => {
+                return Err(End::Trap(trap.kind.name(), trap.message))
+            }
+            wo_vm::Status::Fault(m) => return Err(End::Fault(m)),
+        }
+    }
+}
+
+/// Compiles one source file.
+pub fn compile(src: &str) -> Result<Image, Vec<wo_compiler::Diagnostic>> {
+    let mut sources = wo_compiler::SourceMap::default();
+    sources.add("fuzz.wo", src);
+    wo_compiler::compile(&sources)
+}
+
+/// The data-directory target's input: `[u32 LE wal length][wal][checkpoint]`, the
+/// length clamped to what is there; an empty part means no such file.
+pub fn split_datadir(data: &[u8]) -> (&[u8], &[u8]) {
+    if data.len() < 4 {
+        return (data, &[]);
+    }
+    let n = u32::from_le_bytes([data[0], data[1], data[2], data[3]]) as usize;
+    let rest = &data[4..];
+    let n = n.min(rest.len());
+    rest.split_at(n)
+}
+
+/// The inverse of [`split_datadir`] (for building seeds).
+pub fn join_datadir(wal: &[u8], ckpt: &[u8]) -> Vec<u8> {
+    let mut v = (wal.len() as u32).to_le_bytes().to_vec();
+    v.extend_from_slice(wal);
+    v.extend_from_slice(ckpt);
+    v
+}
+
+const WAL_HEADER: usize = 36;
+const FRAME: usize = 24;
+
+/// Rewrites every CRC of a log (docs/wal-format.md) so that a mutation reaches the
+/// decoder behind them: the header's, then each record's, walking the lengths as
+/// written (a length past the end stops the walk).
+pub fn reseal_wal(wal: &mut [u8]) {
+    if wal.len() < WAL_HEADER {
+        return;
+    }
+    let crc = crc32fast::hash(&wal[..32]);
+    wal[32..36].copy_from_slice(&crc.to_le_bytes());
+    let salt: [u8; 8] = wal[16..24].try_into().expect("8 bytes");
+    let mut off = WAL_HEADER;
+    while off + FRAME <= wal.len() {
+        let n = u32::from_le_bytes(wal[off..off + 4].try_into().expect("4 bytes")) as usize;
+        if n == 0 || off + FRAME + n > wal.len() {
+            return;
+        }
+        let mut h = crc32fast::Hasher::new();
+        h.update(&salt);
+        h.update(&wal[off..off + 4]);
+        h.update(&wal[off + 8..off + 24]);
+        h.update(&wal[off + FRAME..off + FRAME + n]);
+        let crc = h.finalize();
+        wal[off + 4..off + 8].copy_from_slice(&crc.to_le_bytes());
+        off += FRAME + n;
+    }
+}
+
+/// Rewrites a checkpoint's body length (to what the file holds), header CRC and body
+/// CRC.
+pub fn reseal_checkpoint(ck: &mut [u8]) {
+    if ck.len() < 40 {
+        return;
+    }
+    let b = ck.len() - 40;
+    ck[24..32].copy_from_slice(&(b as u64).to_le_bytes());
+    let crc = crc32fast::hash(&ck[..32]);
+    ck[32..36].copy_from_slice(&crc.to_le_bytes());
+    let crc = crc32fast::hash(&ck[36..36 + b]);
+    ck[36 + b..].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Rewrites an image's CRC32 trailer (docs/image-format.md: the last 4 bytes, over
+/// every byte before them).
+pub fn reseal_image(bytes: &mut [u8]) {
+    if bytes.len() < 12 {
+        return;
+    }
+    let n = bytes.len() - 4;
+    let crc = crc32fast::hash(&bytes[..n]);
+    bytes[n..].copy_from_slice(&crc.to_le_bytes());
+}
