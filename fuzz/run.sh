@@ -36,7 +36,7 @@ if [ "${1:-}" = "--merge" ]; then
   shift 2
   mkdir -p "corpus/$t"
   # shellcheck disable=SC2046
-  "target/release/$t" -merge=1 -workers=1 -jobs=1 -timeout=10 $(opts "$t") "corpus/$t" "$@"
+  "target/release/$t" -merge=1 -timeout=10 $(opts "$t") "corpus/$t" "$@"
   exit 0
 fi
 
@@ -47,21 +47,21 @@ work="${FUZZ_WORK:-$(mktemp -d)}"
 mkdir -p "$work/artifacts"
 failed=()
 for t in "${TARGETS[@]}"; do
-  mkdir -p "$work/work/$t"
+  mkdir -p "$work/work/$t" "corpus/$t"
   log="$work/$t.log"
   echo "fuzz: $t for $secs s"
   set +e
   # New inputs go to the work directory; the checked-in corpus is only read.
   # shellcheck disable=SC2046
   "target/release/$t" "$work/work/$t" "corpus/$t" \
-    -max_total_time="$secs" -workers=1 -jobs=1 -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" $(opts "$t") \
     >"$log" 2>&1
   rc=$?
   set -e
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
-  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" || true)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" || true)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
   echo "fuzz: $t: exit $rc, ${runs:-?} runs, ${rate:-?} exec/s, ${cov:-no coverage line}"
   if [ $rc -ne 0 ]; then
     failed+=("$t")
