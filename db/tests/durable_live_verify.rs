@@ -7,18 +7,125 @@
 //! opens both files once and reads only those descriptors (one checkpoint, one log,
 //! tied by their salts), reads the log only up to its length at that moment, and
 //! reports a problem only when a second attempt finds the same problem in the same
-//! pair of files. This test verifies over and over while a writer on the real file
-//! system commits and checkpoints every few kilobytes of log.
+//! pair of files. One test replays the race deterministically (a storage that hands
+//! verify the old checkpoint once, as if the writer renamed a new one in right after);
+//! the other verifies over and over while a writer on the real file system commits
+//! and checkpoints every few hundred bytes of log.
 
 mod durable_support;
 
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use durable_support::*;
-use wo_db::durable::{self, Options};
+use wo_db::durable::{self, LockError, LockGuard, Options, SimStorage, Storage, StorageFile};
 use wo_db::{Cell, Savepoint};
+
+/// The directory as a writer leaves it (`now`), except that the first `stale_opens`
+/// opens of `checkpoint` get the one before (`before`): what a reader sees when the
+/// writer renames a new checkpoint and a new log into place between its opens of the
+/// two files.
+#[derive(Debug, Clone)]
+struct Racing {
+    now: SimStorage,
+    before: SimStorage,
+    stale_opens: usize,
+    checkpoint_opens: Arc<AtomicUsize>,
+}
+
+impl Storage for Racing {
+    fn open(&self, path: &Path, create: bool) -> io::Result<Box<dyn StorageFile>> {
+        self.now.open(path, create)
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
+        if path.ends_with("checkpoint") {
+            let n = self.checkpoint_opens.fetch_add(1, Ordering::Relaxed);
+            if n < self.stale_opens {
+                return self.before.open_read(path);
+            }
+        }
+        self.now.open_read(path)
+    }
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        self.now.exists(path)
+    }
+    fn create_dir(&self, path: &Path) -> io::Result<bool> {
+        self.now.create_dir(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.now.sync_dir(dir)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.now.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.now.remove(path)
+    }
+    fn lock(&self, path: &Path, pid: u32) -> Result<Box<dyn LockGuard>, LockError> {
+        self.now.lock(path, pid)
+    }
+    fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
+        self.now.lock_holder(path)
+    }
+}
+
+#[test]
+fn verify_reads_again_when_it_paired_an_old_checkpoint_with_a_new_log() {
+    let dir = PathBuf::from("/data");
+    let sim = SimStorage::new();
+    let options = Options {
+        storage: Arc::new(sim.clone()),
+        preallocate: 0,
+        auto_checkpoint: false,
+        ..Options::default()
+    };
+    let (mut dd, mut db) = durable::open(&dir, one_table_schema("t"), options).unwrap();
+    let mut insert = |dd: &mut durable::DataDir, db: &mut wo_db::Db, n: i64| {
+        db.insert(0, vec![Cell::Int(n)]).unwrap();
+        dd.commit(db, Savepoint(0)).unwrap();
+    };
+    for n in 0..5 {
+        insert(&mut dd, &mut db, n);
+    }
+    dd.checkpoint(&db).unwrap();
+    insert(&mut dd, &mut db, 5);
+    let before = SimStorage::new();
+    for f in ["checkpoint", "wal"] {
+        before.write_file(&dir.join(f), &read(&sim, &dir.join(f)));
+    }
+    dd.checkpoint(&db).unwrap();
+    insert(&mut dd, &mut db, 6);
+    drop((dd, db));
+    // Once: the checkpoint before the last one, beside the newest log.
+    let racing = Racing {
+        now: sim.clone(),
+        before: before.clone(),
+        stale_opens: 1,
+        checkpoint_opens: Arc::new(AtomicUsize::new(0)),
+    };
+    let rep = durable::verify_with(&racing, &dir).unwrap();
+    assert_eq!(rep.problem, None, "{rep}");
+    assert_eq!(rep.tables[0].rows, 7);
+    assert!(
+        racing.checkpoint_opens.load(Ordering::Relaxed) >= 2,
+        "verify did not read again"
+    );
+    // Every time: that pair really is what the directory holds, and it is reported.
+    let stuck = Racing {
+        stale_opens: usize::MAX,
+        checkpoint_opens: Arc::new(AtomicUsize::new(0)),
+        ..racing
+    };
+    let rep = durable::verify_with(&stuck, &dir).unwrap();
+    let p = rep.problem.expect("a log that is not the checkpoint's");
+    assert!(
+        p.what.contains("does not belong to the checkpoint"),
+        "{}",
+        p.what
+    );
+}
 
 #[test]
 fn verify_beside_a_writer_that_checkpoints_often_finds_no_damage() {
