@@ -82,7 +82,7 @@ fn verify_reads_again_when_it_paired_an_old_checkpoint_with_a_new_log() {
         ..Options::default()
     };
     let (mut dd, mut db) = durable::open(&dir, one_table_schema("t"), options).unwrap();
-    let mut insert = |dd: &mut durable::DataDir, db: &mut wo_db::Db, n: i64| {
+    let insert = |dd: &mut durable::DataDir, db: &mut wo_db::Db, n: i64| {
         db.insert(0, vec![Cell::Int(n)]).unwrap();
         dd.commit(db, Savepoint(0)).unwrap();
     };
