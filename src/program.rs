@@ -73,7 +73,7 @@ pub fn compile(path: &Path, tally: &mut Tally) -> Result<(Image, SourceMap), Fai
                 let line = sources
                     .files
                     .get(d.span.file.0 as usize)
-                    .map_or(0, |f| f.line_col(d.span.lo).0);
+                    .map_or(0, |f| f.line(d.span.lo));
                 (d.span.file.0, line)
             });
             tally.add(&diags);

@@ -112,6 +112,11 @@ fn render_notes(out: &mut String, width: usize, notes: &[String]) {
     }
 }
 
+/// The most characters of one source line a snippet shows.
+const MAX_SHOWN: usize = 120;
+/// How many characters before the marker a cut line keeps.
+const CONTEXT_BEFORE: usize = 40;
+
 /// One source line with a marker line under `span` (clipped to the first line of a
 /// span that covers several; at least one marker for an empty span).
 fn snippet(
@@ -133,16 +138,36 @@ fn snippet(
     } else {
         n_chars
     };
-    let n_marks = end.saturating_sub(start).max(1);
+    // A long line is shown as a window around the marker, `…` marking what is cut,
+    // so a diagnostic never reprints a whole 16 KB line (issue 13 H3).
+    let (first, last) = if n_chars <= MAX_SHOWN {
+        (0, n_chars)
+    } else {
+        let first = start
+            .saturating_sub(CONTEXT_BEFORE)
+            .min(n_chars - MAX_SHOWN);
+        (first, first + MAX_SHOWN)
+    };
+    let shown: String = src.chars().skip(first).take(last - first).collect();
+    let (head, tail) = (
+        if first > 0 { "…" } else { "" },
+        if last < n_chars { "…" } else { "" },
+    );
+    let n_marks = end.min(last.max(start + 1)).saturating_sub(start).max(1);
     // Reproduce tabs in the padding so the markers line up in any tab width.
-    let pad: String = src
+    let pad: String = head
         .chars()
-        .chain(std::iter::repeat(' '))
-        .take(start)
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .map(|_| ' ')
+        .chain(
+            src.chars()
+                .skip(first)
+                .chain(std::iter::repeat(' '))
+                .take(start - first)
+                .map(|c| if c == '\t' { '\t' } else { ' ' }),
+        )
         .collect();
     let marks = mark.to_string().repeat(n_marks);
-    let _ = writeln!(out, "{line:>width$} | {src}");
+    let _ = writeln!(out, "{line:>width$} | {head}{shown}{tail}");
     let sep = if text.is_empty() { "" } else { " " };
     let _ = writeln!(out, "{:width$} | {pad}{marks}{sep}{text}", "");
 }

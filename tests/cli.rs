@@ -692,3 +692,64 @@ fn directory_programs_skip_hidden_files_and_symlink_loops() {
     assert!(res.stderr.contains("again.wo"), "{}", res.stderr);
     assert!(res.stderr.contains("helper.wo"), "{}", res.stderr);
 }
+
+/// Issue 13 H3: a diagnostic on a very long line shows a window of it around the
+/// marker, not the whole line (a 16 KB line with many errors printed megabytes).
+#[test]
+fn diagnostics_on_a_long_line_show_a_window_of_it() {
+    let mut line = String::from("  let x = \"\"");
+    for _ in 0..60 {
+        line.push_str(&format!(" # \"{}\"", "a".repeat(260)));
+    }
+    assert!(line.len() > 15_000);
+    let src = format!("fn main() {{\n{line}\n}}\n");
+    let res = run_src("long-line", &src, &[]);
+    res.expect_status(65);
+    assert_eq!(res.stderr.matches("unexpected character `#`").count(), 60);
+    for l in res.stderr.lines() {
+        assert!(l.chars().count() <= 140, "a shown line is cut: {l}");
+    }
+    // Each snippet keeps its marker under the `#` it points at.
+    let lines: Vec<&str> = res.stderr.lines().collect();
+    for w in lines.windows(2) {
+        if let Some(at) = w[1].find('^') {
+            if w[0].starts_with("2 |") {
+                let shown: Vec<char> = w[0].chars().collect();
+                let col = w[1][..at].chars().count();
+                assert_eq!(shown.get(col), Some(&'#'), "{}\n{}", w[0], w[1]);
+            }
+        }
+    }
+}
+
+/// Issue 13 H2: many lines with syntax errors are merged in n log n (each error's
+/// line was found by counting newlines from the start, and looked up in a list).
+#[test]
+fn many_syntax_errors_are_merged_quickly() {
+    let bad = [
+        "let = = 3",
+        "x = = 1 +",
+        "print(1 2 3)",
+        "fn f( = )",
+        "let y = [1 2]",
+    ];
+    let mut src = String::new();
+    while src.len() < 1_000_000 {
+        for l in bad {
+            src.push_str(l);
+            src.push('\n');
+        }
+    }
+    let dir = scratch_dir("many-errors");
+    write(&dir, "app.wo", &src);
+    let mut cmd = common::wo();
+    cmd.current_dir(&dir).args(["check", "app.wo"]);
+    let res = common::output_within(cmd, std::time::Duration::from_secs(30))
+        .expect("`wo check` of 1 MB of bad lines finishes");
+    res.expect_status(65);
+    assert!(
+        res.stderr.ends_with(" errors\n"),
+        "{}",
+        &res.stderr[res.stderr.len() - 200..]
+    );
+}

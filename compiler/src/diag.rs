@@ -96,6 +96,13 @@ impl SourceFile {
     }
 
     /// 1-based line and column (the column counts characters) of a byte offset.
+    /// The 1-based line of a byte offset (cheaper than [`SourceFile::line_col`]).
+    pub fn line(&self, offset: u32) -> u32 {
+        let offset = (offset as usize).min(self.src.len());
+        let idx = self.line_starts.partition_point(|&s| s <= offset);
+        u32::try_from(idx.max(1)).unwrap_or(u32::MAX)
+    }
+
     pub fn line_col(&self, offset: u32) -> (u32, u32) {
         let offset = (offset as usize).min(self.src.len());
         let line_idx = match self.line_starts.binary_search(&offset) {

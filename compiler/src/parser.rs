@@ -6,6 +6,8 @@
 //! parser behind this one function means it could be replaced (say, by a hand-written
 //! parser) without touching any other stage.
 
+use std::collections::HashSet;
+
 use lalrpop_util::{lalrpop_mod, ParseError};
 
 use crate::ast::{self, BinOp, Expr, ExprKind, FieldDecl, FnDecl, Item, Stmt, StmtKind};
@@ -140,13 +142,21 @@ fn merge(
     all.extend(syntax.into_iter().map(|d| (false, d)));
     all.sort_by_key(|(_, d)| d.span.lo);
     let mut out: Vec<Diagnostic> = Vec::new();
-    let mut lines_with_errors: Vec<usize> = Vec::new();
+    // Offsets of the newlines, found once: each error's line is a binary search, so
+    // many errors in a large input stay n log n (issue 13 H2).
+    let newlines: Vec<usize> = ctx
+        .src
+        .bytes()
+        .enumerate()
+        .filter_map(|(i, b)| (b == b'\n').then_some(i))
+        .collect();
+    let mut lines_with_errors: HashSet<usize> = HashSet::new();
     for (from_lexer, d) in all {
-        let line = ctx.line_of(d.span.lo as usize);
+        let line = ctx.line_of(&newlines, d.span.lo as usize);
         if !from_lexer && lines_with_errors.contains(&line) {
             continue;
         }
-        lines_with_errors.push(line);
+        lines_with_errors.insert(line);
         out.push(d);
     }
     out
@@ -165,10 +175,10 @@ struct ErrCtx<'a> {
 
 impl ErrCtx<'_> {
     /// A line number for cascade suppression (counted within `src`).
-    fn line_of(&self, abs: usize) -> usize {
+    /// The 0-based line of absolute offset `abs`, given the newline offsets of `src`.
+    fn line_of(&self, newlines: &[usize], abs: usize) -> usize {
         let rel = abs.saturating_sub(self.base).min(self.src.len());
-        let head = self.src.as_bytes().get(..rel).unwrap_or(&[]);
-        head.iter().filter(|&&b| b == b'\n').count()
+        newlines.partition_point(|&n| n < rel)
     }
 
     /// The index of the token at exactly `lo..hi`.
