@@ -1991,3 +1991,56 @@ fn recovery_streams_the_log_under_a_memory_limit() {
     );
     std::fs::remove_dir_all(cwd.join("big")).unwrap();
 }
+
+/// Issue 13 W1 and issue 11 item 11: a checkpoint whose id counter is far beyond its
+/// rows (each id below it is a row slot, deleted ones included) made loading allocate
+/// slot after slot until the allocator or the kernel gave up (abort 134, or the OOM
+/// killer). Refused before loading now, as out of memory (74), under a memory limit
+/// as well as past the machine's memory.
+#[test]
+fn a_checkpoint_counter_beyond_memory_is_refused_before_loading() {
+    let cwd = scratch("huge_counter");
+    std::fs::write(
+        cwd.join("p.wo"),
+        "@table\nclass Doc {\n  n: Int\n}\n\nfn main() {\n  print(count(from d in Doc select d))\n}\n",
+    )
+    .unwrap();
+    output(wo_cmd(&cwd, &[], &["run", "p.wo", "--data", "d"])).expect_status(0);
+    let mut cmd = common::wo();
+    cmd.current_dir(&cwd).args(["db", "checkpoint", "d"]);
+    output(cmd).expect_status(0);
+    // The body starts at 52: table count 1, name "Doc" (4 bytes), then the next id
+    // (zig-zag 1 = 0x02). Make it 2^24 (16M slots: 128 MB at 8 bytes a slot).
+    let ckpt = std::fs::read(cwd.join("d/checkpoint")).unwrap();
+    let (head, body) = (&ckpt[..52], &ckpt[52..ckpt.len() - 4]);
+    assert_eq!(&body[..6], b"\x01\x03Doc\x02");
+    let mut new_body = body[..5].to_vec();
+    let mut v: u64 = 1 << 25; // zig-zag of 2^24
+    while v >= 0x80 {
+        new_body.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    new_body.push(v as u8);
+    new_body.extend_from_slice(&body[6..]);
+    let mut file = head.to_vec();
+    file[24..32].copy_from_slice(&(new_body.len() as u64).to_le_bytes());
+    let crc = crc32fast::hash(&file[..48]).to_le_bytes();
+    file[48..52].copy_from_slice(&crc);
+    file.extend_from_slice(&new_body);
+    file.extend_from_slice(&crc32fast::hash(&new_body).to_le_bytes());
+    std::fs::write(cwd.join("d/checkpoint"), &file).unwrap();
+    let res = output(wo_cmd(
+        &cwd,
+        &["sh", "-c", "ulimit -v 102400; exec \"$0\" \"$@\""],
+        &["run", "p.wo", "--data", "d"],
+    ));
+    res.expect_status(74);
+    assert_contains(
+        "huge counter",
+        &res,
+        &[
+            "out of memory while opening d",
+            "table `Doc` has next id 16777216",
+        ],
+    );
+}

@@ -500,7 +500,7 @@ fn check_id_counters(stored: &StoredSchema, path: &Path, dir: &Path) -> Result<(
             return Err(out_of_memory(
                 dir,
                 format!(
-                    "{}: table `{}` has next id {}: its row ids need at least {} MiB, more than this machine's {} MiB",
+                    "{}: table `{}` has next id {}: its row ids need at least {} MiB, more than the {} MiB this process may use",
                     path.display(),
                     t.name,
                     t.next_id,

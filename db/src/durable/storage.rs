@@ -214,12 +214,21 @@ fn open_regular(path: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
-/// This machine's memory in bytes (`MemTotal` of `/proc/meminfo`), when known.
+/// The memory this process can have, in bytes, when known: the machine's
+/// (`MemTotal` of `/proc/meminfo`), or less under an address-space limit
+/// (`ulimit -v`).
 pub(crate) fn memory_total() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
+    let machine = (|| {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    })();
+    let limit = rustix::process::getrlimit(rustix::process::Resource::As).current;
+    match (machine, limit) {
+        (Some(m), Some(l)) => Some(m.min(l)),
+        (m, l) => m.or(l),
+    }
 }
 
 /// The error text of a data-directory file that is not a regular file.
