@@ -115,3 +115,30 @@ fn an_older_generation_put_back_is_refused_and_the_right_pair_still_opens() {
     let (_, db) = open(&sim, &dir()).unwrap();
     assert_eq!(db.len(0), 7);
 }
+
+/// A checkpoint written before the tie (format version 1: a 36-byte header without
+/// salts) is still read, with any log whose LSNs continue it.
+#[test]
+fn a_version_1_checkpoint_is_still_read() {
+    let sim = SimStorage::new();
+    let body = one_table_body("t", 4, &[(1, 10), (3, 30)]);
+    let mut f = Vec::new();
+    f.extend_from_slice(b"\x89wockp\r\n");
+    f.extend_from_slice(&1u32.to_le_bytes());
+    f.extend_from_slice(&0u32.to_le_bytes());
+    f.extend_from_slice(&5u64.to_le_bytes());
+    f.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    let crc = crc32fast::hash(&f).to_le_bytes();
+    f.extend_from_slice(&crc);
+    f.extend_from_slice(&body);
+    f.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+    sim.write_file(&dir().join("checkpoint"), &f);
+    let mut schema = schema_item("t", 4);
+    schema.extend(insert_item(4, 40));
+    sim.write_file(&dir().join("wal"), &wal_file(0x1234, 6, &[schema]));
+    let rep = durable::verify_with(&sim, &dir()).unwrap();
+    assert_eq!(rep.problem, None, "{rep}");
+    let (_, db) = open(&sim, &dir()).unwrap();
+    assert_eq!(db.len(0), 3);
+    assert_eq!(db.next_id(0), 5);
+}
