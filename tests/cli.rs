@@ -753,3 +753,29 @@ fn many_syntax_errors_are_merged_quickly() {
         &res.stderr[res.stderr.len() - 200..]
     );
 }
+
+/// An `if` with `n` arms (`x == 0`, `else if x == 1`, …, `else`) printing the arm taken.
+fn else_if_chain(n: usize, x: usize) -> String {
+    let mut src = format!("fn main() {{\n  let x = {x}\n  if x == 0 {{\n    print(0)\n  }}");
+    for i in 1..n {
+        src.push_str(&format!(" else if x == {i} {{\n    print({i})\n  }}"));
+    }
+    src.push_str(" else {\n    print(-1)\n  }\n}\n");
+    src
+}
+
+/// Issue 11 item 17: an `else if` chain of 20,000 arms compiles and runs (it
+/// overflowed the compiler's stack past ~5,000); a longer one is a clear error.
+#[test]
+fn long_else_if_chains_compile() {
+    let res = run_src("else-if", &else_if_chain(20_000, 19_999), &[]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "19999\n");
+    let res = run_src("else-if-limit", &else_if_chain(20_002, 1), &[]);
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("more than 20000 `else if` arms"),
+        "{}",
+        res.stderr
+    );
+}

@@ -21,6 +21,8 @@ const MAX_DEPTH: usize = 128;
 /// The most operators one statement may contain (a guard against expression trees
 /// too deep for the recursive stages after the parser).
 const MAX_OPS_PER_STMT: usize = 1000;
+/// The most `else if` arms one `if` may have (Lua's parser takes 20,000 `elseif`).
+const MAX_ELSE_IF: usize = 20_000;
 /// The deepest nesting of text literals inside interpolations.
 const MAX_INTERP_DEPTH: usize = 8;
 
@@ -378,6 +380,8 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
     let mut bad: Option<(usize, usize)> = None;
     let mut n_depth = 0usize;
     let mut n_ops = 0usize;
+    // `else if` arms of the chain open at each bracket depth.
+    let mut n_else_if: Vec<usize> = vec![0];
     while let Some(res) = lex.next() {
         let r = lex.span();
         let tok = match res {
@@ -404,26 +408,43 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
                 let at = *last_hi;
                 out.push((at, Tok::Semi, at));
                 n_ops = 0;
+                if let Some(n) = n_else_if.get_mut(n_depth) {
+                    *n = 0;
+                }
             }
         }
         let (lo, hi) = (base + r.start, base + r.end);
         match &tok {
             Tok::Int(v) => check_int(&mut errs, src, file, base, r.clone(), *v, out.last()),
-            Tok::Semi => n_ops = 0,
+            Tok::Semi => {
+                n_ops = 0;
+                if let Some(n) = n_else_if.get_mut(n_depth) {
+                    *n = 0;
+                }
+            }
+            Tok::If if matches!(out.last(), Some((_, Tok::Else, _))) => {
+                if let Some(n) = n_else_if.get_mut(n_depth) {
+                    *n += 1;
+                }
+            }
             Tok::RParen | Tok::RBracket | Tok::RBrace => n_depth = n_depth.saturating_sub(1),
             _ => {}
         }
         if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
             n_depth += 1;
         }
+        n_else_if.resize(n_depth + 1, 0);
+        let long_chain = n_else_if.iter().any(|&n| n > MAX_ELSE_IF);
         if tok.is_operator() {
             n_ops += 1;
         }
-        if n_depth > MAX_DEPTH || n_ops > MAX_OPS_PER_STMT {
+        if n_depth > MAX_DEPTH || n_ops > MAX_OPS_PER_STMT || long_chain {
             let what = if n_depth > MAX_DEPTH {
-                "brackets are nested too deeply"
+                "brackets are nested too deeply".to_string()
+            } else if long_chain {
+                format!("this `if` has more than {MAX_ELSE_IF} `else if` arms; look the value up in a `map` instead")
             } else {
-                "statement is too complex (too many operators)"
+                "statement is too complex (too many operators)".to_string()
             };
             errs.push(Diagnostic::error("syntax", Span::new(file, lo, hi), what));
             // The rest of the input is dropped; the parser reports nothing past here.

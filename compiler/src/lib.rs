@@ -18,9 +18,30 @@ pub use sources::{load_sources, LoadError};
 
 use wo_bytecode::Image;
 
+/// The stack of the thread that compiles: the checker and codegen recurse over the
+/// program's nesting (an `if` with 20,000 `else if` arms is 20,000 levels deep), far
+/// beyond a main thread's 8 MB. Only the pages actually used are touched.
+const COMPILER_STACK: usize = 1 << 30;
+
 /// Compiles a whole program (all files in `sources` share one namespace). Returns the
-/// image, or every diagnostic found.
+/// image, or every diagnostic found. Runs on a thread with a large stack (when one can
+/// be started; otherwise on the caller's).
 pub fn compile(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
+            .name("wo-compiler".to_string())
+            .stack_size(COMPILER_STACK)
+            .spawn_scoped(s, || compile_here(sources));
+        match spawned {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => compile_here(sources),
+        }
+    })
+}
+
+fn compile_here(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut modules = Vec::new();
     for (i, f) in sources.files.iter().enumerate() {
