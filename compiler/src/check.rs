@@ -28,7 +28,7 @@ mod types;
 use flow::{diverges, diverging};
 use names::suggest;
 use types::assignable;
-use types::{ty_is_comparable_eq, unify};
+use types::{nil_note, ty_is_comparable_eq, unify};
 
 /// The standard modules a program may `use`.
 pub const MODULES: &[&str] = &["time", "math", "env", "fs", "random"];
@@ -197,7 +197,11 @@ impl<'a> Checker<'a> {
             }
             None => {
                 // A syntax error may have swallowed `main`; saying so again is noise.
-                if !self.diags.iter().any(|d| d.code == "syntax") {
+                if !self
+                    .diags
+                    .iter()
+                    .any(|d| matches!(d.code, "syntax" | "lex"))
+                {
                     self.err("main", Span::default(), "the program has no `fn main()`");
                 }
                 0

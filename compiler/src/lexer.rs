@@ -582,10 +582,14 @@ fn scan_text(s: &[u8], depth: usize) -> (usize, bool) {
                 }
             }
             b'$' if s.get(i + 1) == Some(&b'{') => {
-                if depth >= MAX_INTERP_DEPTH {
-                    return (i, false);
-                }
-                let (n, closed) = scan_interp(&s[i + 2..], depth + 1);
+                // Past the nesting limit the interpolation is skipped whole, without
+                // recursion, so its literal ends where it ends and the limit is what
+                // gets reported (not an unterminated literal).
+                let (n, closed) = if depth >= MAX_INTERP_DEPTH {
+                    skip_interp(&s[i + 2..])
+                } else {
+                    scan_interp(&s[i + 2..], depth + 1)
+                };
                 i += 2 + n;
                 if !closed {
                     return (i, false);
@@ -593,6 +597,50 @@ fn scan_text(s: &[u8], depth: usize) -> (usize, bool) {
             }
             _ => i += 1,
         }
+    }
+    (i, false)
+}
+
+/// Skips the inside of `${…}` (`s` starts after `${`) however deeply texts and
+/// interpolations nest in it, with an explicit stack. Returns what [`scan_interp`] does.
+fn skip_interp(s: &[u8]) -> (usize, bool) {
+    // For each open interpolation, its unclosed braces; `None` for an open text.
+    let mut stack: Vec<Option<usize>> = vec![Some(1)];
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c == b'\n' {
+            return (i, false);
+        }
+        match stack.last_mut() {
+            Some(Some(n)) => match c {
+                b'{' => *n += 1,
+                b'}' => {
+                    *n -= 1;
+                    if *n == 0 {
+                        stack.pop();
+                        if stack.is_empty() {
+                            return (i + 1, true);
+                        }
+                    }
+                }
+                b'"' => stack.push(None),
+                _ => {}
+            },
+            Some(None) => match c {
+                b'"' => {
+                    stack.pop();
+                }
+                b'\\' if s.get(i + 1).is_some_and(|&c| c != b'\n') => i += 1,
+                b'$' if s.get(i + 1) == Some(&b'{') => {
+                    stack.push(Some(1));
+                    i += 1;
+                }
+                _ => {}
+            },
+            None => break,
+        }
+        i += 1;
     }
     (i, false)
 }
@@ -691,8 +739,10 @@ fn decode_text(body: &str, off: usize, ctx: &mut LexCtx) -> Vec<TextPart> {
                     ctx.diags.push(Diagnostic::error("syntax", span, msg));
                 } else if ctx.depth + 1 > MAX_INTERP_DEPTH {
                     let span = ctx.span(off + i, off + inner_hi + 1);
-                    let msg = "interpolations are nested too deeply";
-                    ctx.diags.push(Diagnostic::error("syntax", span, msg));
+                    let msg = format!("interpolations are nested too deeply (at most {MAX_INTERP_DEPTH} levels of `${{…}}`)");
+                    let d = Diagnostic::error("syntax", span, msg)
+                        .with_note("compute the inner text in a `let` first");
+                    ctx.diags.push(d);
                 } else {
                     let (e, d) = crate::parser::parse_interp(inner, ctx.file, abs, ctx.depth + 1);
                     ctx.diags.extend(d);

@@ -1,6 +1,6 @@
 //! Calls of functions and methods.
 
-use super::{builtin, Checker, MODULES};
+use super::{builtin, nil_note, Checker, MODULES};
 use crate::ast::{self, ExprKind as A};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{Expr, ExprKind as E, Ty};
@@ -154,7 +154,10 @@ impl<'a> Checker<'a> {
                     format!("a value of type {ts} has no method `{}`", method.name),
                 );
                 if matches!(t, Ty::Nullable(_)) {
-                    d = d.with_note("a `?T` may be nil: narrow it with `if x != nil { … }` first");
+                    d = d.with_note(nil_note(
+                        &obj,
+                        "a `?T` may be nil: narrow it with `if x != nil { … }` first",
+                    ));
                 } else if builtin::is_builtin(&method.name) {
                     d = d.with_note(format!(
                         "`{}` is a function: write `{}(x, …)`",

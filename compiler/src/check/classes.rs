@@ -1,7 +1,7 @@
 //! Classes: field access, constructor literals and field defaults.
 use std::collections::HashMap;
 
-use super::{suggest, Checker, FnCtx};
+use super::{nil_note, suggest, Checker, FnCtx};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{ClassId, Expr, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
@@ -73,9 +73,12 @@ impl<'a> Checker<'a> {
             Ty::Nullable(inner) if matches!(**inner, Ty::Class(_) | Ty::Error) => {
                 let t = self.tyname(&obj.ty);
                 let note = if matches!(obj.kind, E::Local(_)) {
-                    "check `if x != nil { … }` first, or use `unwrap(…)`"
+                    "check `if x != nil { … }` first, or use `unwrap(…)`".to_string()
                 } else {
-                    "copy it to a local and check `if x != nil { … }` first, or use `unwrap(…)`"
+                    nil_note(
+                        obj,
+                        "copy it to a local and check `if x != nil { … }` first, or use `unwrap(…)`",
+                    )
                 };
                 self.diags.push(
                     Diagnostic::error(

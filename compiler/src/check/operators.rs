@@ -1,6 +1,6 @@
 //! Unary and binary operators, specialised by type (`AddInt` vs `AddFloat`).
 
-use super::{assignable, diverging, ty_is_comparable_eq, Checker};
+use super::{assignable, diverging, nil_note, ty_is_comparable_eq, Checker};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{BinOp, Expr, ExprKind as E, Ty, UnOp};
@@ -105,8 +105,11 @@ impl<'a> Checker<'a> {
                 if op == B::Add && (lt == Ty::Text || rt == Ty::Text) {
                     d = d.with_note("Text is joined with `..`");
                 }
-                if lt.is_nullable() || rt.is_nullable() {
-                    d = d.with_note("a `?T` may be nil: narrow it first, or use `??`");
+                let fallback = "a `?T` may be nil: narrow it first, or use `??`";
+                if lt.is_nullable() {
+                    d = d.with_note(nil_note(&l, fallback));
+                } else if rt.is_nullable() {
+                    d = d.with_note(nil_note(&r, fallback));
                 }
                 self.diags.push(d);
                 let ty = match op {

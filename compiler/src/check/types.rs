@@ -3,13 +3,23 @@
 use super::Checker;
 use crate::ast::{self, TypeKind};
 use crate::diag::{Diagnostic, Span};
-use crate::tir::{Expr, Ty};
+use crate::tir::{Expr, ExprKind as E, Ty};
 
 pub(super) fn ty_is_comparable_eq(t: &Ty) -> bool {
     matches!(
         t.strip(),
         Ty::Int | Ty::Float | Ty::Bool | Ty::Text | Ty::Nil | Ty::Unknown
     )
+}
+
+/// The note for a `?T` value used where a `T` is needed: `fallback`, unless the value
+/// is a field, which no `!= nil` check narrows.
+pub(super) fn nil_note(e: &Expr, fallback: &str) -> String {
+    if matches!(e.kind, E::Field(..) | E::RowField(..)) {
+        "fields never narrow (a `!= nil` check on `x.f` says nothing about the next read): copy the field to a local, `let v = x.f`, check `if v != nil { … }` and use `v`; or use `??` or `unwrap(…)`".to_string()
+    } else {
+        fallback.to_string()
+    }
 }
 
 /// Whether a value of type `from` may be stored where `to` is expected.
@@ -172,7 +182,7 @@ impl<'a> Checker<'a> {
             let mut d = Diagnostic::error("type", span, format!("expected {t}, found {f}"));
             if let Ty::Nullable(inner) = &e.ty {
                 if assignable(inner, to) {
-                    d = d.with_note("a `?T` may be nil: narrow it with `if x != nil { … }`, or use `x ?? default` or `unwrap(x)`");
+                    d = d.with_note(nil_note(e, "a `?T` may be nil: narrow it with `if x != nil { … }`, or use `x ?? default` or `unwrap(x)`"));
                 }
             }
             if matches!((&e.ty, to), (Ty::Int, Ty::Float)) {
