@@ -314,6 +314,25 @@ fn wob_without_magic_is_an_invalid_image() {
     );
 }
 
+/// Issue 11 item 3 at the real limit: `..` and `${…}` of two texts of 512 MiB + 1
+/// byte trap LIMIT (catchable), like `repeat`, before anything over the limit is
+/// allocated. (The other builders are tested with a lowered limit in the VM and
+/// library tests.)
+#[test]
+fn concatenation_past_one_gib_traps_limit() {
+    let src = "fn main() {\n  let t = repeat(\"x\", 536870913)\n  try {\n    print(t .. t)\n  } catch (e) {\n    print(e)\n  }\n  try {\n    print(\"${t}${t}\")\n  } catch (e) {\n    print(e)\n  }\n  let u = t .. t\n}\n";
+    let res = run_src("concat-limit", src, &[]);
+    res.expect_status(70);
+    let msg = "LIMIT: concatenation would make a text of 1073741826 bytes, over the limit of 1 GiB";
+    assert_eq!(res.stdout, format!("{msg}\n{msg}\n"));
+    assert!(
+        res.stderr
+            .starts_with(&format!("trap {msg}\n  at main (app.wo:13:")),
+        "{}",
+        res.stderr
+    );
+}
+
 /// Asserts that a damaged image was refused properly: 65, one `wo: invalid image`
 /// line, no output, no panic.
 fn assert_refused(res: &Outcome, what: &str) {

@@ -43,21 +43,21 @@ fn write_line(w: &mut dyn Write, stream: &str, line: &str) -> Result<Value, Stop
 /// traps IO.
 fn print(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [v] = args("print", argv)?;
-    let line = display::to_text(v, &host.classes);
+    let line = display::try_to_text(v, &host.classes)?;
     write_line(&mut host.out, "stdout", &line)
 }
 
 /// `print_err(v)`: the value's text and a newline on stderr.
 fn print_err(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [v] = args("print_err", argv)?;
-    let line = display::to_text(v, &host.classes);
+    let line = display::try_to_text(v, &host.classes)?;
     write_line(&mut host.err, "stderr", &line)
 }
 
 /// `text(v)`: any value as Text by the printing rules (Text itself unchanged).
 fn to_text(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [v] = args("text", argv)?;
-    Ok(Value::Text(display::text_of(v, &host.classes)))
+    Ok(Value::Text(display::try_text_of(v, &host.classes)?))
 }
 
 /// `parse_int(t) -> ?Int`: an optional `+` or `-` and one or more ASCII decimal digits,

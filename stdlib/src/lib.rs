@@ -199,6 +199,70 @@ mod tests {
     use crate::testing::*;
     use wo_bytecode::builtins::BUILTINS;
 
+    /// Issue 11 item 3: every native that builds a Text or a list stays within the
+    /// limit of `wo_vm::limit` (lowered on this thread to 64 bytes, 2 list elements,
+    /// so nothing big is allocated) and traps LIMIT past it.
+    #[test]
+    fn every_builder_of_texts_and_lists_traps_limit_past_the_limit() {
+        wo_vm::limit::set_max_bytes(64);
+        let x40 = t(&"x".repeat(40));
+        let limit = |res: Result<Value, Stop>, msg: &str| assert_trap(res, TrapKind::Limit, msg);
+        limit(
+            call("repeat", &[t("ab"), Value::Int(33)]),
+            "repeat would make a text of 66 bytes, over the limit of 64 bytes",
+        );
+        assert_shows(call("repeat", &[t("ab"), Value::Int(32)]), &"ab".repeat(32));
+        limit(
+            call("join", &[list(vec![x40.clone(), x40.clone()]), t("")]),
+            "join would make a text of 80 bytes",
+        );
+        limit(
+            call("replace", &[x40.clone(), t("x"), t("xy")]),
+            "replace would make a text of 80 bytes",
+        );
+        limit(
+            call("to_upper", &[t(&"ΐ".repeat(11))]),
+            "to_upper would make a text of 66 bytes",
+        );
+        limit(
+            call("text", &[list(vec![x40.clone(), x40.clone()])]),
+            "printing a value would make a text over",
+        );
+        limit(
+            call("print", &[list(vec![x40.clone(), x40.clone()])]),
+            "printing a value would make a text over",
+        );
+        limit(
+            call("split", &[t("a,b,c"), t(",")]),
+            "split would make a list of 3 elements, over the limit of 64 bytes (2 elements)",
+        );
+        assert_shows(call("split", &[t("a,b"), t(",")]), "[\"a\", \"b\"]");
+        let xs = list(vec![Value::Int(1), Value::Int(2)]);
+        limit(
+            call("push", &[xs.clone(), Value::Int(3)]),
+            "push would make a list of 3 elements",
+        );
+        limit(
+            call("insert_at", &[xs.clone(), Value::Int(0), Value::Int(3)]),
+            "insert_at would make a list of 3 elements",
+        );
+        assert_shows(xs, "[1, 2]");
+        let m = map_of((0..3).map(|i| (Value::Int(i), Value::Int(i))).collect());
+        limit(call1("keys", &m), "keys would make a list of 3 elements");
+        limit(
+            call("values", &[m]),
+            "values would make a list of 3 elements",
+        );
+        let path = std::env::temp_dir().join(format!("wo-limit-{}.txt", std::process::id()));
+        std::fs::write(&path, "y".repeat(65)).expect("write a test file");
+        let res = call("fs.read_text", &[t(path.to_str().expect("a UTF-8 path"))]);
+        let _ = std::fs::remove_file(&path);
+        limit(
+            res,
+            "would make a text of 65 bytes, over the limit of 64 bytes",
+        );
+    }
+
     #[test]
     fn every_catalogue_entry_has_an_implementation() {
         let missing: Vec<&str> = BUILTINS

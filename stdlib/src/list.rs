@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 
-use wo_vm::{Host, Stop, TrapKind, Value};
+use wo_vm::{limit, Host, Stop, TrapKind, Value};
 
 use crate::{
     args, expected, float, float_order, int, internal, list_mut, list_ref, new_list, trap,
@@ -60,7 +60,11 @@ fn exists(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// `push(xs, v)`: appends `v` (which may be `xs` itself: that makes a cycle).
 fn push(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs, v] = args("push", argv)?;
-    list_mut(xs)?.push(v.clone());
+    let mut xs = list_mut(xs)?;
+    if xs.len() == xs.capacity() || xs.len() >= limit::max_list_len() {
+        limit::list_room(&mut xs, "push", 1)?;
+    }
+    xs.push(v.clone());
     Ok(Value::Nil)
 }
 
@@ -97,6 +101,9 @@ fn insert_at(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
             format!("insert_at index {i} is out of range for a list of {len} elements"),
         ));
     };
+    if xs.len() == xs.capacity() || xs.len() >= limit::max_list_len() {
+        limit::list_room(&mut xs, "insert_at", 1)?;
+    }
     xs.insert(i, v.clone());
     Ok(Value::Nil)
 }

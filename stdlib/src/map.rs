@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use wo_vm::map::Entry;
 use wo_vm::value::KeyRef;
-use wo_vm::{display, Host, Stop, TrapKind, Value};
+use wo_vm::{display, limit, Host, Stop, TrapKind, Value};
 
 use crate::{args, key, key_ref, map_mut, map_ref, new_list, trap, Native};
 
@@ -79,13 +79,21 @@ fn remove(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// `keys(m)`: a new list of the keys in insertion order.
 fn keys(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m] = args("keys", argv)?;
-    Ok(new_list(map_ref(m)?.iter().map(Entry::key_value).collect()))
+    let m = map_ref(m)?;
+    let mut out = Vec::new();
+    limit::list_room(&mut out, "keys", m.len())?;
+    out.extend(m.iter().map(Entry::key_value));
+    Ok(new_list(out))
 }
 
 /// `values(m)`: a new list of the values in insertion order.
 fn values(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m] = args("values", argv)?;
-    Ok(new_list(map_ref(m)?.values().cloned().collect()))
+    let m = map_ref(m)?;
+    let mut out = Vec::new();
+    limit::list_room(&mut out, "values", m.len())?;
+    out.extend(m.values().cloned());
+    Ok(new_list(out))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use wo_vm::{Host, Stop, TrapKind, Value};
+use wo_vm::{limit, Host, Stop, TrapKind, Value};
 
 use crate::{args, float, int, internal, new_text, text, trap, Native};
 
@@ -111,8 +111,7 @@ fn env_get(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn fs_read_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [path] = args("fs.read_text", argv)?;
     let path = text(path)?;
-    let bytes = std::fs::read(&**path)
-        .map_err(|e| trap(TrapKind::Io, format!("cannot read `{path}`: {e}")))?;
+    let bytes = read_limited(path)?;
     let content = String::from_utf8(bytes).map_err(|_| {
         trap(
             TrapKind::Io,
@@ -120,6 +119,27 @@ fn fs_read_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
         )
     })?;
     Ok(new_text(content))
+}
+
+/// The bytes of the file at `path`, refusing (LIMIT) a file over the text limit
+/// before reading it, and reading at most one byte past the limit in case it grows.
+fn read_limited(path: &str) -> Result<Vec<u8>, Stop> {
+    use std::io::Read as _;
+    let io = |e: std::io::Error| trap(TrapKind::Io, format!("cannot read `{path}`: {e}"));
+    let what = format!("fs.read_text of `{path}`");
+    let file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    limit::check_text(&what, usize::try_from(size).ok())?;
+    let max = limit::max_bytes();
+    let mut bytes = Vec::new();
+    let want = usize::try_from(size).unwrap_or(max);
+    bytes
+        .try_reserve_exact(want)
+        .map_err(|_| limit::out_of_memory(&what, want))?;
+    let cap = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
+    file.take(cap).read_to_end(&mut bytes).map_err(io)?;
+    limit::check_text(&what, Some(bytes.len()))?;
+    Ok(bytes)
 }
 
 /// `fs.write_text(path, t)`: creates or truncates the file and writes `t`. Traps IO

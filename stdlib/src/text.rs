@@ -2,15 +2,13 @@
 //! `len` does, so they are computed by walking the UTF-8 (with a fast path for ASCII
 //! text, where characters and bytes coincide). Comparisons are by content; case mapping
 //! is Unicode's full mapping. Functions that can make a text much larger than their
-//! input (`repeat`, `replace`, `join`) refuse results over [`MAX_TEXT_BYTES`] with a
-//! LIMIT trap instead of exhausting memory.
+//! input (`repeat`, `replace`, `join`, the case mappings, `split`'s list) refuse
+//! results over the limit of `wo_vm::limit` (1 GiB) with a LIMIT trap instead of
+//! exhausting memory.
 
-use wo_vm::{Host, Stop, TrapKind, Value};
+use wo_vm::{limit, Host, Stop, TrapKind, Value};
 
 use crate::{args, int, list_ref, new_list, new_text, text, trap, Native};
-
-/// The largest Text (in UTF-8 bytes) `repeat`, `replace` and `join` will build: 1 GiB.
-pub const MAX_TEXT_BYTES: usize = 1 << 30;
 
 pub(crate) const NATIVES: &[Native] = &[
     ("len_text", len_text),
@@ -48,17 +46,15 @@ fn byte_offset(t: &str, idx: usize) -> usize {
 
 /// Traps LIMIT when a text of `n_bytes` (None: more than fits in memory) is too large.
 fn check_size(what: &str, n_bytes: Option<usize>) -> Result<(), Stop> {
-    match n_bytes {
-        Some(n) if n <= MAX_TEXT_BYTES => Ok(()),
-        Some(n) => Err(trap(
-            TrapKind::Limit,
-            format!("{what} would make a text of {n} bytes, over the limit of 1 GiB"),
-        )),
-        None => Err(trap(
-            TrapKind::Limit,
-            format!("{what} would make a text over the limit of 1 GiB"),
-        )),
-    }
+    Ok(limit::check_text(what, n_bytes)?)
+}
+
+/// An empty String with room for `n` bytes: LIMIT when `n` is over the limit or the
+/// memory cannot be had (`try_reserve`, so never an abort).
+fn text_with_room(what: &str, n: usize) -> Result<String, Stop> {
+    let mut out = String::new();
+    limit::text_buffer(&mut out, what, n)?;
+    Ok(out)
 }
 
 /// `len(t)`: the number of characters.
@@ -128,7 +124,14 @@ fn split(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     if sep.is_empty() {
         return Err(trap(TrapKind::Fail, "split with an empty separator"));
     }
-    Ok(new_list(t.split(&**sep).map(new_text).collect()))
+    // One more piece than separators: count them first, so a huge result traps
+    // before anything is built.
+    let n_pieces = t.matches(&**sep).count().saturating_add(1);
+    limit::check_list("split", Some(n_pieces))?;
+    let mut pieces = Vec::new();
+    limit::list_room(&mut pieces, "split", n_pieces)?;
+    pieces.extend(t.split(&**sep).map(new_text));
+    Ok(new_list(pieces))
 }
 
 /// `join(xs, sep)`: the texts of `xs` with `sep` between each two.
@@ -145,7 +148,7 @@ fn join(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let n_seps = xs.len().saturating_sub(1);
     let n_bytes = n_bytes.and_then(|n| n.checked_add(sep.len().checked_mul(n_seps)?));
     check_size("join", n_bytes)?;
-    let mut out = String::with_capacity(n_bytes.unwrap_or(0));
+    let mut out = text_with_room("join", n_bytes.unwrap_or(0))?;
     for (i, x) in xs.iter().enumerate() {
         if i > 0 {
             out.push_str(sep);
@@ -166,17 +169,35 @@ fn trim(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     Ok(new_text(trimmed))
 }
 
+/// The length in bytes of `t` after mapping each character with `f` (the mappings
+/// are per character, apart from a final sigma, which keeps its length).
+fn case_mapped_len<I: Iterator<Item = char>>(t: &str, f: fn(char) -> I) -> usize {
+    t.chars()
+        .map(|c| f(c).map(char::len_utf8).sum::<usize>())
+        .fold(0usize, usize::saturating_add)
+}
+
 /// `to_upper(t)`: Unicode's full upper-case mapping, so a character may become several
 /// (`"ß"` becomes `"SS"`) and `len` may change.
 fn to_upper(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [t] = args("to_upper", argv)?;
-    Ok(new_text(text(t)?.to_uppercase()))
+    let t = text(t)?;
+    // A character maps to at most 3 characters of at most 4 bytes (the output of a
+    // mapping is never longer than 3 times its input in UTF-8).
+    if limit::check_text("to_upper", Some(t.len().saturating_mul(3))).is_err() {
+        check_size("to_upper", Some(case_mapped_len(t, char::to_uppercase)))?;
+    }
+    Ok(new_text(t.to_uppercase()))
 }
 
 /// `to_lower(t)`: Unicode's full lower-case mapping (a final `Σ` becomes `ς`).
 fn to_lower(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [t] = args("to_lower", argv)?;
-    Ok(new_text(text(t)?.to_lowercase()))
+    let t = text(t)?;
+    if limit::check_text("to_lower", Some(t.len().saturating_mul(3))).is_err() {
+        check_size("to_lower", Some(case_mapped_len(t, char::to_lowercase)))?;
+    }
+    Ok(new_text(t.to_lowercase()))
 }
 
 /// `replace(t, old, new)`: every non-overlapping occurrence of `old`, left to right,
@@ -189,12 +210,25 @@ fn replace(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     if old.is_empty() {
         return Err(trap(TrapKind::Fail, "replace with an empty pattern"));
     }
-    if new.len() > old.len() {
+    // The result's length: `t`'s at most when `new` is not longer than `old`.
+    let len = if new.len() > old.len() {
         let n_matches = t.matches(&**old).count();
         let growth = (new.len() - old.len()).checked_mul(n_matches);
-        check_size("replace", growth.and_then(|g| g.checked_add(t.len())))?;
+        let len = growth.and_then(|g| g.checked_add(t.len()));
+        check_size("replace", len)?;
+        len.unwrap_or(0)
+    } else {
+        t.len()
+    };
+    let mut out = text_with_room("replace", len)?;
+    let mut last = 0;
+    for (at, _) in t.match_indices(&**old) {
+        out.push_str(&t[last..at]);
+        out.push_str(new);
+        last = at + old.len();
     }
-    Ok(new_text(t.replace(&**old, new)))
+    out.push_str(&t[last..]);
+    Ok(new_text(out))
 }
 
 /// `repeat(t, n)`: `t` written `n` times; `repeat(t, 0)` is empty. A negative `n` traps
@@ -208,8 +242,23 @@ fn repeat(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
             format!("repeat count {n} is negative"),
         ));
     };
-    check_size("repeat", t.len().checked_mul(count))?;
-    Ok(new_text(t.repeat(count)))
+    let n = t.len().checked_mul(count);
+    check_size("repeat", n)?;
+    let total = n.unwrap_or(0);
+    let mut out: Vec<u8> = Vec::new();
+    out.try_reserve_exact(total)
+        .map_err(|_| limit::out_of_memory("repeat", total))?;
+    // Doubling copies: about log2(count) copies instead of count pushes.
+    if total > 0 {
+        out.extend_from_slice(t.as_bytes());
+        while out.len() < total {
+            let k = out.len().min(total - out.len());
+            out.extend_from_within(..k);
+        }
+    }
+    Ok(new_text(
+        String::from_utf8(out).expect("copies of a text are UTF-8"),
+    ))
 }
 
 #[cfg(test)]

@@ -553,20 +553,21 @@ impl Database {
                 let mut ids = std::mem::take(&mut self.ids);
                 ids.clear();
                 let res = self.db.query(&cached.query, &cells, &mut ids);
-                let out = res.map(|_plan| {
+                let out = res.map_err(trap).and_then(|_plan| {
                     let class = usize::try_from(cached.query.table)
                         .ok()
                         .and_then(|t| self.table_class.get(t))
                         .copied()
                         .unwrap_or(u32::MAX);
-                    let rows: Vec<Value> = ids
-                        .iter()
-                        .map(|&id| Value::Row(RowRef { class, id }))
-                        .collect();
-                    Value::List(Rc::new(std::cell::RefCell::new(rows)))
+                    // The result list is within the list limit, like any other.
+                    let mut rows: Vec<Value> = Vec::new();
+                    crate::limit::list_room(&mut rows, "a query", ids.len())
+                        .map_err(DbStop::Trap)?;
+                    rows.extend(ids.iter().map(|&id| Value::Row(RowRef { class, id })));
+                    Ok(Value::List(Rc::new(std::cell::RefCell::new(rows))))
                 });
                 self.ids = ids;
-                out.map_err(trap)
+                out
             }
             Some(agg) => {
                 let ty = cached.agg_ty;

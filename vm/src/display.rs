@@ -15,7 +15,8 @@ use std::rc::Rc;
 
 use wo_bytecode::Class;
 
-use crate::value::{KeyRef, Value};
+use crate::limit;
+use crate::value::{KeyRef, Trap, Value};
 
 /// How deep lists, maps and objects are printed before the rest is written as
 /// [`DEEP_MARKER`].
@@ -57,6 +58,39 @@ pub fn text_of(v: &Value, classes: &[Class]) -> Rc<str> {
             Rc::from(out)
         }
     }
+}
+
+/// [`text_of`] within the size limit: a rendering over [`limit::max_bytes`] traps
+/// `LIMIT` (it is cut off as soon as it passes the limit, never built whole).
+/// `TO_TEXT` (interpolation) and `text(v)` use it.
+pub fn try_text_of(v: &Value, classes: &[Class]) -> Result<Rc<str>, Trap> {
+    match v {
+        Value::List(_) | Value::Map(_) | Value::Obj(_) => {
+            let out = try_to_text(v, classes)?;
+            Ok(Rc::from(out))
+        }
+        _ => Ok(text_of(v, classes)),
+    }
+}
+
+/// [`to_text`] within the size limit, as [`try_text_of`]. `print` uses it.
+pub fn try_to_text(v: &Value, classes: &[Class]) -> Result<String, Trap> {
+    if let Value::Text(t) = v {
+        return Ok(t.to_string());
+    }
+    let mut out = String::new();
+    let mut p = Printer {
+        out: &mut out,
+        classes,
+        open: Vec::new(),
+        limit: limit::max_bytes(),
+        over: false,
+    };
+    p.value(v, false);
+    if p.over {
+        return Err(limit::check_text("printing a value", None).expect_err("over the limit"));
+    }
+    Ok(out)
 }
 
 /// An Int's decimal Text.
@@ -127,6 +161,8 @@ pub fn write_value(out: &mut String, v: &Value, classes: &[Class], quoted: bool)
         out,
         classes,
         open: Vec::new(),
+        limit: usize::MAX,
+        over: false,
     };
     p.value(v, quoted);
 }
@@ -161,6 +197,9 @@ struct Printer<'a> {
     classes: &'a [Class],
     /// Addresses of the lists, maps and objects being printed (outermost first).
     open: Vec<usize>,
+    /// The most bytes `out` may reach; past it printing stops and `over` is set.
+    limit: usize,
+    over: bool,
 }
 
 impl Printer<'_> {
@@ -179,7 +218,24 @@ impl Printer<'_> {
         true
     }
 
+    /// Whether `n` more bytes would pass the limit (then `over` is set: stop).
+    fn full(&mut self, n: usize) -> bool {
+        if self.over || self.out.len().saturating_add(n) > self.limit {
+            self.over = true;
+        }
+        self.over
+    }
+
     fn value(&mut self, v: &Value, quoted: bool) {
+        // Scalars add a few bytes each; a Text is checked with its own length.
+        let n = match v {
+            Value::Text(t) => t.len(),
+            Value::Error(e) => e.message.len(),
+            _ => 0,
+        };
+        if self.full(n) {
+            return;
+        }
         match v {
             Value::Nil => self.out.push_str("nil"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
@@ -243,6 +299,7 @@ impl Printer<'_> {
                         match e.key() {
                             KeyRef::Int(n) => write_int(self.out, n),
                             KeyRef::Bool(b) => self.out.push_str(if b { "true" } else { "false" }),
+                            KeyRef::Text(t) if self.full(t.len()) => return,
                             KeyRef::Text(t) => write_quoted(self.out, t),
                         }
                         self.out.push_str(": ");

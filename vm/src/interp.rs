@@ -32,6 +32,7 @@ use wo_bytecode::{Const, Image, Op};
 
 use crate::database::{self, Database, DbStop};
 use crate::display;
+use crate::limit;
 use crate::value::{
     ErrorValue, Host, Key, KeyRef, MapData, NativeFn, Object, Stop, Trap, TrapKind, Value,
 };
@@ -651,7 +652,11 @@ impl<'img> Vm<'img> {
                 Op::Concat { a, b, c } => {
                     // Built in the scratch buffer, so the only allocation is the Text's.
                     let (x, y) = (text!(b), text!(c));
-                    scratch.clear();
+                    let len = x.len().saturating_add(y.len());
+                    if let Err(t) = limit::text_buffer(scratch, "concatenation", len) {
+                        save!();
+                        return Step::Trap(t);
+                    }
                     scratch.push_str(x);
                     scratch.push_str(y);
                     r!(a) = Value::Text(take_text(scratch));
@@ -659,15 +664,17 @@ impl<'img> Vm<'img> {
                 Op::ConcatN { a, b, n } => {
                     let lo = b.index();
                     let parts = &fr[lo..lo + usize::from(n)];
-                    let mut len = 0;
+                    let mut len: usize = 0;
                     for p in parts {
                         match p {
-                            Value::Text(t) => len += t.len(),
+                            Value::Text(t) => len = len.saturating_add(t.len()),
                             other => fault!("expected Text, found {}", type_name(other)),
                         }
                     }
-                    scratch.clear();
-                    scratch.reserve(len);
+                    if let Err(t) = limit::text_buffer(scratch, "concatenation", len) {
+                        save!();
+                        return Step::Trap(t);
+                    }
                     for p in parts {
                         if let Value::Text(t) = p {
                             scratch.push_str(t);
@@ -675,10 +682,13 @@ impl<'img> Vm<'img> {
                     }
                     r!(a) = Value::Text(take_text(scratch));
                 }
-                Op::ToText { a, b } => {
-                    let v = Value::Text(display::text_of(&r!(b), &host.classes));
-                    r!(a) = v;
-                }
+                Op::ToText { a, b } => match display::try_text_of(&r!(b), &host.classes) {
+                    Ok(t) => r!(a) = Value::Text(t),
+                    Err(t) => {
+                        save!();
+                        return Step::Trap(t);
+                    }
+                },
 
                 Op::Jump { t } => back_edge!(t, at),
                 Op::JumpIf { a, t } => {

@@ -5,6 +5,7 @@
 pub mod database;
 pub mod display;
 pub mod interp;
+pub mod limit;
 pub mod map;
 pub mod value;
 

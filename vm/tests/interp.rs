@@ -1520,3 +1520,78 @@ fn hostile_globals_and_handlers_are_refused_at_link_time() {
         }
     }
 }
+
+/// Issue 11 item 3: `..` (`CONCAT`), interpolation (`CONCAT_N`) and `TO_TEXT` trap
+/// `LIMIT` like `repeat` and `join` instead of building a text over the limit. The
+/// limit is lowered to 10 bytes on this test's thread so nothing big is allocated.
+#[test]
+fn texts_over_the_limit_trap_limit_whatever_builds_them() {
+    wo_vm::limit::set_max_bytes(10);
+    let load = |a: u16| Op::LoadConst {
+        a: r(a),
+        k: wo_bytecode::ConstIdx(0),
+    };
+    let main = |ops: Vec<Op>| {
+        let mut code = vec![load(1), load(2)];
+        code.extend(ops);
+        code.extend(print_reg(0, 3));
+        code.push(Op::RetNil {});
+        with_consts(
+            image(vec![func("main", 0, 4, 1, code)]),
+            vec![Const::Text("abcdef".into())],
+        )
+    };
+    let concat = Op::Concat {
+        a: r(0),
+        b: r(1),
+        c: r(2),
+    };
+    assert_trap(
+        &run(&main(vec![concat])).0,
+        TrapKind::Limit,
+        "concatenation would make a text of 12 bytes, over the limit of 10 bytes",
+    );
+    let concat_n = Op::ConcatN {
+        a: r(0),
+        b: r(1),
+        n: 2,
+    };
+    assert_trap(
+        &run(&main(vec![concat_n])).0,
+        TrapKind::Limit,
+        "concatenation would make a text of 12 bytes, over the limit of 10 bytes",
+    );
+    // `["abcdef", "abcdef"]` is 22 bytes.
+    let to_text = vec![
+        Op::NewList {
+            a: r(3),
+            b: r(1),
+            n: 2,
+        },
+        Op::ToText { a: r(0), b: r(3) },
+    ];
+    assert_trap(
+        &run(&main(to_text)).0,
+        TrapKind::Limit,
+        "printing a value would make a text over the limit of 10 bytes",
+    );
+    // Within the limit nothing changes, and the trap is an ordinary catchable one.
+    let (res, out) = run(&main(vec![Op::Move { a: r(0), b: r(1) }]));
+    assert_eq!((res, out.as_str()), (RunResult::Exit(0), "abcdef\n"));
+    // @2 TRY_ENTER, @3 CONCAT, @4 TRY_EXIT, @5 R0 = nil, @6 print(R0): the handler.
+    let caught = vec![
+        Op::TryEnter {
+            t: Pc(6),
+            err: r(0),
+        },
+        concat,
+        Op::TryExit {},
+        Op::LoadNil { a: r(0) },
+    ];
+    let (res, out) = run(&main(caught));
+    assert_eq!(res, RunResult::Exit(0));
+    assert_eq!(
+        out,
+        "LIMIT: concatenation would make a text of 12 bytes, over the limit of 10 bytes\n"
+    );
+}
