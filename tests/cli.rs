@@ -333,6 +333,42 @@ fn concatenation_past_one_gib_traps_limit() {
     );
 }
 
+/// Issue 11 item 3 under a memory limit: when the system refuses the memory for a
+/// text within the 1 GiB limit, `..` and `${…}` trap LIMIT (catchable) instead of
+/// aborting with a Rust backtrace (exit 134): the 100 MB text fits in the address
+/// space, the 200 MB concatenation does not.
+#[test]
+fn concatenation_without_memory_traps_limit_instead_of_aborting() {
+    let dir = scratch_dir("concat-oom");
+    let src = "fn main() {\n  let t = repeat(\"x\", 100000000)\n  try {\n    print(len(t .. t))\n  } catch (e) {\n    print(e)\n  }\n  try {\n    print(len(\"${t}${t}\"))\n  } catch (e) {\n    print(e)\n  }\n}\n";
+    write(&dir, "app.wo", src);
+    // 300 MB: the concatenation's buffer is refused; 360 MB: the buffer fits but not
+    // the shared copy the Text becomes (checked by a probe, since that copy cannot be
+    // tried).
+    for kb in ["300000", "360000"] {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.current_dir(&dir)
+            .args(["-c", &format!("ulimit -v {kb}; exec \"$0\" \"$@\"")])
+            .arg(env!("CARGO_BIN_EXE_wo"))
+            .args(["run", "app.wo"])
+            .env("RUST_BACKTRACE", "0")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let res = common::output(cmd);
+        assert_eq!(res.status, Some(0), "{kb} KB: {}", res.snapshot());
+        let lines: Vec<&str> = res.stdout.lines().collect();
+        assert_eq!(lines.len(), 2, "{kb} KB: {}", res.snapshot());
+        for line in lines {
+            assert!(
+                line.starts_with("LIMIT: concatenation: out of memory allocating 200000"),
+                "{kb} KB: {}",
+                res.snapshot()
+            );
+        }
+    }
+}
+
 /// Asserts that a damaged image was refused properly: 65, one `wo: invalid image`
 /// line, no output, no panic.
 fn assert_refused(res: &Outcome, what: &str) {

@@ -118,7 +118,7 @@ fn fs_read_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
             format!("cannot read `{path}`: it is not UTF-8 text"),
         )
     })?;
-    Ok(new_text(content))
+    Ok(Value::Text(limit::share_text("fs.read_text", &content)?))
 }
 
 /// The bytes of the file at `path`, refusing (LIMIT) a file over the text limit

@@ -155,7 +155,7 @@ fn join(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
         }
         out.push_str(text(x)?);
     }
-    Ok(new_text(out))
+    Ok(Value::Text(limit::share_text("join", &out)?))
 }
 
 /// `trim(t)`: without leading and trailing white space (Unicode `White_Space`).
@@ -187,7 +187,10 @@ fn to_upper(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     if limit::check_text("to_upper", Some(t.len().saturating_mul(3))).is_err() {
         check_size("to_upper", Some(case_mapped_len(t, char::to_uppercase)))?;
     }
-    Ok(new_text(t.to_uppercase()))
+    Ok(Value::Text(limit::share_text(
+        "to_upper",
+        &t.to_uppercase(),
+    )?))
 }
 
 /// `to_lower(t)`: Unicode's full lower-case mapping (a final `Σ` becomes `ς`).
@@ -197,7 +200,10 @@ fn to_lower(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     if limit::check_text("to_lower", Some(t.len().saturating_mul(3))).is_err() {
         check_size("to_lower", Some(case_mapped_len(t, char::to_lowercase)))?;
     }
-    Ok(new_text(t.to_lowercase()))
+    Ok(Value::Text(limit::share_text(
+        "to_lower",
+        &t.to_lowercase(),
+    )?))
 }
 
 /// `replace(t, old, new)`: every non-overlapping occurrence of `old`, left to right,
@@ -228,7 +234,7 @@ fn replace(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
         last = at + old.len();
     }
     out.push_str(&t[last..]);
-    Ok(new_text(out))
+    Ok(Value::Text(limit::share_text("replace", &out)?))
 }
 
 /// `repeat(t, n)`: `t` written `n` times; `repeat(t, 0)` is empty. A negative `n` traps
@@ -256,9 +262,8 @@ fn repeat(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
             out.extend_from_within(..k);
         }
     }
-    Ok(new_text(
-        String::from_utf8(out).expect("copies of a text are UTF-8"),
-    ))
+    let out = String::from_utf8(out).expect("copies of a text are UTF-8");
+    Ok(Value::Text(limit::share_text("repeat", &out)?))
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ pub fn try_text_of(v: &Value, classes: &[Class]) -> Result<Rc<str>, Trap> {
     match v {
         Value::List(_) | Value::Map(_) | Value::Obj(_) => {
             let out = try_to_text(v, classes)?;
-            Ok(Rc::from(out))
+            limit::share_text("printing a value", &out)
         }
         _ => Ok(text_of(v, classes)),
     }

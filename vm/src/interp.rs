@@ -659,7 +659,13 @@ impl<'img> Vm<'img> {
                     }
                     scratch.push_str(x);
                     scratch.push_str(y);
-                    r!(a) = Value::Text(take_text(scratch));
+                    match take_text(scratch) {
+                        Ok(t) => r!(a) = Value::Text(t),
+                        Err(t) => {
+                            save!();
+                            return Step::Trap(t);
+                        }
+                    }
                 }
                 Op::ConcatN { a, b, n } => {
                     let lo = b.index();
@@ -680,7 +686,13 @@ impl<'img> Vm<'img> {
                             scratch.push_str(t);
                         }
                     }
-                    r!(a) = Value::Text(take_text(scratch));
+                    match take_text(scratch) {
+                        Ok(t) => r!(a) = Value::Text(t),
+                        Err(t) => {
+                            save!();
+                            return Step::Trap(t);
+                        }
+                    }
                 }
                 Op::ToText { a, b } => match display::try_text_of(&r!(b), &host.classes) {
                     Ok(t) => r!(a) = Value::Text(t),
@@ -1054,8 +1066,8 @@ const SCRATCH_KEEP: usize = 1 << 16;
 /// The text built in `scratch` as a Text (one allocation); a buffer that grew for a
 /// long text is given back rather than kept for the rest of the run.
 #[inline]
-fn take_text(scratch: &mut String) -> Rc<str> {
-    let t = Rc::from(scratch.as_str());
+fn take_text(scratch: &mut String) -> Result<Rc<str>, Trap> {
+    let t = limit::share_text("concatenation", scratch);
     if scratch.capacity() > SCRATCH_KEEP {
         *scratch = String::new();
     }

@@ -9,6 +9,7 @@
 //! without allocating gigabytes.
 
 use std::cell::Cell;
+use std::rc::Rc;
 
 use crate::value::{Trap, TrapKind, Value};
 
@@ -114,6 +115,24 @@ pub fn list_room(list: &mut Vec<Value>, what: &str, extra: usize) -> Result<(), 
     check_list(what, list.len().checked_add(extra))?;
     list.try_reserve(extra)
         .map_err(|_| out_of_memory(what, extra.saturating_mul(std::mem::size_of::<Value>())))
+}
+
+/// Texts at least this long are shared through [`share_text`]'s probe.
+const PROBE_FROM: usize = 1 << 20;
+
+/// `s` as a shared Text. Making an `Rc<str>` copies `s` into a new allocation that
+/// cannot be tried, so for a big text the same amount is first reserved (and given
+/// back) with `try_reserve`: when the system refuses it, that is a `LIMIT` trap here
+/// instead of an abort in the copy.
+pub fn share_text(what: &str, s: &str) -> Result<Rc<str>, Trap> {
+    if s.len() >= PROBE_FROM {
+        let bytes = s.len().saturating_add(2 * std::mem::size_of::<usize>());
+        let mut probe: Vec<u8> = Vec::new();
+        probe
+            .try_reserve_exact(bytes)
+            .map_err(|_| out_of_memory(what, bytes))?;
+    }
+    Ok(Rc::from(s))
 }
 
 #[cfg(test)]
