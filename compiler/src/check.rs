@@ -26,7 +26,7 @@ mod table;
 mod types;
 
 use flow::{diverges, diverging};
-use names::suggest;
+use names::{did_you_mean, other_language, suggest};
 use types::assignable;
 use types::{nil_note, ty_is_comparable_eq, unify};
 

@@ -213,6 +213,7 @@ pub enum Tok {
     Float(f64),
     /// A text literal with its escapes decoded and its interpolations parsed.
     #[token("\"", text_value)]
+    #[regex(r"'[^'\n]*'", single_quoted)]
     Text(Vec<TextPart>),
 
     /// `try` directly followed by `{`: the statement form.
@@ -493,7 +494,19 @@ fn bad_chars(src: &str, file: FileId, base: usize, lo: usize, hi: usize) -> Diag
     } else {
         format!("unexpected characters `{}`", text.escape_debug())
     };
-    Diagnostic::error("lex", Span::new(file, base + lo, base + hi), msg)
+    let d = Diagnostic::error("lex", Span::new(file, base + lo, base + hi), msg);
+    // Habits from other languages.
+    let hint = match text.trim() {
+        "!" => Some("wo negates a `Bool` with `not`: `not x`"),
+        "&&" | "&" => Some("wo writes logical and as `and`: `a and b`"),
+        "||" | "|" => Some("wo writes logical or as `or`: `a or b`"),
+        "'" => Some("text is written in double quotes: `\"…\"`"),
+        _ => None,
+    };
+    match hint {
+        Some(h) => d.with_note(h),
+        None => d,
+    }
 }
 
 /// Checks that an Int literal fits in 64 bits; a `-` directly before it joins it.
@@ -674,6 +687,19 @@ fn scan_interp(s: &[u8], depth: usize) -> (usize, bool) {
         i += 1;
     }
     (i, false)
+}
+
+/// The logos callback for `'…'`, which is not wo: an error with the fix, and the text
+/// it most likely meant, so parsing goes on.
+fn single_quoted(lex: &mut logos::Lexer<Tok>) -> Vec<TextPart> {
+    let slice = lex.slice();
+    let inner = slice.get(1..slice.len() - 1).unwrap_or("");
+    let span = lex.extras.span(lex.span().start, lex.span().end);
+    let msg = format!("text is written in double quotes: `\"{inner}\"`");
+    let d = Diagnostic::error("lex", span, msg)
+        .with_note("wo has no separate character type; a character is a one-character `Text`");
+    lex.extras.diags.push(d);
+    vec![TextPart::Lit(inner.to_string())]
 }
 
 /// The logos callback for `"`: scans the literal, decodes it and parses its

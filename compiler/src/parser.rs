@@ -347,7 +347,40 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         1 => format!("{msg}, expected {}", wanted[0]),
         _ => format!("{msg}, expected one of {}", wanted.join(", ")),
     };
-    Diagnostic::error("syntax", span, msg)
+    let d = Diagnostic::error("syntax", span, msg);
+    match habit_hint(ctx, idx, found.as_ref(), prev) {
+        Some(note) => d.with_note(note),
+        None => d,
+    }
+}
+
+/// A hint for a habit from another language that led to this syntax error.
+fn habit_hint(
+    ctx: &ErrCtx,
+    idx: Option<usize>,
+    found: Option<&Tok>,
+    prev: Option<&Tok>,
+) -> Option<&'static str> {
+    match (prev, found?) {
+        (Some(Tok::LId(kw)), Tok::LId(_))
+            if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local") =>
+        {
+            Some("a variable is declared with `let`: `let x = 1`")
+        }
+        (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
+        (Some(Tok::Minus), Tok::Minus | Tok::Semi) => Some("wo has no `--`: write `x -= 1`"),
+        (_, Tok::Assign) => {
+            // `=` inside the header of an `if` or a `while`: a comparison was meant.
+            let i = idx?;
+            let header = ctx.toks[..i]
+                .iter()
+                .rev()
+                .take_while(|t| !matches!(t.1, Tok::Semi | Tok::LBrace | Tok::RBrace))
+                .any(|t| matches!(t.1, Tok::If | Tok::While));
+            header.then_some("`=` assigns; to compare, write `==`: `if x == 2 { … }`")
+        }
+        _ => None,
+    }
 }
 
 /// Which kind of lower-case name an upper-case name was found in place of.

@@ -2,7 +2,7 @@
 
 use super::Checker;
 use crate::ast::{self, AssignOp, ExprKind as A};
-use crate::diag::Span;
+use crate::diag::{Diagnostic, Span};
 use crate::tir::{self, Expr, ExprKind as E, Stmt, StmtKind as T, Ty};
 
 impl<'a> Checker<'a> {
@@ -69,7 +69,9 @@ impl<'a> Checker<'a> {
                     format!("cannot assign to function `{n}`"),
                 );
             } else {
-                self.err("name", target.span, format!("unknown variable `{n}`"));
+                let d = Diagnostic::error("name", target.span, format!("unknown variable `{n}`"))
+                    .with_note(format!("declare it with `let {n} = …`"));
+                self.diags.push(d);
             }
             self.expr(value, None);
             return;

@@ -3,7 +3,7 @@
 //! typed variant (`len_text`, `len_list`, `len_map` …) so the VM never dispatches on a
 //! static type; `int`, `float` and `unwrap` become instructions.
 
-use super::{assignable, Checker};
+use super::{assignable, suggest, Checker};
 use crate::ast;
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
@@ -107,6 +107,11 @@ pub(crate) fn call(
         let mut d = Diagnostic::error("name", name_span, format!("unknown function `{name}`"));
         if let Some(m) = module_of(name) {
             d = d.with_note(format!("did you mean `{m}.{name}(…)` (with `use {m}`)?"));
+        } else {
+            let funcs = c.func_index.keys().map(String::as_str);
+            if let Some(s) = suggest(name, funcs.chain(CORE.iter().copied())) {
+                d = d.with_note(format!("did you mean `{s}`?"));
+            }
         }
         c.diags.push(d);
         for a in args {

@@ -1,6 +1,6 @@
 //! Calls of functions and methods.
 
-use super::{builtin, nil_note, Checker, MODULES};
+use super::{builtin, did_you_mean, nil_note, Checker, MODULES};
 use crate::ast::{self, ExprKind as A};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{Expr, ExprKind as E, Ty};
@@ -96,7 +96,8 @@ impl<'a> Checker<'a> {
             if self.class_index.contains_key(t) {
                 return self.find(t, method, args, span);
             } else {
-                self.err("name", recv.span, format!("unknown class `{t}`"));
+                let hint = did_you_mean(t, self.class_names.iter().map(String::as_str));
+                self.err("name", recv.span, format!("unknown class `{t}`{hint}"));
             }
             for a in args {
                 self.expr(a, None);
@@ -122,7 +123,14 @@ impl<'a> Checker<'a> {
                         self.err(
                             "name",
                             method.span,
-                            format!("class `{cname}` has no method `{}`", method.name),
+                            format!(
+                                "class `{cname}` has no method `{}`{}",
+                                method.name,
+                                did_you_mean(
+                                    &method.name,
+                                    self.classes[c].methods.iter().map(|(m, _)| m.as_str())
+                                )
+                            ),
                         );
                     }
                     for a in args {

@@ -1,7 +1,7 @@
 //! Classes: field access, constructor literals and field defaults.
 use std::collections::HashMap;
 
-use super::{nil_note, suggest, Checker, FnCtx};
+use super::{did_you_mean, nil_note, suggest, Checker, FnCtx};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{ClassId, Expr, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
@@ -38,7 +38,14 @@ impl<'a> Checker<'a> {
                             self.err(
                                 "name",
                                 name.span,
-                                format!("class `{cname}` has no field `{}`", name.name),
+                                format!(
+                                    "class `{cname}` has no field `{}`{}",
+                                    name.name,
+                                    did_you_mean(
+                                        &name.name,
+                                        class.fields.iter().map(|f| f.name.as_str())
+                                    )
+                                ),
                             );
                         }
                         None
@@ -110,10 +117,11 @@ impl<'a> Checker<'a> {
         span: Span,
     ) -> Expr {
         let Some(&cid) = self.class_index.get(&class.name) else {
+            let hint = did_you_mean(&class.name, self.class_names.iter().map(String::as_str));
             self.err(
                 "name",
                 class.span,
-                format!("unknown class `{}`", class.name),
+                format!("unknown class `{}`{hint}", class.name),
             );
             for f in inits {
                 self.expr(&f.value, None);

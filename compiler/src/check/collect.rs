@@ -2,7 +2,7 @@
 //! functions, constants) before any body is checked.
 use std::collections::HashMap;
 
-use super::{Checker, FnSig, GlobalSlot, GlobalState, MODULES};
+use super::{did_you_mean, Checker, FnSig, GlobalSlot, GlobalState, MODULES};
 use crate::ast::{self, ExprKind as A, TypeKind};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{ClassId, ClassInfo, FieldInfo, TableInfo, Ty};
@@ -141,15 +141,20 @@ impl<'a> Checker<'a> {
                             self.err(
                                 "name",
                                 u.span,
-                                format!(
-                                    "unknown module `{}`; the standard modules are {}",
-                                    u.name,
-                                    MODULES
-                                        .iter()
-                                        .map(|m| format!("`{m}`"))
-                                        .collect::<Vec<_>>()
-                                        .join(", ")
-                                ),
+                                match did_you_mean(&u.name, MODULES.iter().copied()) {
+                                    hint if !hint.is_empty() => {
+                                        format!("unknown module `{}`{hint}", u.name)
+                                    }
+                                    _ => format!(
+                                        "unknown module `{}`; the standard modules are {}",
+                                        u.name,
+                                        MODULES
+                                            .iter()
+                                            .map(|m| format!("`{m}`"))
+                                            .collect::<Vec<_>>()
+                                            .join(", ")
+                                    ),
+                                },
                             );
                         }
                     }

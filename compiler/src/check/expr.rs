@@ -1,7 +1,7 @@
 //! Expressions: literals, names of constants, fields, indexing, interpolation.
 use std::collections::HashMap;
 
-use super::{diverging, unify, Checker, MODULES};
+use super::{did_you_mean, diverging, other_language, unify, Checker, MODULES};
 use crate::ast::{self, ExprKind as A};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
@@ -212,7 +212,14 @@ impl<'a> Checker<'a> {
             );
             self.unknown(span)
         } else {
-            self.err("name", span, format!("unknown constant `{n}`"));
+            let hint = match other_language(n) {
+                Some(h) => h.to_string(),
+                None => {
+                    let names = self.globals.iter().map(|g| g.name.as_str());
+                    did_you_mean(n, names.chain(self.class_names.iter().map(String::as_str)))
+                }
+            };
+            self.err("name", span, format!("unknown constant `{n}`{hint}"));
             self.unknown(span)
         }
     }

@@ -5,6 +5,32 @@ use crate::ast::{self};
 use crate::diag::Span;
 use crate::tir::{Expr, ExprKind as E, LocalId, Ty};
 
+/// `"; did you mean `x`?"` for the closest candidate, or nothing.
+pub(super) fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    suggest(name, candidates)
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default()
+}
+
+/// What other languages call a name that wo spells differently.
+pub(super) fn other_language(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "null" | "nil" | "None" | "NULL" | "Null" | "undefined" | "nullptr" => {
+            "; wo's absent value is `nil`"
+        }
+        "True" | "TRUE" => "; the Bool literals are `true` and `false`",
+        "False" | "FALSE" => "; the Bool literals are `true` and `false`",
+        "this" => "; inside a method the receiver is `self`",
+        "String" | "Str" | "str" | "string" => "; wo's text type is `Text`",
+        "Integer" | "Long" | "I64" | "i64" | "int" => "; wo's integer type is `Int`",
+        "Double" | "F64" | "f64" | "double" => "; wo's floating-point type is `Float`",
+        "Boolean" | "bool" | "boolean" => "; wo's boolean type is `Bool`",
+        "List" | "Vec" | "Array" => "; a list of `T` is written `multi T`",
+        "Map" | "HashMap" | "Dict" => "; a map is written `map<K, V>`",
+        _ => return None,
+    })
+}
+
 /// The closest of `candidates` to a misspelt `name` (edit distance at most 2, and less
 /// than half the name), for "did you mean" hints.
 pub(super) fn suggest<'a>(
@@ -24,6 +50,10 @@ pub(super) fn suggest<'a>(
             prev = cur;
         }
         prev[b.len()]
+    }
+    // A one- or two-letter name is too short to guess from.
+    if name.chars().count() <= 2 {
+        return None;
     }
     let limit = (name.chars().count() / 2).clamp(1, 2);
     candidates
@@ -84,9 +114,16 @@ impl<'a> Checker<'a> {
                 .iter()
                 .flat_map(|s| s.keys().cloned())
                 .collect();
-            let hint = suggest(n, names.iter().map(String::as_str))
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
+            let hint = match other_language(n) {
+                Some(h) => h.to_string(),
+                None => did_you_mean(
+                    n,
+                    names
+                        .iter()
+                        .map(String::as_str)
+                        .chain(MODULES.iter().copied()),
+                ),
+            };
             self.err("name", span, format!("unknown variable `{n}`{hint}"));
         }
         self.unknown(span)

@@ -1,6 +1,6 @@
 //! Type relations (assignability, unification) and resolving written types.
 
-use super::Checker;
+use super::{did_you_mean, other_language, Checker};
 use crate::ast::{self, TypeKind};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{Expr, ExprKind as E, Ty};
@@ -85,7 +85,15 @@ impl<'a> Checker<'a> {
                 _ => match self.class_index.get(n) {
                     Some(&c) => Ty::Class(c),
                     None => {
-                        self.err("type", t.span, format!("unknown type `{n}`"));
+                        let hint = match other_language(n) {
+                            Some(h) => h.to_string(),
+                            None => {
+                                let builtin = ["Int", "Float", "Bool", "Text", "Error"];
+                                let classes = self.class_names.iter().map(String::as_str);
+                                did_you_mean(n, builtin.into_iter().chain(classes))
+                            }
+                        };
+                        self.err("type", t.span, format!("unknown type `{n}`{hint}"));
                         Ty::Unknown
                     }
                 },
@@ -166,7 +174,10 @@ impl<'a> Checker<'a> {
                         Ty::Unknown
                     }
                     None => {
-                        self.err("type", name.span, format!("unknown type `{}`", name.name));
+                        let classes = self.class_names.iter().map(String::as_str);
+                        let hint = did_you_mean(&name.name, classes);
+                        let msg = format!("unknown type `{}`{hint}", name.name);
+                        self.err("type", name.span, msg);
                         Ty::Unknown
                     }
                 }
