@@ -43,6 +43,11 @@ fn write_line(w: &mut dyn Write, stream: &str, line: &str) -> Result<Value, Stop
 /// traps IO.
 fn print(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [v] = args("print", argv)?;
+    // A Text is written as it is (no copy of a big text); anything else is rendered
+    // within the size limit first.
+    if let Value::Text(t) = v {
+        return write_line(&mut host.out, "stdout", t);
+    }
     let line = display::try_to_text(v, &host.classes)?;
     write_line(&mut host.out, "stdout", &line)
 }
@@ -50,6 +55,11 @@ fn print(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// `print_err(v)`: the value's text and a newline on stderr.
 fn print_err(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [v] = args("print_err", argv)?;
+    // A Text is written as it is (no copy of a big text); anything else is rendered
+    // within the size limit first.
+    if let Value::Text(t) = v {
+        return write_line(&mut host.err, "stderr", t);
+    }
     let line = display::try_to_text(v, &host.classes)?;
     write_line(&mut host.err, "stderr", &line)
 }
