@@ -826,6 +826,19 @@ fn long_else_if_chains_compile() {
     let res = run_src("else-if", &else_if_chain(20_000, 19_999), &[]);
     res.expect_status(0);
     assert_eq!(res.stdout, "19999\n");
+    // 250 arms on one line, each condition with three operators: the chain's
+    // operators are not counted as one expression.
+    let mut src =
+        String::from("fn main() {\n  let x = 249\n  let y = 1\n  if x == 0 and y > 0 { print(0) }");
+    for i in 1..250 {
+        src.push_str(&format!(
+            " else if x == {i} and y > 0 and y < 5 {{ print({i}) }}"
+        ));
+    }
+    src.push_str(" else { print(-1) }\n}\n");
+    let res = run_src("else-if-one-line", &src, &[]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "249\n");
     let res = run_src("else-if-limit", &else_if_chain(20_002, 1), &[]);
     res.expect_status(65);
     assert!(

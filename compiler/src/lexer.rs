@@ -417,6 +417,9 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
         let (lo, hi) = (base + r.start, base + r.end);
         match &tok {
             Tok::Int(v) => check_int(&mut errs, src, file, base, r.clone(), *v, out.last()),
+            // Each arm of an `if … else if` chain has a condition of its own: the
+            // operators of a 250-arm chain on one line are not one expression.
+            Tok::Else => n_ops = 0,
             Tok::Semi => {
                 n_ops = 0;
                 if let Some(n) = n_else_if.get_mut(n_depth) {
