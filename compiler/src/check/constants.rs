@@ -69,6 +69,70 @@ fn named_constants(e: &ast::Expr, out: &mut Vec<String>) {
     }
 }
 
+/// Which nodes of a directed graph lie on a cycle: the strongly connected components
+/// of more than one node, and nodes with an edge to themselves. Tarjan's algorithm,
+/// without recursion.
+fn on_cycles(edges: &[Vec<usize>]) -> Vec<bool> {
+    let n = edges.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut out = vec![false; n];
+    let mut next = 0;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&(v, i)) = work.last() {
+            if let Some(&w) = edges[v].get(i) {
+                if let Some(top) = work.last_mut() {
+                    top.1 += 1;
+                }
+                if w >= n {
+                    continue;
+                }
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let cyclic = component.len() > 1 || edges[v].contains(&v);
+                for w in component {
+                    out[w] = cyclic;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// What a piece of checked code reads and calls directly.
 #[derive(Default)]
 struct Reach {
@@ -395,32 +459,19 @@ impl<'a> Checker<'a> {
     /// A field default that constructs its own class without giving the field would
     /// compute itself again at every construction, without end.
     fn report_default_cycles(&mut self, fn_reach: &[Reach]) {
+        let n = self.funcs.len();
         let is_default = |f: FuncId| self.funcs.get(f).is_some_and(|s| s.default.is_some());
-        let defaults: Vec<FuncId> = (0..self.funcs.len()).filter(|&f| is_default(f)).collect();
-        let mut reported = vec![false; self.funcs.len()];
-        for &start in &defaults {
-            if reported[start] {
-                continue;
-            }
-            // Is `start` reachable from itself through defaults alone?
-            let mut seen = vec![false; self.funcs.len()];
-            let mut work: Vec<FuncId> = fn_reach[start].calls.clone();
-            let mut cyclic = false;
-            while let Some(f) = work.pop() {
-                if f == start {
-                    cyclic = true;
-                    break;
+        // Edges between defaults only: a default that calls a user function may stop.
+        let edges: Vec<Vec<FuncId>> = (0..n)
+            .map(|f| match fn_reach.get(f) {
+                Some(r) if is_default(f) => {
+                    r.calls.iter().copied().filter(|&g| is_default(g)).collect()
                 }
-                if f >= seen.len() || seen[f] || !is_default(f) {
-                    continue;
-                }
-                seen[f] = true;
-                work.extend(&fn_reach[f].calls);
-            }
-            if !cyclic {
-                continue;
-            }
-            reported[start] = true;
+                _ => Vec::new(),
+            })
+            .collect();
+        let on_cycle = on_cycles(&edges);
+        for start in (0..n).filter(|&f| on_cycle[f]) {
             let Some((cid, i)) = self.funcs[start].default else {
                 continue;
             };
