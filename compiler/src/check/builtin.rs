@@ -3,7 +3,7 @@
 //! typed variant (`len_text`, `len_list`, `len_map` …) so the VM never dispatches on a
 //! static type; `int`, `float` and `unwrap` become instructions.
 
-use super::{assignable, suggest, Checker};
+use super::{assignable, did_you_mean, suggest, Checker};
 use crate::ast;
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
@@ -155,6 +155,25 @@ pub(crate) fn call(
         }
     }
 }
+
+/// Every function of the standard modules, for "did you mean" hints.
+const MODULE_FUNCTIONS: &[(&str, &str)] = &[
+    ("time", "ticks"),
+    ("time", "now"),
+    ("time", "sleep"),
+    ("math", "sqrt"),
+    ("math", "floor"),
+    ("math", "ceil"),
+    ("math", "round"),
+    ("math", "pow"),
+    ("env", "get"),
+    ("fs", "read_text"),
+    ("fs", "write_text"),
+    ("fs", "exists"),
+    ("random", "seed"),
+    ("random", "int"),
+    ("random", "float"),
+];
 
 fn module_of(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -520,7 +539,17 @@ pub(crate) fn module_call(
         c.err(
             "name",
             method.span,
-            format!("module `{module}` has no function `{}`", method.name),
+            format!(
+                "module `{module}` has no function `{}`{}",
+                method.name,
+                did_you_mean(
+                    &method.name,
+                    MODULE_FUNCTIONS
+                        .iter()
+                        .filter(|(m, _)| *m == module)
+                        .map(|(_, f)| *f)
+                )
+            ),
         );
         for a in args {
             c.expr(a, None);

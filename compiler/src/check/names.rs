@@ -143,7 +143,15 @@ impl<'a> Checker<'a> {
         self.err(
             "name",
             name.span,
-            format!("module `{m}` has no constant `{}`", name.name),
+            format!(
+                "module `{m}` has no constant `{}`{}",
+                name.name,
+                if m == "math" {
+                    did_you_mean(&name.name, ["PI"].into_iter())
+                } else {
+                    String::new()
+                }
+            ),
         );
         self.unknown(span)
     }
