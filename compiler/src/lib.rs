@@ -23,10 +23,19 @@ use wo_bytecode::Image;
 /// beyond a main thread's 8 MB. Only the pages actually used are touched.
 const COMPILER_STACK: usize = 1 << 30;
 
+/// Programs up to this many bytes are compiled on the caller's thread.
+const SMALL_PROGRAM: usize = 4096;
+
 /// Compiles a whole program (all files in `sources` share one namespace). Returns the
-/// image, or every diagnostic found. Runs on a thread with a large stack (when one can
-/// be started; otherwise on the caller's).
+/// image, or every diagnostic found. A program larger than a few KB is compiled on a
+/// thread with a large stack (when one can be started; otherwise on the caller's).
 pub fn compile(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
+    // A small program cannot nest deeply enough to need it (each `else if` arm takes
+    // a dozen bytes): it is compiled where it is, without the cost of a thread.
+    let size: usize = sources.files.iter().map(|f| f.src.len()).sum();
+    if size <= SMALL_PROGRAM {
+        return compile_here(sources);
+    }
     std::thread::scope(|s| {
         let spawned = std::thread::Builder::new()
             .name("wo-compiler".to_string())
