@@ -40,6 +40,8 @@ struct Session {
     host: Option<Host>,
     stdout: SharedStdout,
     data: Option<PathBuf>,
+    /// The fibers spawned by earlier inputs (they go on in the next one).
+    fibers: Option<wo_vm::Fibers>,
 }
 
 /// Whether an input is a declaration rather than a statement.
@@ -182,6 +184,9 @@ impl Session {
                 return false;
             }
         };
+        if let Some(fibers) = self.fibers.take() {
+            vm.adopt_fibers(fibers);
+        }
         match self.database.take() {
             Some(db) => {
                 if let Err(e) = vm.adopt(std::mem::take(&mut self.globals), db) {
@@ -231,6 +236,7 @@ impl Session {
             self.main_shape = shape;
         }
         let _ = self.stdout.flush();
+        self.fibers = Some(vm.take_fibers());
         let (host, globals, database) = vm.into_parts();
         self.host = Some(host);
         self.globals = globals;
@@ -270,7 +276,7 @@ impl Session {
                 eprintln!("wo: {msg}");
                 None
             }
-            Status::Yield => None,
+            Status::Yield | Status::Wait(_) => None,
         }
     }
 }
@@ -288,6 +294,7 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         host: None,
         stdout: SharedStdout(Rc::new(RefCell::new(BufWriter::new(std::io::stdout())))),
         data: data_dir(data),
+        fibers: None,
     };
     let mut editor = rustyline::DefaultEditor::new().map_err(|e| {
         Failure::Internal(format!("internal error: cannot start the line editor: {e}"))

@@ -774,8 +774,13 @@ struct PowerCut {
 
 /// Runs `tests/durability/powercut.sh` with `wo` (and extra environment) for the given
 /// freeze delays (counted from the writer's first ack).
-fn power_cut_rounds(wo: &str, env: &[(&str, &str)], delays: &[String]) -> PowerCut {
+fn power_cut_rounds(wo: &str, env: &[(&str, &str)], delays: &[String], writers: usize) -> PowerCut {
     let cwd = scratch("powercut");
+    let stress = if writers == 0 {
+        "stress 1000000000".to_string()
+    } else {
+        format!("stress-fibers 100000000 {writers}")
+    };
     let mut cmd = Command::new("unshare");
     cmd.args(["-m", "--propagation", "private", "sh"])
         .arg(helper("powercut.sh"))
@@ -784,6 +789,7 @@ fn power_cut_rounds(wo: &str, env: &[(&str, &str)], delays: &[String]) -> PowerC
         .arg(&cwd)
         .args(delays)
         .envs(env.iter().copied())
+        .env("STRESS", &stress)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -793,6 +799,8 @@ fn power_cut_rounds(wo: &str, env: &[(&str, &str)], delays: &[String]) -> PowerC
     let mut early = vec![];
     let mut summary = vec![];
     let mut prev = 0;
+    // With writer fibers: every transfer acknowledged so far, over all rounds.
+    let mut acked_all = std::collections::BTreeSet::new();
     for r in 1..=delays.len() {
         let read = |name: &str| {
             std::fs::read_to_string(cwd.join(format!("{name}.{r}"))).unwrap_or_default()
@@ -804,6 +812,7 @@ fn power_cut_rounds(wo: &str, env: &[(&str, &str)], delays: &[String]) -> PowerC
                 read("err").trim()
             ));
             prev = prev.max(acks(&read("acks")).acked);
+            acked_all.extend(acked_set(&read("acks")));
             continue;
         }
         let frozen = acks(&read("frozen"));
@@ -815,8 +824,13 @@ fn power_cut_rounds(wo: &str, env: &[(&str, &str)], delays: &[String]) -> PowerC
             stderr: read("verify-err"),
         };
         // Catch the panics of the checks: the negative control wants them as data.
+        let mut acked_now = acked_all.clone();
+        acked_now.extend(acked_set(&read("frozen")));
         let checked = std::panic::catch_unwind(|| {
             let led = parse_ledger(&what, &led);
+            if writers > 0 {
+                return check_fiber_ledger(&what, &led, &acked_now, writers).len() as i64;
+            }
             // powercut.sh opened the accounts (`stress 0`) before the first round.
             let acked = Acks {
                 opened: STRESS_ACCOUNTS,
@@ -845,6 +859,14 @@ fn power_cut_rounds(wo: &str, env: &[(&str, &str)], delays: &[String]) -> PowerC
         // Later rounds continue the writer that was killed (not cut) after the copy:
         // everything it acknowledged is on the original disk.
         prev = prev.max(acks(&read("acks")).acked);
+        acked_all.extend(acked_now);
+        acked_all.extend(acked_set(&read("acks")));
+        // And what is on the original disk (its page cache survived the kill): the
+        // killed writer's records in flight are there, acknowledged or not.
+        acked_all.extend(read("orig").lines().filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.first() == Some(&"transfer")).then(|| f[2].parse::<i64>().ok())?
+        }));
     }
     summary.extend(early.iter().cloned());
     eprintln!("power cut ({wo}):\n  {}", summary.join("\n  "));
@@ -868,7 +890,15 @@ fn power_cut_loses_nothing_acknowledged() {
         );
     }
     let delays = power_cut_delays(if long() { 60 } else { 8 }, "power_cut");
-    let PowerCut { problems, early } = power_cut_rounds(WO, &[], &delays);
+    let PowerCut {
+        mut problems,
+        mut early,
+    } = power_cut_rounds(WO, &[], &delays, 0);
+    // The same with 16 writer fibers sharing syncs (group commit).
+    let delays = power_cut_delays(if long() { 30 } else { 5 }, "power_cut_fibers");
+    let fibers = power_cut_rounds(WO, &[], &delays, 16);
+    problems.extend(fibers.problems);
+    early.extend(fibers.early);
     assert!(
         early.is_empty(),
         "a writer ended on its own during the power-cut test:\n{}",
@@ -947,12 +977,22 @@ fn power_cut_negative_control() {
         );
     }
     let delays = power_cut_delays(5, "power_cut_negative_control");
-    let PowerCut { problems, early } =
-        power_cut_rounds(&bin, &[("WO_UNSAFE_SKIP_SYNC", "1")], &delays);
+    let PowerCut {
+        mut problems,
+        mut early,
+    } = power_cut_rounds(&bin, &[("WO_UNSAFE_SKIP_SYNC", "1")], &delays, 0);
+    // With writer fibers too: the fiber check must catch the missing sync as well.
+    let fibers = power_cut_rounds(&bin, &[("WO_UNSAFE_SKIP_SYNC", "1")], &delays, 16);
+    assert!(
+        !fibers.problems.is_empty() || !fibers.early.is_empty(),
+        "the power-cut test with writer fibers did not catch a wo that never syncs"
+    );
+    problems.extend(fibers.problems);
+    early.extend(fibers.early);
     eprintln!(
         "negative control: {} of {} power-cut rounds caught the missing sync ({} ended early):\n{}",
         problems.len(),
-        delays.len() - early.len(),
+        2 * delays.len() - early.len(),
         early.len(),
         problems.join("\n")
     );
@@ -966,6 +1006,161 @@ fn power_cut_negative_control() {
     assert!(
         !problems.is_empty(),
         "the power-cut test did not catch a wo that never syncs"
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// f2. Many writer fibers: group commit under real failures (LANGUAGE.md §8, §9).
+//
+// `ledger stress-fibers N C` runs C writer fibers whose transactions share syncs on
+// the log thread; each prints `acked I` once transfer I is durable. With at most one
+// transfer in flight per fiber, the check is acked ⊆ recovered ⊆ acked ∪ in-doubt with
+// at most C in doubt, every recovered transfer exact and the balances consistent.
+
+/// The transfer numbers a run acknowledged.
+fn acked_set(stdout: &str) -> std::collections::BTreeSet<i64> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("acked "))
+        .map(|n| n.parse().expect("acked N"))
+        .collect()
+}
+
+/// Checks the recovered ledger in `cwd/data` against what `writers` fibers
+/// acknowledged (`acked`, across every run so far); returns the recovered numbers.
+fn check_fibers(
+    what: &str,
+    cwd: &Path,
+    acked: &std::collections::BTreeSet<i64>,
+    writers: usize,
+) -> std::collections::BTreeSet<i64> {
+    check_fiber_ledger(what, &read_ledger(what, cwd, "d"), acked, writers)
+}
+
+/// [`check_fibers`] on a parsed ledger.
+fn check_fiber_ledger(
+    what: &str,
+    led: &Ledger,
+    acked: &std::collections::BTreeSet<i64>,
+    writers: usize,
+) -> std::collections::BTreeSet<i64> {
+    assert_eq!(led.accounts.len(), STRESS_ACCOUNTS, "{what}: accounts");
+    let mut seen = std::collections::BTreeSet::new();
+    for t in &led.transfers {
+        let (payer, payee, amount) = pattern(t.seq);
+        assert_eq!(
+            (&t.payer, &t.payee, t.amount),
+            (&payer, &payee, amount),
+            "{what}: recovered transfer {} is not exactly what was written",
+            t.seq
+        );
+        assert!(seen.insert(t.seq), "{what}: transfer {} twice", t.seq);
+    }
+    let lost: Vec<_> = acked.difference(&seen).collect();
+    assert!(
+        lost.is_empty(),
+        "{what}: LOST ACKNOWLEDGED DATA: transfers {lost:?} were acknowledged and are not there"
+    );
+    let doubt = seen.difference(acked).count();
+    assert!(
+        doubt <= writers,
+        "{what}: {doubt} transfers recovered that were never acknowledged, more than the {writers} that can be in flight"
+    );
+    seen
+}
+
+/// `ledger stress-fibers` on a fresh ledger whose accounts are open.
+fn fibers_ledger(label: &str) -> PathBuf {
+    let cwd = fresh_ledger(label);
+    ledger(&cwd, &[], "d", &["stress", "0"]).expect_status(0);
+    cwd
+}
+
+#[test]
+fn eio_with_many_writer_fibers_exits_74_and_loses_nothing_acknowledged() {
+    if !strace_works() {
+        return skip("eio_fibers", "strace is missing or cannot trace here");
+    }
+    let mut cases = vec![(8, 1), (16, 3), (64, 2), (64, 7)];
+    if long() {
+        cases.extend((1..30).map(|k| (32, k)));
+    }
+    for (writers, k) in cases {
+        let what = format!("EIO at fdatasync {k} with {writers} writer fibers");
+        let cwd = fibers_ledger("eio-fibers");
+        // `strace -f`: the syncs are on the log thread.
+        let wrap = inject("fdatasync", "error=EIO", k);
+        let res = ledger(
+            &cwd,
+            &strs(&wrap),
+            "d",
+            &["stress-fibers", "200", &writers.to_string()],
+        );
+        res.expect_status(74);
+        assert_contains(
+            &what,
+            &res,
+            &["durability failure", "fdatasync failed", "undone"],
+        );
+        let acked = acked_set(&res.stdout);
+        let seen = check_fibers(&what, &cwd, &acked, writers);
+        // The failed batch is in doubt; nothing after it was acknowledged, and a
+        // restart goes on writing.
+        let more = ledger(&cwd, &[], "d", &["stress-fibers", "5", "4"]);
+        more.expect_status(0);
+        let mut all = acked.clone();
+        all.extend(acked_set(&more.stdout));
+        all.extend(seen);
+        check_fibers(&what, &cwd, &all, writers);
+    }
+}
+
+#[test]
+fn sigkill_with_many_writer_fibers_loses_nothing_acknowledged() {
+    let rounds = if long() { 100 } else { 12 };
+    let mut rng = Rng::new("sigkill_fibers");
+    let cwd = fibers_ledger("sigkill-fibers");
+    let mut acked = std::collections::BTreeSet::new();
+    for round in 1..=rounds {
+        let writers = [4, 16, 64][round % 3];
+        let src = ledger_src();
+        let n = writers.to_string();
+        let mut cmd = wo_cmd(
+            &cwd,
+            &[],
+            &[
+                "run",
+                src.to_str().unwrap(),
+                "--data",
+                "d",
+                "--",
+                "stress-fibers",
+                "100000000",
+                &n,
+            ],
+        );
+        cmd.stderr(Stdio::null());
+        let mut child = cmd.spawn().expect("start wo");
+        let out = child.stdout.take().unwrap();
+        // Kill it a random time after its first ack.
+        let mut lines = BufReader::new(out).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        let reader =
+            std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
+        let delay = rng.below(300);
+        std::thread::sleep(Duration::from_millis(delay));
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reap");
+        let out = format!("{first}\n{}", reader.join().unwrap());
+        acked.extend(acked_set(&out));
+        let what = format!("SIGKILL round {round} ({writers} writers) after {delay} ms");
+        let seen = check_fibers(&what, &cwd, &acked, writers);
+        // What was recovered is durable now: later rounds must keep it.
+        acked.extend(seen);
+    }
+    eprintln!(
+        "sigkill_fibers: {rounds} rounds, {} transfers acknowledged or recovered",
+        acked.len()
     );
 }
 
@@ -1368,9 +1563,24 @@ fn checkpoint_failures_and_crashes_lose_nothing_acknowledged() {
         let acked = last_ack(&res.stdout);
         match (k, fault) {
             // Before the rename: the checkpoint is abandoned, the log goes on.
+            // Before the rename: the checkpoint is abandoned with a warning, the log
+            // goes on, and the checkpoint is tried again one threshold later (the 900
+            // rows make two thresholds), this time with success.
             (1, "error=EIO") => {
                 res.expect_status(0);
                 assert_eq!(acked, 900, "{what}");
+                assert_contains(
+                    &what,
+                    &res,
+                    &[
+                        "wo: warning: automatic checkpoint failed: fsync failed on d/checkpoint.tmp",
+                        "tried again",
+                    ],
+                );
+                assert!(
+                    cwd.join("d/checkpoint").exists(),
+                    "{what}: the retried checkpoint was written"
+                );
             }
             // From the rename on: the log is fenced, the next commit fails.
             (_, "error=EIO") => {

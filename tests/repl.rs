@@ -94,3 +94,24 @@ fn tables_in_a_session_and_across_sessions_with_data() {
         "the row outlived the first session; stderr:\n{err}"
     );
 }
+
+#[test]
+fn a_session_spawns_and_joins_fibers_across_inputs() {
+    let dir = scratch("fibers");
+    let input = "\
+fn sq(n: Int) -> Int {
+  return n * n
+}
+join(spawn sq(7))
+let t = spawn sq(3)
+fn cube(n: Int) -> Int {
+  return n * n * n
+}
+let u = spawn cube(2)
+join(t) + join(u)
+t
+";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "49\n17\ntask\n", "stderr:\n{err}");
+}

@@ -97,8 +97,8 @@ pub enum TypeKind {
     Multi(Box<TypeExpr>),
     /// `map<K, V>`
     Map(Box<TypeExpr>, Box<TypeExpr>),
-    /// `task<T>`
-    Task(Box<TypeExpr>),
+    /// `task<T>`, or `task` (a fiber without a result)
+    Task(Option<Box<TypeExpr>>),
     /// `ref T`
     Ref(Ident),
 }
@@ -311,10 +311,9 @@ pub enum ExprKind {
         table: Ident,
         fields: Vec<FieldInit>,
     },
-    /// `spawn f(a, b)`
+    /// `spawn f(a, b)` or `spawn obj.m(a)`; the checker requires `call` to be a call.
     Spawn {
-        func: Ident,
-        args: Vec<Expr>,
+        call: Box<Expr>,
     },
     /// `try E1 catch (e) E2`
     Try {

@@ -17,6 +17,7 @@ mod classes;
 mod collect;
 mod constants;
 mod expr;
+mod fiber;
 mod flow;
 mod names;
 mod narrowing;

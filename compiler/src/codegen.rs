@@ -1043,6 +1043,25 @@ impl<'a> Gen<'a> {
                 });
                 Self::to_dst(f, base, dst)
             }
+            E::Spawn { func, args } => {
+                let base = self.expr_run(f, args, 0);
+                let a = f.target(dst);
+                f.cur = self.pos_of(e.span);
+                f.emit(Op::Spawn {
+                    a,
+                    f: FuncIdx(idx32(*func)),
+                    base,
+                    n: u16::try_from(args.len()).unwrap_or(u16::MAX),
+                });
+                a
+            }
+            E::Join(t) => {
+                let b = self.expr(f, t, None);
+                let a = f.target(dst);
+                f.cur = self.pos_of(e.span);
+                f.emit(Op::Join { a, b });
+                a
+            }
             E::Builtin { name, args } => {
                 let base = self.call_args(f, args);
                 let b = self.builtin(name, args.len());

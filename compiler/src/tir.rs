@@ -89,6 +89,7 @@ impl<'a> fmt::Display for TyDisplay<'a> {
                 self.classes.get(*c).map(String::as_str).unwrap_or("?")
             ),
             Ty::Error => write!(f, "Error"),
+            Ty::Task(t) if **t == Ty::Void => write!(f, "task"),
             Ty::Task(t) => write!(f, "task<{}>", sub(t)),
             Ty::Void => write!(f, "no value"),
             Ty::Unknown => write!(f, "unknown"),
@@ -332,6 +333,13 @@ pub enum ExprKind {
         name: &'static str,
         args: Vec<Expr>,
     },
+    /// `spawn f(args)` (a method's receiver is its first argument).
+    Spawn {
+        func: FuncId,
+        args: Vec<Expr>,
+    },
+    /// `join(t)`.
+    Join(Box<Expr>),
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// Text pieces (all already `Text`) joined.

@@ -200,7 +200,7 @@ fn sx(e: &Expr) -> String {
         }
         ExprKind::Construct { class, fields: fs } => format!("(new {} {})", class.name, fields(fs)),
         ExprKind::Insert { table, fields: fs } => format!("(insert {} {})", table.name, fields(fs)),
-        ExprKind::Spawn { func, args } => format!("(spawn {} {})", func.name, list(args)),
+        ExprKind::Spawn { call } => format!("(spawn {})", sx(call)),
         ExprKind::Try { body, err, handler } => {
             format!("(try {} {} {})", sx(body), err.name, sx(handler))
         }
@@ -284,7 +284,8 @@ fn ty_sx(t: &TypeExpr) -> String {
         TypeKind::Nullable(t) => format!("?{}", ty_sx(t)),
         TypeKind::Multi(t) => format!("multi {}", ty_sx(t)),
         TypeKind::Map(k, v) => format!("map<{}, {}>", ty_sx(k), ty_sx(v)),
-        TypeKind::Task(t) => format!("task<{}>", ty_sx(t)),
+        TypeKind::Task(Some(t)) => format!("task<{}>", ty_sx(t)),
+        TypeKind::Task(None) => "task".to_string(),
         TypeKind::Ref(n) => format!("ref {}", n.name),
     }
 }
@@ -546,7 +547,9 @@ fn literals() {
     assert_eq!(expr("[]"), "[]");
     assert_eq!(expr("Point { x: 1, y: 2, }"), "(new Point x:1 y:2)");
     assert_eq!(expr("insert T {}"), "(insert T )");
-    assert_eq!(expr("spawn work(1, 2)"), "(spawn work 1 2)");
+    assert_eq!(expr("spawn work(1, 2)"), "(spawn (call work 1 2))");
+    assert_eq!(expr("spawn acc.add(1)"), "(spawn (method acc add 1))");
+    assert_eq!(expr("spawn f(1) + 2"), "(+ (spawn (call f 1)) 2)");
     assert_eq!(
         expr(r#""tab\t nl\n cr\r bs\\ q\" d\$ e\u{1F600} $x ${a + 1}!""#),
         "(text \"tab\\t nl\\n cr\\r bs\\\\ q\\\" d$ e😀 $x \" ${(+ a 1)} \"!\")"

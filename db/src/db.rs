@@ -41,6 +41,9 @@ pub struct Db {
     schema: Schema,
     tables: Vec<Table>,
     log: Vec<Change>,
+    /// The savepoint of `log[0]`: entries before it were forgotten
+    /// ([`Db::forget_undo_before`]), so savepoints stay valid as the front is dropped.
+    log_base: usize,
     /// Whether changes append to `log` ([`Db::set_undo`]).
     undo: bool,
     /// While true, hash and sorted indexes of a table that changes are dropped and
@@ -112,6 +115,7 @@ impl Db {
             schema,
             tables,
             log: Vec::new(),
+            log_base: 0,
             undo: true,
             defer: false,
             bump: Bump::new(),
@@ -605,13 +609,13 @@ impl Db {
 
     /// The current position of the undo log.
     pub fn savepoint(&self) -> Savepoint {
-        Savepoint(self.log.len())
+        Savepoint(self.log_base + self.log.len())
     }
 
     /// Undoes every change made after `sp`, newest first: rows, indexes, id counters and
     /// reference counts come back exactly. A savepoint beyond the log does nothing.
     pub fn rollback_to(&mut self, sp: Savepoint) {
-        while self.log.len() > sp.0 {
+        while self.log_base + self.log.len() > sp.0 {
             let Some(ch) = self.log.pop() else { break };
             match ch {
                 Change::Insert { table, id, .. } => {
@@ -665,15 +669,28 @@ impl Db {
 
     /// Forgets the undo entries after `sp`; their changes stay.
     pub fn truncate_undo(&mut self, sp: Savepoint) {
-        self.log.truncate(sp.0);
+        self.log.truncate(sp.0.saturating_sub(self.log_base));
         if self.log.is_empty() && self.log.capacity() > 4096 {
             self.log = Vec::new();
         }
     }
 
-    /// The changes made after `sp`, oldest first.
+    /// Forgets the undo entries before `sp`; their changes stay, and the entries after
+    /// it keep their savepoints (group commit: the records that became durable are
+    /// forgotten while later ones still wait for their sync). The savepoints before `sp`
+    /// are no longer valid rollback targets.
+    pub fn forget_undo_before(&mut self, sp: Savepoint) {
+        let n = sp.0.saturating_sub(self.log_base).min(self.log.len());
+        self.log.drain(..n);
+        self.log_base += n;
+    }
+
+    /// The changes made after `sp`, oldest first (every change still held when `sp`
+    /// is older than the oldest entry).
     pub fn changes_since(&self, sp: Savepoint) -> &[Change] {
-        self.log.get(sp.0..).unwrap_or(&[])
+        self.log
+            .get(sp.0.saturating_sub(self.log_base)..)
+            .unwrap_or(&[])
     }
 
     /// Appends the ids of the rows matching `q` to `out`, in result order, and returns
@@ -891,17 +908,22 @@ impl Db {
         })
     }
 
-    /// Live rows of `t` in id order with their values borrowed from the columns (no
-    /// allocation per row or text: what a checkpoint writes).
-    pub(crate) fn row_vals(
+    /// Live rows of `t` in id order from row position `from` on, with each row's
+    /// position and its values borrowed from the columns (no allocation per row or
+    /// text: what a checkpoint writes).
+    pub(crate) fn row_vals_from(
         &self,
         t: TableId,
-    ) -> impl Iterator<Item = (RowId, impl Iterator<Item = ValRef<'_>> + '_)> + '_ {
-        self.tables.get(t as usize).into_iter().flat_map(|tab| {
-            tab.live
-                .ones(0, tab.n)
-                .map(move |p| (p as RowId + 1, tab.cols.iter().map(move |c| c.val(p))))
-        })
+        from: usize,
+    ) -> impl Iterator<Item = (usize, impl Iterator<Item = ValRef<'_>> + '_)> + '_ {
+        self.tables
+            .get(t as usize)
+            .into_iter()
+            .flat_map(move |tab| {
+                tab.live
+                    .ones(from.min(tab.n), tab.n)
+                    .map(move |p| (p, tab.cols.iter().map(move |c| c.val(p))))
+            })
     }
 
     /// Approximate heap bytes: columns, texts, bitmaps, reference counts, indexes, the

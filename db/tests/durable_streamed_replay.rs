@@ -46,6 +46,12 @@ impl StorageFile for CountingFile {
     fn fdatasync(&mut self) -> io::Result<()> {
         self.inner.fdatasync()
     }
+    fn try_clone(&self) -> io::Result<Box<dyn StorageFile>> {
+        Ok(Box::new(CountingFile {
+            inner: self.inner.try_clone()?,
+            largest: self.largest.clone(),
+        }))
+    }
     fn fsync(&mut self) -> io::Result<()> {
         self.inner.fsync()
     }

@@ -196,10 +196,11 @@ fn exit(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     Err(Stop::Exit(status))
 }
 
-/// `yield()`: lets other fibers run. Until fibers exist it does nothing.
+/// `yield()`: lets the other runnable fibers take their turn first (the scheduler
+/// does it; inside a transaction it does nothing).
 fn yield_now(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [] = args("yield", argv)?;
-    Ok(Value::Nil)
+    Err(Stop::Yield)
 }
 
 #[cfg(test)]
@@ -385,8 +386,8 @@ mod tests {
     }
 
     #[test]
-    fn yield_does_nothing_yet() {
-        assert_shows(call("yield", &[]), "nil");
+    fn yield_asks_the_scheduler_to_switch() {
+        assert_eq!(call("yield", &[]).err(), Some(Stop::Yield));
     }
 
     #[test]

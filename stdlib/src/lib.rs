@@ -71,6 +71,7 @@ fn kind_of(v: &Value) -> &'static str {
         Value::Obj(_) => "an object",
         Value::Error(_) => "an Error",
         Value::Row(_) => "a row",
+        Value::Task(_) => "a task",
     }
 }
 

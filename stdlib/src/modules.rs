@@ -51,15 +51,13 @@ fn time_now(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     Ok(Value::Int(ms))
 }
 
-/// `time.sleep(ms)`: waits `ms` milliseconds (a negative `ms` as 0). Until fibers
-/// exist this blocks the thread.
+/// `time.sleep(ms)`: parks the calling fiber for `ms` milliseconds (a negative `ms` as
+/// 0) while the others run; the scheduler does the waiting (inside a transaction it
+/// blocks the whole program, LANGUAGE.md §9).
 fn time_sleep(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [ms] = args("time.sleep", argv)?;
     let ms = u64::try_from(int(ms)?).unwrap_or(0);
-    if ms > 0 {
-        std::thread::sleep(Duration::from_millis(ms));
-    }
-    Ok(Value::Nil)
+    Err(Stop::Sleep(Duration::from_millis(ms)))
 }
 
 /// A Float → Float function of `math`.
@@ -255,7 +253,7 @@ mod tests {
     fn ticks_are_monotonic_microseconds() {
         let mut h = host();
         let a = as_int(h.call("time.ticks", &[]));
-        assert_shows(h.call("time.sleep", &[i(2)]), "nil");
+        std::thread::sleep(Duration::from_millis(2));
         let b = as_int(h.call("time.ticks", &[]));
         assert!(a >= 0);
         assert!(b - a >= 2000, "slept 2 ms but ticks went from {a} to {b}");
@@ -272,12 +270,12 @@ mod tests {
     }
 
     #[test]
-    fn sleep_treats_negative_as_zero() {
-        let started = std::time::Instant::now();
-        assert_shows(call("time.sleep", &[i(-5)]), "nil");
-        assert_shows(call("time.sleep", &[i(i64::MIN)]), "nil");
-        assert_shows(call("time.sleep", &[i(0)]), "nil");
-        assert!(started.elapsed() < Duration::from_secs(1));
+    fn sleep_asks_the_scheduler_to_park_treating_negative_as_zero() {
+        let sleep = |ms| call("time.sleep", &[i(ms)]).err();
+        assert_eq!(sleep(-5), Some(Stop::Sleep(Duration::ZERO)));
+        assert_eq!(sleep(i64::MIN), Some(Stop::Sleep(Duration::ZERO)));
+        assert_eq!(sleep(0), Some(Stop::Sleep(Duration::ZERO)));
+        assert_eq!(sleep(1500), Some(Stop::Sleep(Duration::from_millis(1500))));
     }
 
     #[test]

@@ -12,7 +12,8 @@
 # mounted file system's page cache, not in the image file), lets the writer go on
 # (SIGCONT), kills it, mounts the copy (ext4 replays its journal as after a power
 # cut) and runs `ledger verify` (verify.R, its status in status.R) and `wo db verify`
-# (dbverify.R) on it. A writer that ended before its freeze leaves early.R (its exit
+# (dbverify.R) on it. STRESS (default `stress 1000000000`) is the ledger command the
+# writer runs (`stress-fibers N C` for C writer fibers). A writer that ended before its freeze leaves early.R (its exit
 # status) instead of a copy. The accounts are opened (`stress 0`) before the first round. The caller checks that every ack in frozen.R is in verify.R.
 # Leaving the namespace unmounts everything (and frees the loop devices).
 set -eu
@@ -30,7 +31,8 @@ mount -o loop img mnt
 r=0
 for delay in "$@"; do
   r=$((r + 1))
-  "$wo" run "$ledger" --data mnt/d -- stress 1000000000 >"acks.$r" 2>"err.$r" &
+  # shellcheck disable=SC2086 # STRESS is the ledger command and its arguments
+  "$wo" run "$ledger" --data mnt/d -- ${STRESS:-stress 1000000000} >"acks.$r" 2>"err.$r" &
   pid=$!
   # Freeze a writer that is writing: the delay counts from its first ack (waiting at
   # most 60 s for it), so a slow start on a loaded machine does not leave nothing to
@@ -56,6 +58,9 @@ for delay in "$@"; do
   sleep 0.05
   kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" || true
+  # What the killed (not cut) writer left on the original disk: the next round's
+  # starting point (with writer fibers, more than its acks say).
+  "$wo" run "$ledger" --data mnt/d -- verify >"orig.$r" 2>&1 || true
   mount -o loop copy.img mnt2
   status=0
   "$wo" run "$ledger" --data mnt2/d -- verify >"verify.$r" 2>"verify-err.$r" || status=$?

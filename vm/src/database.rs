@@ -20,7 +20,7 @@ use std::rc::Rc;
 
 use wo_bytecode::image::{ColumnType, IndexKind as ImageIndexKind, QueryAgg, QueryCol};
 use wo_bytecode::Image;
-use wo_db::durable::{self, DataDir, Failure, OpenError};
+use wo_db::durable::{self, DataDir, Failure, LogEvent, OpenError};
 use wo_db::{
     Agg, Cell, CmpOp, Col, ColType, Column, Db, DbError, ErrorKind, IndexDef, IndexKind, Pred,
     Query, RowId, Savepoint, Schema, TableDef,
@@ -38,6 +38,9 @@ pub(crate) enum DbStop {
     /// The image broke an invariant (a register holds the wrong kind of value); the
     /// text is what follows `internal error: `.
     Fault(String),
+    /// A write (or `TX_BEGIN`) while a checkpoint is being written: the fiber waits
+    /// until it ends, then runs the instruction again.
+    Gate,
 }
 
 type DbResult<T> = Result<T, DbStop>;
@@ -84,11 +87,31 @@ struct CachedQuery {
 /// line printed before a commit is never lost behind it).
 pub type BeforeSync = Box<dyn FnMut()>;
 
+/// Rows of an automatic checkpoint written between two fiber turns: the longest a
+/// reading fiber waits for a checkpoint (about a millisecond or two).
+const CHECKPOINT_SLICE: usize = 16_384;
+
 /// The text of the `IO` trap a durability failure raises (LANGUAGE.md §8).
 pub fn durability_message(f: &Failure) -> String {
     let n = f.changes_undone;
     let s = if n == 1 { "" } else { "s" };
     format!("durability failure: {f}; {n} change{s} undone, nothing acknowledged was lost")
+}
+
+/// What the log thread answered ([`Database::poll_sync`]).
+#[derive(Debug)]
+pub(crate) enum Synced {
+    /// Every commit up to `lsn` is durable; an automatic checkpoint that then failed
+    /// (the log goes on, and it is tried again later) is reported for a warning.
+    Durable {
+        lsn: u64,
+        checkpoint_failed: Option<Failure>,
+    },
+    /// The sync failed: every pending change was undone and the log is fenced.
+    Failed(Failure),
+    /// The automatic checkpoint under way ended (writes may go on); its failure, if
+    /// it failed, for a warning.
+    Checkpoint(Option<Failure>),
 }
 
 /// A table's rows to load: its index, its next id and its live rows.
@@ -113,6 +136,15 @@ pub struct Database {
     ids: Vec<RowId>,
     /// Reused by `DB_INSERT` for the new row's cells.
     cells: Vec<Cell>,
+    /// The commits written to the log and not yet durable, oldest first: the LSN each
+    /// waits for and where its undo entries start (group commit: their undo entries are
+    /// kept until the sync that covers them, so a failed sync can undo them all).
+    pending: std::collections::VecDeque<(u64, Savepoint)>,
+    /// The LSN the fiber that just made a change must wait for (`take_wait`).
+    wait: Option<u64>,
+    /// A failed write undid the pending commits of other fibers too: the failure, for
+    /// the scheduler to raise `IO` in each of them.
+    failed: Option<Failure>,
 }
 
 impl Database {
@@ -230,6 +262,9 @@ impl Database {
             args: Vec::new(),
             ids: Vec::new(),
             cells: Vec::new(),
+            pending: std::collections::VecDeque::new(),
+            wait: None,
+            failed: None,
         })
     }
 
@@ -338,33 +373,173 @@ impl Database {
     }
 
     /// The hook for "a change became final": every change since `sp` is now permanent.
-    /// Called after each write outside a transaction and at `TX_COMMIT`. Today it only
-    /// forgets the undo entries. With durable tables, this is where the records
-    /// (`changes_since(sp)`) go to the write-ahead log and where the fiber that made them
-    /// waits for their sync (the interpreter will then suspend it here); a failed sync
-    /// becomes the `IO` trap this returns.
+    /// Called after each write outside a transaction and at `TX_COMMIT`. In memory it
+    /// only forgets the undo entries. With a data directory the changes' record is
+    /// written to the log and the log thread asked to sync it; the fiber then waits
+    /// for that sync ([`Database::take_wait`]) while the others run, and its undo
+    /// entries are kept until the sync succeeds (group commit, LANGUAGE.md §8 and §9).
+    /// A change that logs nothing but comes after records still in flight waits for
+    /// them too: acknowledgement order is log order.
     pub(crate) fn change_became_final(&mut self, sp: Savepoint) -> DbResult<()> {
         let Some(data) = self.data.as_mut() else {
             self.db.truncate_undo(sp);
             return Ok(());
         };
+        if self.db.changes_since(sp).is_empty() {
+            return Ok(());
+        }
+        // Before the record can reach the log thread: a line printed after an earlier
+        // commit is out before this one can be acknowledged (and before a crash during
+        // its sync).
         if let Some(flush) = self.before_sync.as_mut() {
             flush();
         }
-        // On failure the commit has already undone every change since `sp` and fenced
-        // the log; what is left is to tell the fiber.
-        match data.commit(&mut self.db, sp) {
-            Ok(_) => Ok(()),
-            Err(f) => Err(DbStop::Trap(Trap::new(
-                TrapKind::Io,
-                durability_message(&f),
-            ))),
+        let staged = data.stage(&self.db, sp).and_then(|lsn| {
+            if lsn.is_some() {
+                data.request_sync()?;
+            }
+            Ok(lsn)
+        });
+        let lsn = match staged {
+            Ok(lsn) => lsn,
+            Err(f) if f.limit => {
+                // Nothing was written: only this change is undone.
+                self.db.rollback_to(sp);
+                self.db.truncate_undo(sp);
+                return Err(DbStop::Trap(Trap::new(TrapKind::Limit, f.message)));
+            }
+            Err(f) => {
+                // The log is fenced: this change and every one still waiting for its
+                // sync are undone, and their fibers told.
+                let others_wait = !self.pending.is_empty();
+                let from = self.pending.front().map_or(sp, |p| p.1);
+                let n = self.undo_pending(from);
+                let f = Failure {
+                    changes_undone: n,
+                    ..f
+                };
+                let msg = durability_message(&f);
+                if others_wait {
+                    self.failed = Some(f);
+                }
+                return Err(DbStop::Trap(Trap::new(TrapKind::Io, msg)));
+            }
+        };
+        match lsn.or(self.pending.back().map(|p| p.0)) {
+            None => self.db.truncate_undo(sp),
+            Some(l) => {
+                self.pending.push_back((l, sp));
+                self.wait = Some(l);
+            }
         }
+        Ok(())
+    }
+
+    /// Undoes every change since `from` (the oldest commit not yet durable), newest
+    /// first, and forgets the pending commits. Returns how many changes were undone.
+    fn undo_pending(&mut self, from: Savepoint) -> usize {
+        let n = self.db.changes_since(from).len();
+        self.db.rollback_to(from);
+        self.db.truncate_undo(from);
+        self.pending.clear();
+        n
+    }
+
+    /// The LSN the fiber that just made a change must wait for, once.
+    pub(crate) fn take_wait(&mut self) -> Option<u64> {
+        self.wait.take()
+    }
+
+    /// A write failure that also undid other fibers' pending commits, once.
+    pub(crate) fn take_failure(&mut self) -> Option<Failure> {
+        self.failed.take()
+    }
+
+    /// Whether the log thread owes an answer: commits written and waiting for their
+    /// sync, or a written checkpoint being put in charge.
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+            || self
+                .data
+                .as_ref()
+                .is_some_and(|d| d.checkpoint_busy() && !d.checkpoint_encoding())
+    }
+
+    /// Drops a checkpoint that is still being encoded (the program is ending).
+    pub(crate) fn abandon_checkpoint(&mut self) {
+        if let Some(d) = self.data.as_mut() {
+            d.abandon_checkpoint();
+        }
+    }
+
+    /// The log thread's next answer, waiting at most `timeout` (`None`: until it comes).
+    /// On success the commits it covers are final (their undo entries forgotten) and,
+    /// with nothing left in flight, an automatic checkpoint may begin; on failure every
+    /// pending change is undone.
+    pub(crate) fn poll_sync(&mut self, timeout: Option<std::time::Duration>) -> Option<Synced> {
+        let data = self.data.as_mut()?;
+        match data.poll(timeout)? {
+            LogEvent::Durable(durable) => {
+                while self.pending.front().is_some_and(|p| p.0 <= durable) {
+                    self.pending.pop_front();
+                }
+                match self.pending.front() {
+                    Some(&(_, sp)) => self.db.forget_undo_before(sp),
+                    None => {
+                        let keep = self.tx.map_or_else(|| self.db.savepoint(), |tx| tx.sp);
+                        self.db.forget_undo_before(keep);
+                    }
+                }
+                let checkpoint_failed = if self.pending.is_empty() && self.tx.is_none() {
+                    data.begin_checkpoint(&self.db).and_then(Result::err)
+                } else {
+                    None
+                };
+                Some(Synced::Durable {
+                    lsn: durable,
+                    checkpoint_failed,
+                })
+            }
+            LogEvent::Failed(f) => {
+                let from = self.pending.front().map(|p| p.1);
+                let n = from.map_or(0, |sp| self.undo_pending(sp));
+                Some(Synced::Failed(Failure {
+                    changes_undone: n,
+                    ..f
+                }))
+            }
+            LogEvent::Checkpoint(res) => Some(Synced::Checkpoint(res.err())),
+        }
+    }
+
+    /// Whether writes are held back: an automatic checkpoint is under way, and the
+    /// database must not change until it is written.
+    pub(crate) fn gated(&self) -> bool {
+        self.data.as_ref().is_some_and(DataDir::checkpoint_busy)
+    }
+
+    /// Writes the next slice of the checkpoint under way, if it is being encoded; an
+    /// error (the checkpoint abandoned, the log still in charge) for a warning.
+    pub(crate) fn checkpoint_step(&mut self) -> Option<Result<(), Failure>> {
+        let data = self.data.as_mut()?;
+        if !data.checkpoint_encoding() {
+            return None;
+        }
+        data.checkpoint_step(&self.db, CHECKPOINT_SLICE)
+    }
+
+    /// Whether the checkpoint under way is being encoded (the scheduler gives it
+    /// slices between fiber turns).
+    pub(crate) fn checkpoint_encoding(&self) -> bool {
+        self.data.as_ref().is_some_and(DataDir::checkpoint_encoding)
     }
 
     /// Runs one write: inside a transaction the undo entries stay (the transaction may
     /// roll back); outside, the change is final as soon as it succeeds.
     fn write<T>(&mut self, f: impl FnOnce(&mut Db) -> Result<T, DbError>) -> DbResult<T> {
+        if self.tx.is_none() && self.gated() {
+            return Err(DbStop::Gate);
+        }
         let sp = self.db.savepoint();
         let res = f(&mut self.db).map_err(trap)?;
         if self.tx.is_none() {
@@ -584,6 +759,9 @@ impl Database {
 
     /// `TX_BEGIN` on fiber `fiber` with `depth` caller frames and `n_handlers` handlers.
     pub(crate) fn begin(&mut self, fiber: u64, depth: usize, n_handlers: usize) -> DbResult<()> {
+        if self.tx.is_none() && self.gated() {
+            return Err(DbStop::Gate);
+        }
         if self.tx.is_some() {
             return Err(DbStop::Trap(Trap::new(
                 TrapKind::Db,
@@ -679,7 +857,9 @@ fn arg_cell(v: &Value) -> Option<Cell> {
         Value::Bool(b) => Cell::Bool(*b),
         Value::Text(s) => Cell::Text(Rc::clone(s)),
         Value::Row(r) => Cell::Ref(r.id),
-        Value::List(_) | Value::Map(_) | Value::Obj(_) | Value::Error(_) => return None,
+        Value::List(_) | Value::Map(_) | Value::Obj(_) | Value::Error(_) | Value::Task(_) => {
+            return None
+        }
     })
 }
 

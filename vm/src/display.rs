@@ -259,6 +259,7 @@ impl Printer<'_> {
                     self.out.push_str(&e.message);
                 }
             }
+            Value::Task(_) => self.out.push_str("task"),
             Value::Row(row) => {
                 let class = usize::try_from(row.class)
                     .ok()

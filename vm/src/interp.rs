@@ -26,6 +26,7 @@
 //! are not cleared, for speed, as in Lua): a function must write a register before it
 //! reads it. The register file only grows; returning does not shrink it.
 
+use std::io::Write as _;
 use std::rc::Rc;
 
 use wo_bytecode::{Const, Image, Op};
@@ -34,7 +35,8 @@ use crate::database::{self, Database, DbStop};
 use crate::display;
 use crate::limit;
 use crate::value::{
-    ErrorValue, Host, Key, KeyRef, MapData, NativeFn, Object, Stop, Trap, TrapKind, Value,
+    ErrorValue, Host, Key, KeyRef, MapData, NativeFn, Object, Stop, TaskCell, TaskState, Trap,
+    TrapKind, Value,
 };
 use crate::{LinkError, StackFrame};
 
@@ -84,9 +86,49 @@ pub struct Fiber {
     frames: Vec<Frame>,
     cur: Frame,
     handlers: Vec<Handler>,
+    /// Parked in `JOIN` or at a write held back by a checkpoint: the instruction runs
+    /// again when the fiber resumes (its `pc` stays past it meanwhile, so a trap raised
+    /// in the wait points at it).
+    redo: bool,
 }
 
 impl Fiber {
+    /// A fiber that will call function `func` with `args` (`SPAWN`): its register file
+    /// holds just the arguments until it first runs.
+    pub(crate) fn start(id: u64, func: u32, args: Vec<Value>) -> Fiber {
+        Fiber {
+            id,
+            regs: args,
+            frames: Vec::new(),
+            cur: Frame {
+                func,
+                pc: 0,
+                base: 0,
+            },
+            handlers: Vec::new(),
+            redo: false,
+        }
+    }
+
+    /// The functions of the fiber's active frames.
+    pub(crate) fn funcs(&self) -> impl Iterator<Item = u32> + '_ {
+        self.frames.iter().chain([&self.cur]).map(|f| f.func)
+    }
+
+    /// Gives back the registers above the current frame (dead values of returned
+    /// callees) while the fiber is parked; the loop grows the file again on resume.
+    pub(crate) fn shrink(&mut self, image: &Image) {
+        let n_regs = image
+            .functions
+            .get(self.cur.func as usize)
+            .map_or(0, |f| usize::from(f.n_regs));
+        let top = self.cur.base as usize + n_regs;
+        if self.regs.len() > top {
+            self.regs.truncate(top);
+            self.regs.shrink_to_fit();
+        }
+    }
+
     /// The number of active frames.
     pub fn depth(&self) -> usize {
         self.frames.len() + 1
@@ -111,6 +153,9 @@ pub enum Status {
     Done(Value),
     /// The budget ran out: call `resume` again to continue.
     Yield,
+    /// The fiber waits (it has done its part of the instruction): resume it when the
+    /// wait is over.
+    Wait(Wait),
     /// A native asked to end the program (`exit`).
     Exit(i32),
     /// An uncaught trap and the stack where it was raised, innermost first.
@@ -119,10 +164,27 @@ pub enum Status {
     Fault(String),
 }
 
+/// What a fiber waits for when [`Vm::resume`] returns [`Status::Wait`].
+#[derive(Debug, Clone)]
+pub enum Wait {
+    /// `yield()`: it goes to the back of the run queue.
+    Yield,
+    /// `time.sleep(ms)`.
+    Sleep(std::time::Duration),
+    /// Its change's log record, LSN this, to be durable.
+    Commit(u64),
+    /// The task to end (`join` runs again when the fiber resumes).
+    Join(Rc<TaskCell>),
+    /// The automatic checkpoint under way to be written (the write runs again when
+    /// the fiber resumes).
+    Checkpoint,
+}
+
 /// What the instruction loop stopped for.
 enum Step {
     Done(Value),
     Yield,
+    Wait(Wait),
     Exit(i32),
     Trap(Trap),
     Fault(String),
@@ -140,13 +202,17 @@ pub struct Vm<'img> {
     /// The database all fibers share.
     pub(crate) database: Database,
     /// The id the next fiber gets.
-    next_fiber: std::cell::Cell<u64>,
+    pub(crate) next_fiber: std::cell::Cell<u64>,
     /// Where `CONCAT` and `CONCAT_N` build their result before it becomes a Text (kept
     /// between instructions so building a Text costs one allocation, not two).
     scratch: String,
     /// Whether some function has more than [`NARROW`] registers (the loop then runs
     /// with the [`WIDE`] window).
     wide: bool,
+    /// Fibers `SPAWN` started during the current turn, for the scheduler to queue.
+    pub(crate) spawned: Vec<(Fiber, Rc<TaskCell>)>,
+    /// The scheduler's queues (`sched.rs`).
+    pub(crate) sched: crate::sched::Sched,
 }
 
 impl<'img> Vm<'img> {
@@ -208,6 +274,8 @@ impl<'img> Vm<'img> {
                 .functions
                 .iter()
                 .any(|f| usize::from(f.n_regs) > NARROW),
+            spawned: Vec::new(),
+            sched: crate::sched::Sched::default(),
         })
     }
 
@@ -281,6 +349,7 @@ impl<'img> Vm<'img> {
                 base: 0,
             },
             handlers: Vec::new(),
+            redo: false,
         })
     }
 
@@ -289,6 +358,9 @@ impl<'img> Vm<'img> {
     /// it is finished.
     pub fn resume(&mut self, fiber: &mut Fiber, budget: u32) -> Status {
         let mut budget = budget.max(1);
+        if std::mem::take(&mut fiber.redo) {
+            fiber.cur.pc -= 1;
+        }
         loop {
             let step = if self.wide {
                 self.exec::<WIDE>(fiber, &mut budget)
@@ -306,7 +378,15 @@ impl<'img> Vm<'img> {
                     }
                     return Status::Done(v);
                 }
-                Step::Yield => return Status::Yield,
+                Step::Yield => {
+                    // Inside its transaction a fiber is not preempted (LANGUAGE.md §9).
+                    if self.database.tx.is_some_and(|tx| tx.fiber == fiber.id) {
+                        budget = BUDGET;
+                        continue;
+                    }
+                    return Status::Yield;
+                }
+                Step::Wait(w) => return Status::Wait(w),
                 Step::Exit(code) => {
                     // The program ends; an open transaction never committed.
                     self.database.fiber_ended(fiber.id);
@@ -321,16 +401,6 @@ impl<'img> Vm<'img> {
                         return stack;
                     }
                 }
-            }
-        }
-    }
-
-    /// Runs `fiber` to its end, resuming after every yield.
-    pub fn run_to_end(&mut self, fiber: &mut Fiber) -> Status {
-        loop {
-            match self.resume(fiber, BUDGET) {
-                Status::Yield => continue,
-                other => return other,
             }
         }
     }
@@ -359,7 +429,9 @@ impl<'img> Vm<'img> {
 
     /// Delivers `trap` to the innermost handler of `fiber`, or returns the final status
     /// when there is none.
-    fn unwind(&mut self, fiber: &mut Fiber, trap: Trap) -> Option<Status> {
+    pub(crate) fn unwind(&mut self, fiber: &mut Fiber, trap: Trap) -> Option<Status> {
+        // A trap raised while the fiber waits in `join` ends that wait.
+        fiber.redo = false;
         let line = i64::from(self.stack_frame(&fiber.cur).line);
         // The handler that catches the trap, if any, decides whether it leaves a
         // transaction (which then rolls back before the unwinding goes on).
@@ -408,12 +480,15 @@ impl<'img> Vm<'img> {
         let host = &mut self.host;
         let database = &mut self.database;
         let scratch = &mut self.scratch;
+        let next_fiber = &self.next_fiber;
+        let spawned = &mut self.spawned;
         let Fiber {
             id: fiber_id,
             regs,
             frames,
             cur,
             handlers,
+            redo,
         } = fiber;
         let fiber_id = *fiber_id;
 
@@ -460,6 +535,21 @@ impl<'img> Vm<'img> {
                         return Step::Trap(t);
                     }
                     Err(DbStop::Fault(msg)) => fault!("{msg}"),
+                    Err(DbStop::Gate) => {
+                        save!();
+                        *redo = true;
+                        return Step::Wait(Wait::Checkpoint);
+                    }
+                }
+            };
+        }
+        // After a write that became final: with a data directory, the fiber waits here
+        // for its record's sync (the change is already made and visible).
+        macro_rules! commit_wait {
+            () => {
+                if let Some(lsn) = database.take_wait() {
+                    save!();
+                    return Step::Wait(Wait::Commit(lsn));
                 }
             };
         }
@@ -790,6 +880,24 @@ impl<'img> Vm<'img> {
                             return Step::Exit(code);
                         }
                         Err(Stop::Fault(msg)) => fault!("{msg}"),
+                        // Inside a transaction no other fiber runs: `yield()` does
+                        // nothing and `time.sleep` blocks the whole program.
+                        Err(Stop::Yield) => {
+                            fr[lo] = Value::Nil;
+                            if database.tx.is_none() {
+                                save!();
+                                return Step::Wait(Wait::Yield);
+                            }
+                        }
+                        Err(Stop::Sleep(d)) => {
+                            fr[lo] = Value::Nil;
+                            if database.tx.is_none() {
+                                save!();
+                                return Step::Wait(Wait::Sleep(d));
+                            }
+                            let _ = host.out.flush();
+                            std::thread::sleep(d);
+                        }
                     }
                 }
                 Op::Ret { a } => {
@@ -997,6 +1105,7 @@ impl<'img> Vm<'img> {
                     let n = image.tables[t.index()].columns.len();
                     let v = db!(database.insert(t.0, &fr[lo..lo + n]));
                     r!(a) = v;
+                    commit_wait!();
                 }
                 Op::DbGetField { a, b, t, f } => {
                     let v = db!(database.get_field(t.0, &r!(b), f.index()));
@@ -1004,8 +1113,12 @@ impl<'img> Vm<'img> {
                 }
                 Op::DbUpdateField { a, t, f, b } => {
                     db!(database.update_field(t.0, &r!(a), f.index(), &r!(b)));
+                    commit_wait!();
                 }
-                Op::DbDelete { a, t } => db!(database.delete(t.0, &r!(a))),
+                Op::DbDelete { a, t } => {
+                    db!(database.delete(t.0, &r!(a)));
+                    commit_wait!();
+                }
                 Op::DbFind { a, t, b } => {
                     let v = db!(database.find(t.0, &r!(b)));
                     r!(a) = v;
@@ -1025,7 +1138,52 @@ impl<'img> Vm<'img> {
                     r!(a) = v;
                 }
                 Op::TxBegin {} => db!(database.begin(fiber_id, frames.len(), handlers.len())),
-                Op::TxCommit {} => db!(database.commit(fiber_id)),
+                Op::TxCommit {} => {
+                    db!(database.commit(fiber_id));
+                    commit_wait!();
+                }
+                Op::Spawn { a, f, base: b, n } => {
+                    let lo = b.index();
+                    let args = fr[lo..lo + usize::from(n)].to_vec();
+                    let id = next_fiber.get();
+                    next_fiber.set(id + 1);
+                    let task = Rc::new(TaskCell {
+                        fiber: id,
+                        state: std::cell::RefCell::new(TaskState::Running),
+                        waiters: std::cell::RefCell::new(Vec::new()),
+                    });
+                    spawned.push((Fiber::start(id, f.0, args), task.clone()));
+                    r!(a) = Value::Task(task);
+                }
+                Op::Join { a, b } => {
+                    let Value::Task(task) = &r!(b) else {
+                        fault!("expected a task, found {}", type_name(&r!(b)))
+                    };
+                    let state = task.state.borrow().clone();
+                    match state {
+                        TaskState::Done(v) => r!(a) = v,
+                        TaskState::Trapped { trap, .. } => {
+                            if let TaskState::Trapped { joined, .. } = &mut *task.state.borrow_mut()
+                            {
+                                *joined = true;
+                            }
+                            save!();
+                            return Step::Trap(trap);
+                        }
+                        TaskState::Running if database.tx.is_some() => {
+                            trap!(
+                                Db,
+                                "join of a task that has not ended, inside a transaction (no other fiber runs until it commits)"
+                            )
+                        }
+                        TaskState::Running => {
+                            let task = task.clone();
+                            save!();
+                            *redo = true;
+                            return Step::Wait(Wait::Join(task));
+                        }
+                    }
+                }
             }
         }
     }
@@ -1113,6 +1271,7 @@ pub fn values_eq(a: &Value, b: &Value) -> bool {
         (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
         (Value::Error(x), Value::Error(y)) => Rc::ptr_eq(x, y),
         (Value::Row(x), Value::Row(y)) => x == y,
+        (Value::Task(x), Value::Task(y)) => Rc::ptr_eq(x, y),
         _ => false,
     }
 }
@@ -1140,6 +1299,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Obj(_) => "an object",
         Value::Error(_) => "an Error",
         Value::Row(_) => "a row",
+        Value::Task(_) => "a task",
     }
 }
 
@@ -1231,6 +1391,7 @@ fn check_image(image: &Image) -> Result<(), LinkError> {
                 use wo_bytecode::op::OperandRef as O;
                 let ok = match operand {
                     O::Reg(_) if run_base && name == "b" => true,
+                    O::Reg(_) if matches!(op, Op::Spawn { .. }) && name == "base" => true,
                     O::Reg(r) => r.index() < n_regs,
                     O::Const(k) => k.index() < image.consts.len(),
                     O::Func(f) => f.index() < image.functions.len(),
@@ -1260,6 +1421,12 @@ fn check_image(image: &Image) -> Result<(), LinkError> {
                         base.index(),
                         usize::from(image.functions[f.index()].arity).max(1),
                     )?;
+                }
+                Op::Spawn { f, base, n, .. } => {
+                    if image.functions[f.index()].arity != n {
+                        return bad(name, at, format!("SPAWN passes {n} arguments"));
+                    }
+                    run(at, base.index(), usize::from(n))?;
                 }
                 Op::CallBuiltin { f, base, n } => {
                     let expected = image.builtins[f.index()].arity;

@@ -1,19 +1,22 @@
 //! `wo-vm`: loads verified images, links their builtins and runs them. Values, traps,
 //! the stackless interpreter, the database boundary (rows, queries, transactions) and
-//! (later) fibers.
+//! the fiber scheduler (`sched.rs`).
 
 pub mod database;
 pub mod display;
 pub mod interp;
 pub mod limit;
 pub mod map;
+mod sched;
 pub mod value;
 
 pub use database::Database;
 pub use display::{to_text, write_value};
-pub use interp::{Fiber, Status, Vm};
+pub use interp::{Fiber, Status, Vm, Wait};
+pub use sched::Fibers;
 pub use value::{
-    ErrorValue, Host, Key, MapData, NativeFn, Object, RowRef, Stop, Trap, TrapKind, Value,
+    ErrorValue, Host, Key, MapData, NativeFn, Object, RowRef, Stop, TaskCell, TaskState, Trap,
+    TrapKind, Value,
 };
 /// The durable half of the database, for the CLI (`wo db …`, `--data` errors).
 pub use wo_db::durable;
@@ -143,7 +146,14 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
     } else {
         Vec::new()
     };
-    match run_fiber(vm, image.entry.0, entry_args) {
+    let res = run_fiber(vm, image.entry.0, entry_args);
+    // `main` returned: a task that trapped and was never joined decides the status.
+    if res.is_ok() {
+        if let Some((trap, stack)) = vm.unjoined_trap() {
+            return RunResult::Trap { trap, stack };
+        }
+    }
+    match res {
         Ok(Value::Int(v)) => RunResult::Exit((v & 0xff) as i32),
         Ok(Value::Nil) => RunResult::Exit(0),
         Ok(other) => RunResult::Fault(format!(
@@ -162,7 +172,7 @@ fn run_fiber(vm: &mut Vm<'_>, func: u32, args: Vec<Value>) -> Result<Value, RunR
         Status::Exit(code) => Err(RunResult::Exit(code)),
         Status::Trap { trap, stack } => Err(RunResult::Trap { trap, stack }),
         Status::Fault(msg) => Err(RunResult::Fault(msg)),
-        Status::Yield => Err(RunResult::Fault(
+        Status::Yield | Status::Wait(_) => Err(RunResult::Fault(
             "internal error: fiber yielded at the end".into(),
         )),
     }

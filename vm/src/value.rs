@@ -139,6 +139,34 @@ pub enum Value {
     Error(Rc<ErrorValue>),
     /// A row of a table (LANGUAGE.md §7).
     Row(RowRef),
+    /// A fiber started by `spawn` and, once it ends, its result (LANGUAGE.md §9).
+    Task(Rc<TaskCell>),
+}
+
+/// What a `task` value refers to: the fiber that runs it, and how it ended.
+#[derive(Debug)]
+pub struct TaskCell {
+    /// The id of the fiber running the task.
+    pub fiber: u64,
+    pub state: RefCell<TaskState>,
+    /// Fibers waiting in `join` for this task to end.
+    pub waiters: RefCell<Vec<u64>>,
+}
+
+/// How far a task has got.
+#[derive(Debug, Clone)]
+pub enum TaskState {
+    Running,
+    /// Its function returned this value (nil for a function without a result).
+    Done(Value),
+    /// A trap left its function: kept here and raised again by `join`; `joined` says
+    /// whether some `join` has taken it (an unjoined one ends the program with its
+    /// report).
+    Trapped {
+        trap: Trap,
+        stack: Vec<crate::StackFrame>,
+        joined: bool,
+    },
 }
 
 // The register file is an array of these; a row handle must not make them wider.
@@ -216,6 +244,10 @@ pub enum Stop {
     /// internal fault, as when an instruction finds a wrongly typed register. Not
     /// catchable; the text is what follows `internal error: `.
     Fault(String),
+    /// `yield()`: other fibers take their turn first.
+    Yield,
+    /// `time.sleep(ms)`: the fiber waits this long.
+    Sleep(std::time::Duration),
 }
 
 impl From<Trap> for Stop {

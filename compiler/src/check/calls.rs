@@ -23,6 +23,9 @@ impl<'a> Checker<'a> {
             let args = self.call_args(&callee.name, &params, args, span);
             return Expr::new(E::Call { func: f, args }, ret, span);
         }
+        if callee.name == "join" && args.len() == 1 && self.lookup_local("join").is_none() {
+            return self.join(&args[0], span);
+        }
         if self.lookup_local(&callee.name).is_some() {
             self.err(
                 "name",

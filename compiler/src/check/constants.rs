@@ -30,7 +30,8 @@ fn named_constants(e: &ast::Expr, out: &mut Vec<String>) {
                 ast::TextPart::Expr(e) => Some(e),
                 ast::TextPart::Lit(_) => None,
             })),
-            A::Call { args, .. } | A::Spawn { args, .. } | A::List(args) => stack.extend(args),
+            A::Call { args, .. } | A::List(args) => stack.extend(args),
+            A::Spawn { call } => stack.push(call),
             A::MethodCall { recv, args, .. } => {
                 stack.push(recv);
                 stack.extend(args);
@@ -200,7 +201,7 @@ impl Reach {
         match &e.kind {
             E::Int(_) | E::Float(_) | E::Text(_) | E::Bool(_) | E::Nil | E::Local(_) => {}
             E::Global(g) => self.globals.push(*g),
-            E::Call { func, args } => {
+            E::Call { func, args } | E::Spawn { func, args } => {
                 self.calls.push(*func);
                 stack.extend(args);
             }
@@ -209,7 +210,9 @@ impl Reach {
             | E::List(args)
             | E::DbAggregate { args, .. } => stack.extend(args),
             E::New { fields, .. } | E::Insert { fields, .. } => stack.extend(fields),
-            E::Unary(_, a) | E::Field(a, _) | E::RowField(a, ..) | E::RowId(a) => stack.push(a),
+            E::Unary(_, a) | E::Field(a, _) | E::RowField(a, ..) | E::RowId(a) | E::Join(a) => {
+                stack.push(a)
+            }
             E::Find { id, .. } => stack.push(id),
             E::Binary(_, a, b) | E::ListIndex(a, b) | E::MapIndex(a, b) => {
                 stack.extend([&**a, &**b])

@@ -41,7 +41,7 @@ impl<'a> Checker<'a> {
             A::Map(entries) => self.map(entries, span, expect),
             A::Construct { class, fields } => self.construct(class, fields, span),
             A::Insert { table, fields } => self.insert(table, fields, span),
-            A::Spawn { func, args } => self.spawn(func, args, span),
+            A::Spawn { call } => self.spawn(call, span),
             A::Query(q) => self.query_expr(q, span),
             A::Try { body, err, handler } => self.try_expr(body, err, handler, span, expect),
             A::Error => self.unknown(span),
@@ -280,21 +280,6 @@ impl<'a> Checker<'a> {
                 self.unknown(span)
             }
         }
-    }
-
-    fn spawn(&mut self, func: &ast::Ident, args: &[ast::Expr], span: Span) -> Expr {
-        self.err(
-            "unsupported",
-            span,
-            format!(
-                "`spawn {}(…)`: fibers are not supported by this version of wo yet",
-                func.name
-            ),
-        );
-        for a in args {
-            self.expr(a, None);
-        }
-        self.unknown(span)
     }
 
     /// `try e catch err { h }` as an expression.

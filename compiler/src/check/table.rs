@@ -36,8 +36,10 @@ pub(crate) fn mentions(e: &Expr, id: usize) -> bool {
     match &e.kind {
         E::Local(l) => *l == id,
         E::Int(_) | E::Float(_) | E::Text(_) | E::Bool(_) | E::Nil | E::Global(_) => false,
-        E::Call { args, .. } | E::Builtin { args, .. } => args.iter().any(m),
-        E::Unary(_, x) | E::Field(x, _) | E::RowField(x, ..) | E::RowId(x) => m(x),
+        E::Call { args, .. } | E::Builtin { args, .. } | E::Spawn { args, .. } => {
+            args.iter().any(m)
+        }
+        E::Unary(_, x) | E::Field(x, _) | E::RowField(x, ..) | E::RowId(x) | E::Join(x) => m(x),
         E::Find { id: x, .. } => m(x),
         E::Binary(_, l, r) | E::ListIndex(l, r) | E::MapIndex(l, r) => m(l) || m(r),
         E::Concat(xs) | E::List(xs) => xs.iter().any(m),

@@ -127,13 +127,8 @@ impl<'a> Checker<'a> {
                 Ty::Map(Box::new(kt), Box::new(vt))
             }
             TypeKind::Task(inner) => {
-                let i = self.resolve_type(inner);
-                self.err(
-                    "unsupported",
-                    t.span,
-                    "fibers (`task<T>`) are not supported by this version of wo yet",
-                );
-                Ty::Task(Box::new(i))
+                let r = inner.as_ref().map_or(Ty::Void, |i| self.resolve_type(i));
+                Ty::Task(Box::new(r))
             }
             TypeKind::Ref(name) => {
                 match self.class_index.get(&name.name) {

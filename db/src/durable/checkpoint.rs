@@ -47,63 +47,140 @@ pub(crate) struct Snapshot {
     pub salts: Option<Salts>,
 }
 
-/// Writes the snapshot of `db`'s durable tables (`tables[i]` is the program table of
-/// stored position `i`) to `file` from offset 0 and returns its length. Not synced.
-pub(crate) fn write(
-    file: &mut dyn StorageFile,
-    path: &Path,
-    db: &Db,
-    schema: &StoredSchema,
-    tables: &[TableId],
+/// A checkpoint written a slice of rows at a time, so that the program's other fibers
+/// can run between slices (`DataDir::checkpoint_step`). The database must not change
+/// between the first step and the last: the VM holds back every write meanwhile.
+pub(crate) struct Encoder {
+    buf: Vec<u8>,
+    /// Bytes written to the file so far.
+    off: u64,
+    crc: crc32fast::Hasher,
+    body_len: u64,
+    /// Bytes at the start of `buf` that are the header (rewritten at the end; the
+    /// body's CRC skips them).
+    header_bytes: usize,
     lsn: u64,
     salts: Salts,
-) -> Result<u64, Failure> {
-    let mut buf = Vec::with_capacity(WRITE_CHUNK + 4096);
-    buf.resize(CKPT_HEADER_LEN, 0);
-    let mut off = 0u64;
-    let mut crc = crc32fast::Hasher::new();
-    let mut body_len = 0u64;
-    // The header is rewritten at the end; the body's CRC skips it.
-    let mut header_bytes = CKPT_HEADER_LEN;
-    put_schema(&mut buf, schema);
-    for &t in tables {
-        put_uvar(&mut buf, db.len(t) as u64);
-        let mut prev: RowId = 0;
-        for (id, vals) in db.row_vals(t) {
-            put_ivar(&mut buf, id - prev);
-            prev = id;
-            for v in vals {
-                put_val(&mut buf, v);
-            }
-            if buf.len() >= WRITE_CHUNK {
-                crc.update(&buf[header_bytes..]);
-                body_len += (buf.len() - header_bytes) as u64;
-                file.pwrite_all(&buf, off)
-                    .map_err(|e| failure("pwrite", path, &e))?;
-                off += buf.len() as u64;
-                buf.clear();
-                header_bytes = 0;
-            }
+    tables: Vec<TableId>,
+    /// The table being written (an index into `tables`) and the next row position.
+    t: usize,
+    pos: usize,
+    prev: RowId,
+    /// Whether the current table's row count is written.
+    counted: bool,
+}
+
+impl Encoder {
+    pub(crate) fn new(
+        schema: &StoredSchema,
+        tables: Vec<TableId>,
+        lsn: u64,
+        salts: Salts,
+    ) -> Encoder {
+        let mut buf = Vec::with_capacity(WRITE_CHUNK + 4096);
+        buf.resize(CKPT_HEADER_LEN, 0);
+        put_schema(&mut buf, schema);
+        Encoder {
+            buf,
+            off: 0,
+            crc: crc32fast::Hasher::new(),
+            body_len: 0,
+            header_bytes: CKPT_HEADER_LEN,
+            lsn,
+            salts,
+            tables,
+            t: 0,
+            pos: 0,
+            prev: 0,
+            counted: false,
         }
     }
-    crc.update(&buf[header_bytes..]);
-    body_len += (buf.len() - header_bytes) as u64;
-    buf.extend_from_slice(&crc.finalize().to_le_bytes());
-    file.pwrite_all(&buf, off)
-        .map_err(|e| failure("pwrite", path, &e))?;
-    off += buf.len() as u64;
-    let mut h = [0u8; CKPT_HEADER_LEN];
-    h[0..8].copy_from_slice(&CKPT_MAGIC);
-    h[8..12].copy_from_slice(&CKPT_VERSION.to_le_bytes());
-    h[16..24].copy_from_slice(&lsn.to_le_bytes());
-    h[24..32].copy_from_slice(&body_len.to_le_bytes());
-    h[32..40].copy_from_slice(&salts.taken_from.to_le_bytes());
-    h[40..48].copy_from_slice(&salts.next.to_le_bytes());
-    let hcrc = crc32fast::hash(&h[0..48]);
-    h[48..52].copy_from_slice(&hcrc.to_le_bytes());
-    file.pwrite_all(&h, 0)
-        .map_err(|e| failure("pwrite", path, &e))?;
-    Ok(off)
+
+    /// Encodes up to `rows` more rows, writing full chunks to `file`; true when every
+    /// table is written.
+    pub(crate) fn step(
+        &mut self,
+        file: &mut dyn StorageFile,
+        path: &Path,
+        db: &Db,
+        rows: usize,
+    ) -> Result<bool, Failure> {
+        let mut left = rows;
+        while let Some(&t) = self.tables.get(self.t) {
+            if !self.counted {
+                put_uvar(&mut self.buf, db.len(t) as u64);
+                self.counted = true;
+            }
+            let mut next = None;
+            for (p, vals) in db.row_vals_from(t, self.pos) {
+                if left == 0 {
+                    next = Some(p);
+                    break;
+                }
+                left -= 1;
+                let id = p as RowId + 1;
+                put_ivar(&mut self.buf, id - self.prev);
+                self.prev = id;
+                for v in vals {
+                    put_val(&mut self.buf, v);
+                }
+                if self.buf.len() >= WRITE_CHUNK {
+                    self.flush(file, path)?;
+                }
+            }
+            match next {
+                Some(p) => {
+                    self.pos = p;
+                    return Ok(false);
+                }
+                None => {
+                    self.t += 1;
+                    self.pos = 0;
+                    self.prev = 0;
+                    self.counted = false;
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn flush(&mut self, file: &mut dyn StorageFile, path: &Path) -> Result<(), Failure> {
+        self.crc.update(&self.buf[self.header_bytes..]);
+        self.body_len += (self.buf.len() - self.header_bytes) as u64;
+        file.pwrite_all(&self.buf, self.off)
+            .map_err(|e| failure("pwrite", path, &e))?;
+        self.off += self.buf.len() as u64;
+        self.buf.clear();
+        self.header_bytes = 0;
+        Ok(())
+    }
+
+    /// Writes the rest, the body's CRC and the header; returns the file's length.
+    pub(crate) fn finish(
+        mut self,
+        file: &mut dyn StorageFile,
+        path: &Path,
+    ) -> Result<u64, Failure> {
+        self.crc.update(&self.buf[self.header_bytes..]);
+        self.body_len += (self.buf.len() - self.header_bytes) as u64;
+        let crc = std::mem::replace(&mut self.crc, crc32fast::Hasher::new());
+        self.buf.extend_from_slice(&crc.finalize().to_le_bytes());
+        file.pwrite_all(&self.buf, self.off)
+            .map_err(|e| failure("pwrite", path, &e))?;
+        let len = self.off + self.buf.len() as u64;
+        let mut h = [0u8; CKPT_HEADER_LEN];
+        h[0..8].copy_from_slice(&CKPT_MAGIC);
+        h[8..12].copy_from_slice(&CKPT_VERSION.to_le_bytes());
+        h[16..24].copy_from_slice(&self.lsn.to_le_bytes());
+        h[24..32].copy_from_slice(&self.body_len.to_le_bytes());
+        h[32..40].copy_from_slice(&self.salts.taken_from.to_le_bytes());
+        h[40..48].copy_from_slice(&self.salts.next.to_le_bytes());
+        let hcrc = crc32fast::hash(&h[0..48]);
+        h[48..52].copy_from_slice(&hcrc.to_le_bytes());
+        file.pwrite_all(&h, 0)
+            .map_err(|e| failure("pwrite", path, &e))?;
+        Ok(len)
+    }
 }
 
 /// Checks and decodes a whole checkpoint file, counting the rows (decoded and

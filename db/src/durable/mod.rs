@@ -20,6 +20,8 @@ mod codec;
 mod restore;
 mod sim;
 mod storage;
+mod switch;
+mod syncer;
 mod tools;
 mod wal;
 
@@ -29,6 +31,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use codec::{put_cell, put_ivar, put_schema, put_uvar, Item, Reader, StoredSchema, StoredType};
+use switch::{Switch, SwitchError};
+use syncer::Done;
 use wal::{failure, LogWriter, Tail, WalHeader, FRAME_LEN, HEADER_LEN};
 
 pub use sim::{Fate, FaultKind, OpKind, OpRecord, SimStorage};
@@ -78,6 +82,9 @@ pub struct Options {
     pub progress: Option<ProgressFn>,
     /// Written in the lock file (the process id by default).
     pub pid: u32,
+    /// The largest record a commit may write, in payload bytes: the 1 GiB that recovery
+    /// accepts by default (a smaller bound only for tests; a larger one is capped).
+    pub max_record: usize,
 }
 
 impl Default for Options {
@@ -89,6 +96,7 @@ impl Default for Options {
             preallocate: DEFAULT_PREALLOCATE,
             progress: None,
             pid: rustix::process::getpid().as_raw_nonzero().get() as u32,
+            max_record: wal::MAX_RECORD,
         }
     }
 }
@@ -118,6 +126,10 @@ pub struct Failure {
     /// The OS error's text (`Input/output error (os error 5)`).
     pub message: String,
     pub changes_undone: usize,
+    /// The change is larger than a log record may be (`op` is `commit`): nothing was
+    /// written and the log is not fenced; the change is undone and the program gets
+    /// `LIMIT`, not `IO`.
+    pub limit: bool,
 }
 
 impl fmt::Display for Failure {
@@ -201,6 +213,18 @@ fn damaged(file: &Path, offset: u64, what: impl Into<String>) -> OpenError {
     }
 }
 
+/// What the log thread told ([`DataDir::poll`]).
+#[derive(Debug)]
+pub enum LogEvent {
+    /// Every record up to this LSN is durable.
+    Durable(u64),
+    /// A sync failed: the log is fenced; nothing after the last durable record is.
+    Failed(Failure),
+    /// The automatic checkpoint under way ended: in charge, or failed (fenced or not,
+    /// see [`DataDir::fence`]).
+    Checkpoint(Result<CheckpointStats, Failure>),
+}
+
 /// What a successful commit did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CommitOutcome {
@@ -247,6 +271,11 @@ pub struct DataDir {
     checkpoint_min: u64,
     checkpoint_bytes: u64,
     checkpoint_lsn: u64,
+    /// After a failed automatic checkpoint: the log size at which to try again.
+    retry_at: u64,
+    max_record: usize,
+    /// The automatic checkpoint under way.
+    ckpt: Option<Ckpt>,
     preallocate: u64,
     buf: Vec<u8>,
 }
@@ -1029,6 +1058,9 @@ impl DataDir {
             checkpoint_min: options.checkpoint_min,
             checkpoint_bytes,
             checkpoint_lsn,
+            retry_at: 0,
+            max_record: options.max_record.min(wal::MAX_RECORD),
+            ckpt: None,
             preallocate: options.preallocate,
             buf: Vec::new(),
         }
@@ -1082,10 +1114,15 @@ impl DataDir {
 
     /// Makes the changes made since `sp` durable, then forgets their undo entries:
     /// encodes them (durable tables only; nothing to log means no I/O), appends one
-    /// record and `fdatasync`s it. On any write or sync error, the failure contract:
-    /// every change since `sp` is undone in memory (rows, indexes, id counters), the
-    /// log is cut back to its last durable record and fenced, and the failure is
-    /// returned — as it is, at once, by every later commit that has changes.
+    /// record and waits for the log thread to sync it. On any write or sync error, the
+    /// failure contract: every change since `sp` is undone in memory (rows, indexes, id
+    /// counters), the log is cut back to its last durable record and fenced, and the
+    /// failure is returned — as it is, at once, by every later commit that has changes.
+    /// A change too large for one record is undone and refused (`limit`), nothing
+    /// written. Then, past the threshold, an automatic checkpoint.
+    ///
+    /// This is the one-writer form; the VM pipelines many fibers' commits through
+    /// [`DataDir::stage`], [`DataDir::request_sync`] and [`DataDir::poll`].
     pub fn commit(&mut self, db: &mut Db, sp: Savepoint) -> Result<CommitOutcome, Failure> {
         let n = db.changes_since(sp).len();
         if n == 0 {
@@ -1101,6 +1138,7 @@ impl DataDir {
             Ok(lsn) => lsn,
             Err(f) => {
                 db.rollback_to(sp);
+                db.truncate_undo(sp);
                 return Err(Failure {
                     changes_undone: n,
                     ..f
@@ -1112,39 +1150,44 @@ impl DataDir {
             lsn,
             ..CommitOutcome::default()
         };
-        if lsn.is_some()
-            && self.auto_checkpoint
-            && self.wal.len() >= self.checkpoint_min.max(self.checkpoint_bytes)
-        {
-            // Only between statements: a snapshot must not include uncommitted changes.
-            if db
-                .changes_since(Savepoint(0))
-                .iter()
-                .all(|c| self.map.get(c.table() as usize).is_none_or(Option::is_none))
-            {
-                match self.checkpoint(db) {
-                    Ok(s) => out.checkpoint = Some(s),
-                    Err(f) => {
-                        if self.wal.fence.is_none() {
-                            self.auto_checkpoint = false;
-                        }
-                        out.checkpoint_error = Some(f);
-                    }
-                }
+        if lsn.is_some() {
+            match self.maybe_checkpoint(db) {
+                Some(Ok(s)) => out.checkpoint = Some(s),
+                Some(Err(f)) => out.checkpoint_error = Some(f),
+                None => {}
             }
         }
         Ok(out)
     }
 
+    /// The automatic checkpoint: runs one when the log has grown past the threshold
+    /// (`max(checkpoint_min, size of the last checkpoint)`) and no durable change is
+    /// waiting for its commit. Call it between statements, when every record written is
+    /// durable. A checkpoint that fails before the new one replaces the old leaves the
+    /// log in charge (it goes on growing, every commit still durable) and is tried
+    /// again once the log has grown by another threshold; one that fails later has
+    /// fenced the log.
+    pub fn maybe_checkpoint(&mut self, db: &Db) -> Option<Result<CheckpointStats, Failure>> {
+        if !self.checkpoint_due(db) {
+            return None;
+        }
+        let res = self.checkpoint(db);
+        if let Err(f) = &res {
+            self.checkpoint_failed(f.clone());
+        }
+        Some(res)
+    }
+
     /// The first half of a commit: encodes the durable changes since `sp` as one
     /// record and writes it after the last one, without syncing. `None` when there is
-    /// nothing to log. After an error the log is fenced; the caller must undo the
-    /// changes (`db.rollback_to(sp)`).
+    /// nothing to log. After an error the log is fenced (except for a change too large
+    /// for one record: `limit`, nothing written); the caller must undo the changes
+    /// (`db.rollback_to(sp)`).
     ///
-    /// Group commit seam: a writer thread may stage the records of several fibers and
-    /// cover them all with one [`DataDir::sync`]; until that sync succeeds each fiber
-    /// keeps its undo entries, and a failed sync undoes them all (the oldest staged
-    /// savepoint).
+    /// Group commit: the VM stages the records of several fibers one after another and
+    /// covers them with one sync ([`DataDir::request_sync`]); until that sync succeeds
+    /// every fiber keeps its undo entries, and a failed sync undoes them all (from the
+    /// oldest record not yet durable).
     pub fn stage(&mut self, db: &Db, sp: Savepoint) -> Result<Option<u64>, Failure> {
         if let Some(f) = &self.wal.fence {
             return Err(f.clone());
@@ -1160,21 +1203,78 @@ impl DataDir {
             put_schema(&mut rec, &stored);
         }
         let any = encode_changes(&mut rec, db.changes_since(sp), &self.map);
-        let res = if any {
+        let res = if !any {
+            Ok(None)
+        } else if rec.len() - FRAME_LEN > self.max_record {
+            Err(Failure {
+                op: "commit",
+                path: self.dir.join("wal"),
+                os_error: None,
+                message: format!(
+                    "the change needs a log record of {} bytes, over the limit of {} bytes; split it into smaller transactions",
+                    rec.len() - FRAME_LEN,
+                    self.max_record
+                ),
+                changes_undone: 0,
+                limit: true,
+            })
+        } else {
             self.wal.stage(&mut rec).map(|lsn| {
                 self.schema_pending = false;
                 Some(lsn)
             })
-        } else {
-            Ok(None)
         };
-        self.buf = rec;
+        // Keep a moderate buffer for the next record, not one of a huge transaction.
+        if rec.capacity() <= 1 << 20 {
+            self.buf = rec;
+        }
         res
     }
 
-    /// The second half of a commit: one `fdatasync` that makes every staged record
-    /// durable. Returns the durable LSN. Never retried: after a failure the log is
-    /// fenced and every later call returns the same failure.
+    /// The LSN of the last record written (durable or not).
+    pub fn staged_lsn(&self) -> u64 {
+        self.wal.next_lsn - 1
+    }
+
+    /// Asks the log thread to make every record written so far durable, and returns at
+    /// once. [`DataDir::poll`] tells when it is.
+    pub fn request_sync(&mut self) -> Result<(), Failure> {
+        self.wal.request_sync()
+    }
+
+    /// The log thread's next answer, waiting at most `timeout` (`None`: until it
+    /// comes): the LSN now durable, a failed sync (the log is then cut back to its last
+    /// durable record and fenced; the caller undoes every change not yet durable), or
+    /// the end of the checkpoint under way. `None` when nothing came in time, or
+    /// nothing was asked.
+    pub fn poll(&mut self, timeout: Option<Duration>) -> Option<LogEvent> {
+        match self.wal.next_answer(timeout)? {
+            Done::Checkpoint(res) => {
+                let Some(Ckpt::Switching(written)) = self.ckpt.take() else {
+                    return None;
+                };
+                Some(LogEvent::Checkpoint(match res {
+                    Ok(w) => {
+                        let mut w = *w;
+                        w.syncer = self.wal.syncer.take();
+                        Ok(self.installed(w, written))
+                    }
+                    Err(e) => {
+                        let f = self.switch_failed(e);
+                        Err(self.checkpoint_failed(f))
+                    }
+                }))
+            }
+            done => Some(match self.wal.answer(done) {
+                Ok(lsn) => LogEvent::Durable(lsn),
+                Err(f) => LogEvent::Failed(f),
+            }),
+        }
+    }
+
+    /// Makes every staged record durable (one sync on the log thread) and waits for
+    /// it. Returns the durable LSN. Never retried: after a failure the log is fenced
+    /// and every later call returns the same failure.
     pub fn sync(&mut self) -> Result<u64, Failure> {
         self.wal.sync()?;
         Ok(self.wal.durable_lsn)
@@ -1193,87 +1293,253 @@ impl DataDir {
         if let Some(f) = &self.wal.fence {
             return Err(f.clone());
         }
-        if db.changes_since(Savepoint(0)).iter().any(|c| {
-            self.map
-                .get(c.table() as usize)
-                .is_some_and(Option::is_some)
-        }) {
+        if self.has_uncommitted(db) {
             return Err(Failure {
                 op: "checkpoint",
                 path: self.dir.clone(),
                 os_error: None,
                 message: "the database has uncommitted changes".into(),
                 changes_undone: 0,
+                limit: false,
             });
         }
         self.sync()?;
-        let t0 = Instant::now();
+        let mut job = self.start_checkpoint(db)?;
+        let res = job
+            .enc
+            .step(job.file.as_mut(), &job.tmp, db, usize::MAX)
+            .and_then(|_| self.end_encoding(db, job));
+        let (switch, written) = match res {
+            Ok(x) => x,
+            Err(f) => {
+                let _ = self.storage.remove(&self.dir.join("checkpoint.tmp"));
+                return Err(f);
+            }
+        };
+        match switch.run() {
+            Ok(mut w) => {
+                w.take_syncer(&mut self.wal);
+                Ok(self.installed(w, written))
+            }
+            Err(e) => Err(self.switch_failed(e)),
+        }
+    }
+
+    /// Whether a durable change is not yet committed.
+    fn has_uncommitted(&self, db: &Db) -> bool {
+        db.changes_since(Savepoint(0)).iter().any(|c| {
+            self.map
+                .get(c.table() as usize)
+                .is_some_and(Option::is_some)
+        })
+    }
+
+    /// Opens `checkpoint.tmp` and sets up the encoder for a snapshot of `db` as of the
+    /// durable LSN (every record written must be durable).
+    fn start_checkpoint(&mut self, db: &Db) -> Result<CheckpointJob, Failure> {
         let lsn = self.wal.durable_lsn;
         let (stored, _, _) = program_stored(db);
         let tmp = self.dir.join("checkpoint.tmp");
-        let path = self.dir.join("checkpoint");
+        let mut file = self
+            .storage
+            .open(&tmp, true)
+            .map_err(|e| failure("open", &tmp, &e))?;
+        file.truncate(0)
+            .map_err(|e| failure("ftruncate", &tmp, &e))?;
         // The checkpoint names the generation it is taken from and the one after it.
         let salts = Salts {
             taken_from: self.wal.salt,
             next: wal::new_salt(Some(self.wal.salt)),
         };
-        let written = (|| {
-            let mut file = self
-                .storage
-                .open(&tmp, true)
-                .map_err(|e| failure("open", &tmp, &e))?;
-            file.truncate(0)
-                .map_err(|e| failure("ftruncate", &tmp, &e))?;
-            let bytes =
-                checkpoint::write(file.as_mut(), &tmp, db, &stored, &self.tables, lsn, salts)?;
-            let t1 = Instant::now();
-            file.fsync().map_err(|e| failure("fsync", &tmp, &e))?;
-            Ok((bytes, t1))
-        })();
-        let (bytes, t1) = match written {
-            Ok(x) => x,
-            Err(f) => {
-                let _ = self.storage.remove(&tmp);
-                return Err(f);
-            }
-        };
-        let switched = (|| {
-            self.storage
-                .rename(&tmp, &path)
-                .map_err(|e| failure("rename", &tmp, &e))?;
-            self.storage
-                .sync_dir(&self.dir)
-                .map_err(|e| failure("fsync", &self.dir, &e))?;
-            LogWriter::create(
-                &self.storage,
-                &self.dir,
-                lsn + 1,
-                salts.next,
-                schema_record(&stored),
-                self.preallocate,
-            )
-        })();
-        match switched {
-            Ok(w) => self.wal = w,
-            Err(f) => {
-                self.wal.fence_with(f.clone());
-                return Err(f);
-            }
-        }
-        self.schema_pending = false;
-        self.checkpoint_bytes = bytes;
-        self.checkpoint_lsn = lsn;
-        let rows = self.tables.iter().map(|&t| db.len(t) as u64).sum();
-        let end = Instant::now();
-        Ok(CheckpointStats {
+        Ok(CheckpointJob {
+            enc: checkpoint::Encoder::new(&stored, self.tables.clone(), lsn, salts),
+            next_salt: salts.next,
+            first: schema_record(&stored),
+            file,
+            tmp,
             lsn,
-            rows,
-            bytes,
-            write: t1 - t0,
-            sync: end - t1,
-            total: end - t0,
+            t0: Instant::now(),
         })
     }
+
+    /// The encoded checkpoint's last bytes; what the switch needs, and what was written.
+    fn end_encoding(&self, db: &Db, mut job: CheckpointJob) -> Result<(Switch, Written), Failure> {
+        let bytes = job.enc.finish(job.file.as_mut(), &job.tmp)?;
+        let written = Written {
+            lsn: job.lsn,
+            bytes,
+            rows: self.tables.iter().map(|&t| db.len(t) as u64).sum(),
+            t0: job.t0,
+            t1: Instant::now(),
+        };
+        let switch = Switch {
+            storage: self.storage.clone(),
+            dir: self.dir.clone(),
+            file: job.file,
+            lsn: job.lsn,
+            salt: job.next_salt,
+            first: job.first,
+            prealloc: self.preallocate,
+        };
+        Ok((switch, written))
+    }
+
+    /// The new generation is in charge.
+    fn installed(&mut self, w: LogWriter, written: Written) -> CheckpointStats {
+        self.wal = w;
+        self.schema_pending = false;
+        self.checkpoint_bytes = written.bytes;
+        self.checkpoint_lsn = written.lsn;
+        self.retry_at = 0;
+        let end = Instant::now();
+        CheckpointStats {
+            lsn: written.lsn,
+            rows: written.rows,
+            bytes: written.bytes,
+            write: written.t1 - written.t0,
+            sync: end - written.t1,
+            total: end - written.t0,
+        }
+    }
+
+    fn switch_failed(&mut self, e: SwitchError) -> Failure {
+        if e.fence {
+            self.wal.fence_with(e.failure.clone());
+        }
+        e.failure
+    }
+
+    /// Whether an automatic checkpoint is due: the log is past the threshold, every
+    /// record written is durable, nothing is uncommitted, and none is under way.
+    fn checkpoint_due(&self, db: &Db) -> bool {
+        self.auto_checkpoint
+            && self.ckpt.is_none()
+            && self.wal.fence.is_none()
+            && self.wal.len()
+                >= self
+                    .checkpoint_min
+                    .max(self.checkpoint_bytes)
+                    .max(self.retry_at)
+            && self.wal.durable_lsn + 1 == self.wal.next_lsn
+            && !self.has_uncommitted(db)
+    }
+
+    /// Starts an automatic checkpoint when one is due, to be written a slice at a time
+    /// by [`DataDir::checkpoint_step`] while the program's fibers read (the caller
+    /// holds back every write until it ends), then synced and put in charge on the log
+    /// thread. `Some(Err)` when it could not start (it is tried again later).
+    pub fn begin_checkpoint(&mut self, db: &Db) -> Option<Result<(), Failure>> {
+        if !self.checkpoint_due(db) {
+            return None;
+        }
+        Some(match self.start_checkpoint(db) {
+            Ok(job) => {
+                self.ckpt = Some(Ckpt::Encoding(Box::new(job)));
+                Ok(())
+            }
+            Err(f) => Err(self.checkpoint_failed(f)),
+        })
+    }
+
+    /// Whether a checkpoint is under way (the database must not change until it ends).
+    pub fn checkpoint_busy(&self) -> bool {
+        self.ckpt.is_some()
+    }
+
+    /// Whether the checkpoint under way is still being encoded (the caller gives it
+    /// slices); after that it waits for the log thread ([`DataDir::poll`]).
+    pub fn checkpoint_encoding(&self) -> bool {
+        matches!(self.ckpt, Some(Ckpt::Encoding(_)))
+    }
+
+    /// Encodes up to `rows` more rows of the checkpoint under way; after the last,
+    /// hands it to the log thread. `Some(Err)` when it failed (abandoned, the log in
+    /// charge; tried again later).
+    pub fn checkpoint_step(&mut self, db: &Db, rows: usize) -> Option<Result<(), Failure>> {
+        let Some(Ckpt::Encoding(mut job)) = self.ckpt.take() else {
+            return None;
+        };
+        let res = job
+            .enc
+            .step(job.file.as_mut(), &job.tmp, db, rows)
+            .and_then(|done| {
+                if !done {
+                    return Ok(Some(job));
+                }
+                let (switch, written) = self.end_encoding(db, *job)?;
+                self.wal.start_syncer()?;
+                if let Some(s) = self.wal.syncer.as_mut() {
+                    s.checkpoint(switch);
+                }
+                self.ckpt = Some(Ckpt::Switching(written));
+                Ok(None)
+            });
+        match res {
+            Ok(Some(job)) => {
+                self.ckpt = Some(Ckpt::Encoding(job));
+                Some(Ok(()))
+            }
+            Ok(None) => Some(Ok(())),
+            Err(f) => {
+                let _ = self.storage.remove(&self.dir.join("checkpoint.tmp"));
+                Some(Err(self.checkpoint_failed(f)))
+            }
+        }
+    }
+
+    /// Drops a checkpoint that is still being encoded (the program ends): its
+    /// `checkpoint.tmp` is ignored by recovery and overwritten by the next checkpoint.
+    /// One already handed to the log thread goes on.
+    pub fn abandon_checkpoint(&mut self) {
+        if self.checkpoint_encoding() {
+            self.ckpt = None;
+        }
+    }
+
+    /// Gives up on a checkpoint that cannot go on: tried again once the log has grown by
+    /// another threshold.
+    fn checkpoint_failed(&mut self, f: Failure) -> Failure {
+        self.ckpt = None;
+        self.retry_at = self.wal.len() + self.checkpoint_min.max(self.checkpoint_bytes);
+        f
+    }
+}
+
+/// A checkpoint being written (`DataDir::ckpt`).
+enum Ckpt {
+    /// Slices of rows are being encoded into `checkpoint.tmp`.
+    Encoding(Box<CheckpointJob>),
+    /// Written; the log thread syncs it and starts the next log generation.
+    Switching(Written),
+}
+
+impl fmt::Debug for Ckpt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Ckpt::Encoding(_) => "Encoding",
+            Ckpt::Switching(_) => "Switching",
+        })
+    }
+}
+
+struct CheckpointJob {
+    enc: checkpoint::Encoder,
+    /// The salt of the log generation that starts after the checkpoint.
+    next_salt: u64,
+    first: Vec<u8>,
+    file: Box<dyn StorageFile>,
+    tmp: PathBuf,
+    lsn: u64,
+    t0: Instant,
+}
+
+/// A written checkpoint, for its statistics.
+struct Written {
+    lsn: u64,
+    bytes: u64,
+    rows: u64,
+    t0: Instant,
+    t1: Instant,
 }
 
 /// The next ids before `changes` (inserts advance them; rolled back inserts are not

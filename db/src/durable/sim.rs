@@ -477,6 +477,14 @@ impl StorageFile for SimFileHandle {
     fn fdatasync(&mut self) -> io::Result<()> {
         self.fsync()
     }
+    fn try_clone(&self) -> io::Result<Box<dyn StorageFile>> {
+        Ok(Box::new(SimFileHandle {
+            sim: self.sim.clone(),
+            id: self.id,
+            path: self.path.clone(),
+            writable: self.writable,
+        }))
+    }
     fn fsync(&mut self) -> io::Result<()> {
         let sim = self.sim.clone();
         let mut g = sim.lock_sim();

@@ -66,6 +66,9 @@ pub trait StorageFile: Send + Debug {
 
     /// `fdatasync`: the file's data (and the size needed to read it back) is stable.
     fn fdatasync(&mut self) -> io::Result<()>;
+    /// Another handle of the same open file (the log thread syncs through one while
+    /// the program's thread writes through the other).
+    fn try_clone(&self) -> io::Result<Box<dyn StorageFile>>;
     /// `fsync`: data and all metadata are stable.
     fn fsync(&mut self) -> io::Result<()>;
     /// `ftruncate` to `len` bytes (not synced).
@@ -139,6 +142,11 @@ impl StorageFile for RealFile {
     }
     fn fsync(&mut self) -> io::Result<()> {
         Ok(rustix::fs::fsync(&self.fd)?)
+    }
+    fn try_clone(&self) -> io::Result<Box<dyn StorageFile>> {
+        Ok(Box::new(RealFile {
+            fd: self.fd.try_clone()?,
+        }))
     }
     fn truncate(&mut self, len: u64) -> io::Result<()> {
         Ok(rustix::fs::ftruncate(&self.fd, len)?)

@@ -16,8 +16,10 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::storage::{Storage, StorageFile};
+use super::syncer::{Done, Syncer};
 use super::Failure;
 
 pub(crate) const WAL_MAGIC: [u8; 8] = *b"\x89wowal\r\n";
@@ -578,6 +580,7 @@ pub(crate) fn failure(op: &'static str, path: &Path, e: &io::Error) -> Failure {
         os_error: e.raw_os_error(),
         message: e.to_string(),
         changes_undone: 0,
+        limit: false,
     }
 }
 
@@ -601,6 +604,9 @@ pub(crate) struct LogWriter {
     prealloc: u64,
     /// Set by the first failure; every later stage or sync returns it at once.
     pub fence: Option<Failure>,
+    /// The log thread, started by the first sync and handed on to the next generation
+    /// (`syncer.rs`).
+    pub(crate) syncer: Option<Syncer>,
 }
 
 impl LogWriter {
@@ -625,6 +631,7 @@ impl LogWriter {
             alloc_end: alloc_end.max(end),
             prealloc,
             fence: None,
+            syncer: None,
         }
     }
 
@@ -718,22 +725,103 @@ impl LogWriter {
         Ok(lsn)
     }
 
-    /// Makes every staged record durable with one `fdatasync` (none if nothing is
-    /// staged). Never retried: a failure fences the log.
-    pub(crate) fn sync(&mut self) -> Result<(), Failure> {
+    /// Another handle of the log file (for the log thread).
+    pub(crate) fn file_handle(&self) -> Result<Box<dyn StorageFile>, Failure> {
+        self.file
+            .try_clone()
+            .map_err(|e| failure("dup", &self.path, &e))
+    }
+
+    /// Takes over the log thread of `old` (this is the next generation, after a
+    /// checkpoint), so one thread issues every sync of the process.
+    pub(crate) fn take_syncer(&mut self, old: &mut LogWriter) {
+        let Some(mut syncer) = old.syncer.take() else {
+            return;
+        };
+        // Without a handle for it, the next sync starts a thread of its own.
+        if let Ok(f) = self.file.try_clone() {
+            syncer.switch(f, self.durable_lsn);
+            self.syncer = Some(syncer);
+        }
+    }
+
+    /// Asks the log thread to make every staged record durable and returns at once;
+    /// [`LogWriter::next_answer`] reads its answer.
+    pub(crate) fn request_sync(&mut self) -> Result<(), Failure> {
         if let Some(f) = &self.fence {
             return Err(f.clone());
         }
-        if self.next_lsn - 1 == self.durable_lsn {
+        let lsn = self.next_lsn - 1;
+        if lsn == self.durable_lsn {
             return Ok(());
         }
-        if !skip_sync_for_negative_control() {
-            if let Err(e) = self.file.fdatasync() {
-                return Err(self.fail("fdatasync", &e));
+        let end = self.end;
+        self.start_syncer()?;
+        if let Some(s) = self.syncer.as_mut() {
+            s.request(lsn, end);
+        }
+        Ok(())
+    }
+
+    /// Starts the log thread if it is not running.
+    pub(crate) fn start_syncer(&mut self) -> Result<(), Failure> {
+        if self.syncer.is_some() {
+            return Ok(());
+        }
+        let file = match self.file.try_clone() {
+            Ok(f) => f,
+            Err(e) => return Err(self.fail("dup", &e)),
+        };
+        match Syncer::start(file, skip_sync_for_negative_control()) {
+            Ok(s) => {
+                self.syncer = Some(s);
+                Ok(())
+            }
+            Err(e) => Err(self.fail("spawn", &e)),
+        }
+    }
+
+    /// The log thread's next answer, waiting at most `timeout` (`None`: until it
+    /// comes). `None` when nothing came in time or nothing was asked; a thread that
+    /// ended without an answer (it can only have panicked) is a failed sync.
+    pub(crate) fn next_answer(&mut self, timeout: Option<Duration>) -> Option<Done> {
+        let done = self.syncer.as_ref()?.wait(timeout);
+        match done {
+            None if timeout.is_none() => {
+                Some(Done::Failed(io::Error::other("the log thread stopped")))
+            }
+            done => done,
+        }
+    }
+
+    /// Takes a sync answer: the new durable LSN, or the failure, after which the log
+    /// is fenced.
+    pub(crate) fn answer(&mut self, done: Done) -> Result<u64, Failure> {
+        if let Some(f) = &self.fence {
+            return Err(f.clone());
+        }
+        match done {
+            Done::Durable { lsn, end } => {
+                if lsn > self.durable_lsn {
+                    self.durable_lsn = lsn;
+                    self.durable_end = end;
+                }
+                Ok(self.durable_lsn)
+            }
+            Done::Failed(e) => Err(self.fail("fdatasync", &e)),
+            Done::Checkpoint(_) => Ok(self.durable_lsn),
+        }
+    }
+
+    /// Makes every staged record durable (one `fdatasync` on the log thread, none if
+    /// nothing is staged) and waits for it. Never retried: a failure fences the log.
+    pub(crate) fn sync(&mut self) -> Result<(), Failure> {
+        self.request_sync()?;
+        while self.durable_lsn < self.next_lsn - 1 {
+            if let Some(done) = self.next_answer(None) {
+                self.answer(done)?;
             }
         }
-        self.durable_lsn = self.next_lsn - 1;
-        self.durable_end = self.end;
         Ok(())
     }
 
@@ -750,6 +838,9 @@ impl LogWriter {
         if self.fence.is_some() {
             return;
         }
+        // The log thread syncs nothing more (it may be finishing a sync of records
+        // that are cut here: they are in doubt, and their fibers are told they failed).
+        self.syncer = None;
         let _ = self.file.truncate(self.durable_end);
         self.end = self.durable_end;
         self.alloc_end = self.durable_end;

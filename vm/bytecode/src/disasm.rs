@@ -158,6 +158,12 @@ fn comment(image: &Image, pc: usize, op: &Op) -> Option<String> {
             .functions
             .get(callee.index())
             .map(|callee| format!("{}({})", callee.name, reg_list(base, callee.arity.into()))),
+        Op::Spawn {
+            f: callee, base, n, ..
+        } => image
+            .functions
+            .get(callee.index())
+            .map(|callee| format!("spawn {}({})", callee.name, reg_list(base, n.into()))),
         Op::CallBuiltin { f: b, base, n } => image
             .builtins
             .get(b.index())

@@ -328,6 +328,12 @@ opcodes! {
     TryEnter = 0x44, "TRY_ENTER" { t: Pc, err: Reg }
     /// Removes the innermost handler installed by this frame.
     TryExit = 0x45, "TRY_EXIT" {}
+    /// `R[a] = task`: starts `f(R[base] … R[base+n-1])` on a new fiber at the back of
+    /// the run queue (`n` is `f`'s arity); the spawning fiber goes on.
+    Spawn = 0x48, "SPAWN" { a: Reg, f: FuncIdx, base: Reg, n: u16 }
+    /// `R[a] = join(R[b])`: waits for the task in `R[b]` to end and takes its result,
+    /// or raises its trap again; traps `DB` inside a transaction when it has not ended.
+    Join = 0x49, "JOIN" { a: Reg, b: Reg }
     /// `R[a] = unwrap(R[b])`; traps NIL when it is nil.
     Unwrap = 0x46, "UNWRAP" { a: Reg, b: Reg }
 

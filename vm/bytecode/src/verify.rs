@@ -130,6 +130,14 @@ pub enum VerifyError {
         n: u16,
         arity: u16,
     },
+    #[error("function `{function}` pc {pc}: SPAWN passes {n} arguments to `{callee}`, which takes {arity}")]
+    SpawnArgs {
+        function: String,
+        pc: usize,
+        callee: String,
+        n: u16,
+        arity: u16,
+    },
     #[error("function `{function}` pc {pc}: field index {field} out of range (at most 65534)")]
     FieldIndex {
         function: String,
@@ -493,6 +501,7 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
         | Op::NewObj { .. }
         | Op::DbInsert { .. }
         | Op::DbQuery { .. } => Some("b"),
+        Op::Spawn { .. } => Some("base"),
         _ => None,
     };
     for (name, operand) in op.operands() {
@@ -580,6 +589,22 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
         Op::Call { f: callee, base } => {
             if let Some(callee) = image.functions.get(callee.index()) {
                 run(base, u32::from(callee.arity))?;
+            }
+        }
+        Op::Spawn {
+            f: callee, base, n, ..
+        } => {
+            run(base, u32::from(n))?;
+            if let Some(callee) = image.functions.get(callee.index()) {
+                if callee.arity != n {
+                    return Err(VerifyError::SpawnArgs {
+                        function: function(),
+                        pc,
+                        callee: callee.name.clone(),
+                        n,
+                        arity: callee.arity,
+                    });
+                }
             }
         }
         Op::NewObj { c, b, .. } => {

@@ -466,21 +466,26 @@ proptest! {
 }
 
 #[test]
-fn the_version_1_fixture_is_refused_with_the_version_message() {
-    let bytes = std::fs::read(fixture_dir().join("sample-v1.wob")).expect("the v1 fixture");
-    let err = read_image(&bytes).expect_err("a version 1 image");
-    assert_eq!(
-        err,
-        ImageError::TooOld {
-            found: 1,
-            supported: 2
-        }
-    );
-    assert_eq!(
-        err.to_string(),
-        "image format version 1 is older than version 2, the one this wo reads; rebuild the \
-         image from source with `wo build`"
-    );
+fn older_fixtures_are_refused_with_the_version_message() {
+    for old in 1..FORMAT_VERSION {
+        let bytes = std::fs::read(fixture_dir().join(format!("sample-v{old}.wob")))
+            .expect("the fixture of an older version");
+        let err = read_image(&bytes).expect_err("an older image");
+        assert_eq!(
+            err,
+            ImageError::TooOld {
+                found: old,
+                supported: 3
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "image format version {old} is older than version 3, the one this wo reads; \
+                 rebuild the image from source with `wo build`"
+            )
+        );
+    }
 }
 
 #[test]

@@ -438,6 +438,33 @@ fn builtin_call_count_must_match_arity() {
 }
 
 #[test]
+fn spawn_argument_count_must_match_arity_and_stay_in_the_frame() {
+    let spawn = |n, base| {
+        with_main(&[Op::Spawn {
+            a: r(0),
+            f: FuncIdx(1),
+            base: r(base),
+            n,
+        }])
+    };
+    assert_eq!(verify(&spawn(2, 1)), Ok(()));
+    let e = err(&spawn(1, 1));
+    assert!(matches!(e, VerifyError::SpawnArgs { n: 1, arity: 2, .. }));
+    assert_eq!(
+        e.to_string(),
+        "function `main` pc 0: SPAWN passes 1 arguments to `two`, which takes 2"
+    );
+    assert!(matches!(
+        err(&spawn(2, 3)),
+        VerifyError::RegisterRun {
+            base: 3,
+            len: 2,
+            ..
+        }
+    ));
+}
+
+#[test]
 fn unknown_builtin_name_is_refused() {
     let mut image = with_main(&[]);
     image.builtins.push(BuiltinRef {

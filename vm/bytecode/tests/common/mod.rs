@@ -559,6 +559,13 @@ pub fn every_op() -> Function {
             err: r(9),
         },
         Op::TryExit {},
+        Op::Spawn {
+            a: r(1),
+            f: FuncIdx(0),
+            base: r(2),
+            n: 0,
+        },
+        Op::Join { a: r(1), b: r(2) },
         Op::Unwrap { a: r(0), b: r(1) },
         Op::NewList {
             a: r(0),

@@ -1,0 +1,73 @@
+//! Putting a written checkpoint in charge: `fsync` it, rename it over `checkpoint`,
+//! sync the directory, and start the next log generation. Cut out of `mod.rs` because
+//! two threads run it: the program's thread for `wo db checkpoint` and synchronous
+//! checkpoints, and the log thread for the automatic checkpoints of a running
+//! program (so that the program's fibers go on reading during the syncs).
+//!
+//! A failure up to the rename leaves the old checkpoint and log in charge (the new
+//! file is removed, the log is not fenced); a failure from the rename on fences it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::storage::{Storage, StorageFile};
+use super::wal::{failure, LogWriter};
+use super::Failure;
+
+/// A checkpoint written to `dir/checkpoint.tmp` (not yet synced), with what the next
+/// log generation needs.
+pub(crate) struct Switch {
+    pub storage: Arc<dyn Storage>,
+    pub dir: PathBuf,
+    pub file: Box<dyn StorageFile>,
+    /// The LSN the checkpoint covers; the new log starts after it.
+    pub lsn: u64,
+    /// The salt of the new log generation (named in the checkpoint's header).
+    pub salt: u64,
+    /// The new log's first record (the stored schema).
+    pub first: Vec<u8>,
+    pub prealloc: u64,
+}
+
+/// Why a switch failed, and whether the log is to be fenced.
+#[derive(Debug)]
+pub(crate) struct SwitchError {
+    pub failure: Failure,
+    pub fence: bool,
+}
+
+impl Switch {
+    /// Syncs the checkpoint and makes it and a new log generation current. Returns
+    /// the new generation's writer.
+    pub(crate) fn run(mut self) -> Result<LogWriter, SwitchError> {
+        let tmp = self.dir.join("checkpoint.tmp");
+        let path = self.dir.join("checkpoint");
+        if let Err(e) = self.file.fsync() {
+            let _ = self.storage.remove(&tmp);
+            return Err(SwitchError {
+                failure: failure("fsync", &tmp, &e),
+                fence: false,
+            });
+        }
+        let switched = (|| {
+            self.storage
+                .rename(&tmp, &path)
+                .map_err(|e| failure("rename", &tmp, &e))?;
+            self.storage
+                .sync_dir(&self.dir)
+                .map_err(|e| failure("fsync", &self.dir, &e))?;
+            LogWriter::create(
+                &self.storage,
+                &self.dir,
+                self.lsn + 1,
+                self.salt,
+                std::mem::take(&mut self.first),
+                self.prealloc,
+            )
+        })();
+        switched.map_err(|failure| SwitchError {
+            failure,
+            fence: true,
+        })
+    }
+}

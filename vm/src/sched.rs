@@ -1,0 +1,406 @@
+//! The scheduler: runs the program's fibers one at a time on its thread (LANGUAGE.md
+//! §9). Cut here so that the interpreter knows only how to run one fiber until it
+//! stops ([`Vm::resume`]), and this module alone decides who runs next, who waits for
+//! what, and when the thread blocks.
+//!
+//! - Runnable fibers take turns in FIFO order. A fiber runs until it waits (a durable
+//!   commit, `time.sleep`, `join` of an unfinished task, `yield()`) or its budget of
+//!   [`BUDGET`] back edges and calls runs out; then it goes to the back of the queue (or
+//!   to the waiters). A spawned fiber is queued when it is spawned.
+//! - A fiber whose change was written to the log waits for the log thread's answer
+//!   while the others run; the answer wakes every fiber whose record it covers, in log
+//!   order. A failed sync (or write) raises `IO` in every fiber whose change was undone.
+//! - When nothing can run, the thread blocks: on the log thread's answer when a
+//!   commit is in flight (at most until the next sleeper is due), else until the next
+//!   sleeper is due. Stdout is flushed first. If no fiber can ever run again (every
+//!   one waits in `join`), `main`'s fiber gets `FAIL` ("deadlock").
+//!
+//! **Invariant:** without `--data` and `time.sleep`, the interleaving depends only on
+//! the program and its input (no clock, no thread is consulted), so runs repeat.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::io::Write as _;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::database::{durability_message, Synced};
+use crate::interp::{Fiber, Status, Vm, Wait, BUDGET};
+use crate::value::{TaskCell, TaskState, Trap, TrapKind};
+use crate::StackFrame;
+
+/// With more fibers than this parked, a parked fiber gives back its spare registers
+/// (they come back when it runs), so that many waiting fibers stay small.
+const SHRINK_ABOVE: usize = 256;
+
+/// The fibers of a `wo repl` input, carried to the next one ([`Vm::take_fibers`]).
+pub struct Fibers {
+    sched: Sched,
+    next_id: u64,
+    /// The image's functions (name and code), to check that the next image keeps them.
+    functions: Vec<(String, Vec<wo_bytecode::Op>)>,
+}
+
+/// The scheduler's queues. Every fiber but the one [`Vm::run_to_end`] drives (`main`)
+/// lives in `fibers` while it is alive.
+#[derive(Default)]
+pub(crate) struct Sched {
+    fibers: HashMap<u64, (Fiber, Rc<TaskCell>)>,
+    runq: VecDeque<u64>,
+    /// (when, order of arrival, fiber): the earliest first, ties in arrival order.
+    sleepers: BinaryHeap<Reverse<(Instant, u64, u64)>>,
+    n_slept: u64,
+    /// Fibers waiting for their commit, with the LSN each waits for, in log order.
+    committing: VecDeque<(u64, u64)>,
+    /// Tasks that trapped, in the order they did.
+    trapped: Vec<Rc<TaskCell>>,
+    /// Fibers whose write waits for the checkpoint under way.
+    gated: Vec<u64>,
+}
+
+impl Vm<'_> {
+    /// Runs `main` to its end together with every fiber it spawns (and those already
+    /// queued: a `wo repl` session keeps its fibers between inputs). Before it returns,
+    /// every commit in flight is finished. The other fibers stay queued.
+    pub fn run_to_end(&mut self, main: &mut Fiber) -> Status {
+        let main_id = main.id();
+        self.sched.runq.push_back(main_id);
+        loop {
+            if let Some(end) = self.poll_syncs(main, Some(Duration::ZERO)) {
+                return self.finish(main, end);
+            }
+            // A slice of the checkpoint under way between two turns: readers wait for
+            // a slice at most, never for the whole snapshot.
+            if let Some(Err(f)) = self.database.checkpoint_step() {
+                self.checkpoint_ended(Some(f));
+            }
+            self.wake_sleepers();
+            let Some(id) = self.sched.runq.pop_front() else {
+                if let Some(end) = self.block(main) {
+                    return self.finish(main, end);
+                }
+                continue;
+            };
+            let end = if id == main_id {
+                let status = self.resume(main, BUDGET);
+                self.queue_spawned();
+                self.after_turn(main, status)
+            } else {
+                let Some((mut fiber, task)) = self.sched.fibers.remove(&id) else {
+                    continue;
+                };
+                let status = self.resume(&mut fiber, BUDGET);
+                self.queue_spawned();
+                self.after_turn_of(fiber, task, status)
+            };
+            if let Some(f) = self.database.take_failure() {
+                if let Some(end) = self.fail_committing(main, &f) {
+                    return self.finish(main, end);
+                }
+            }
+            if let Some(end) = end {
+                return self.finish(main, end);
+            }
+        }
+    }
+
+    /// Queues the fibers spawned during the last turn, in the order they were spawned
+    /// (ahead of the spawner, which goes to the back after them).
+    fn queue_spawned(&mut self) {
+        for (fiber, task) in std::mem::take(&mut self.spawned) {
+            self.sched.runq.push_back(fiber.id());
+            self.sched.fibers.insert(fiber.id(), (fiber, task));
+        }
+    }
+
+    /// Files `main` after its turn; its final status ends the run.
+    fn after_turn(&mut self, main: &mut Fiber, status: Status) -> Option<Status> {
+        let id = main.id();
+        match status {
+            Status::Yield | Status::Wait(Wait::Yield) => self.sched.runq.push_back(id),
+            Status::Wait(w) => self.park(id, w),
+            end => return Some(end),
+        }
+        None
+    }
+
+    /// Files another fiber after its turn: back in the queue, waiting, or ended (its
+    /// task then holds the result or the trap, and its joiners wake). `exit` and
+    /// internal faults end the run.
+    fn after_turn_of(
+        &mut self,
+        mut fiber: Fiber,
+        task: Rc<TaskCell>,
+        status: Status,
+    ) -> Option<Status> {
+        let id = fiber.id();
+        match status {
+            Status::Yield | Status::Wait(Wait::Yield) => {
+                self.sched.runq.push_back(id);
+            }
+            Status::Wait(w) => {
+                if !matches!(w, Wait::Commit(_)) && self.sched.fibers.len() >= SHRINK_ABOVE {
+                    fiber.shrink(self.image());
+                }
+                self.park(id, w);
+            }
+            Status::Done(v) => {
+                self.end_task(&task, TaskState::Done(v));
+                return None;
+            }
+            Status::Trap { trap, stack } => {
+                self.end_task(
+                    &task,
+                    TaskState::Trapped {
+                        trap,
+                        stack,
+                        joined: false,
+                    },
+                );
+                return None;
+            }
+            end @ (Status::Exit(_) | Status::Fault(_)) => return Some(end),
+        }
+        self.sched.fibers.insert(id, (fiber, task));
+        None
+    }
+
+    /// Records what fiber `id` waits for.
+    fn park(&mut self, id: u64, w: Wait) {
+        match w {
+            Wait::Yield => self.sched.runq.push_back(id),
+            Wait::Sleep(d) => {
+                let n = self.sched.n_slept;
+                self.sched.n_slept += 1;
+                self.sched
+                    .sleepers
+                    .push(Reverse((Instant::now() + d, n, id)));
+            }
+            Wait::Commit(lsn) => self.sched.committing.push_back((lsn, id)),
+            Wait::Join(task) => task.waiters.borrow_mut().push(id),
+            Wait::Checkpoint => self.sched.gated.push(id),
+        }
+    }
+
+    /// The checkpoint under way ended: the writers it held back go on; a failure is
+    /// a warning (the log stays in charge, every commit durable).
+    fn checkpoint_ended(&mut self, failed: Option<wo_db::durable::Failure>) {
+        let gated = std::mem::take(&mut self.sched.gated);
+        self.sched.runq.extend(gated);
+        if let Some(f) = failed {
+            let _ = writeln!(
+                self.host.err,
+                "wo: warning: automatic checkpoint failed: {f}; the log keeps growing (every commit is still durable) and the checkpoint is tried again when it has grown by another threshold"
+            );
+        }
+    }
+
+    fn end_task(&mut self, task: &Rc<TaskCell>, state: TaskState) {
+        if matches!(state, TaskState::Trapped { .. }) {
+            self.sched.trapped.push(task.clone());
+        }
+        *task.state.borrow_mut() = state;
+        let waiters = std::mem::take(&mut *task.waiters.borrow_mut());
+        self.sched.runq.extend(waiters);
+    }
+
+    /// Moves the sleepers that are due to the run queue.
+    fn wake_sleepers(&mut self) {
+        if self.sched.sleepers.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        while let Some(Reverse((when, _, id))) = self.sched.sleepers.peek().copied() {
+            if when > now {
+                break;
+            }
+            self.sched.sleepers.pop();
+            self.sched.runq.push_back(id);
+        }
+    }
+
+    /// Nothing can run: waits for the log thread or the next sleeper without spinning,
+    /// or, when nothing can ever run again, raises the deadlock in `main`.
+    fn block(&mut self, main: &mut Fiber) -> Option<Status> {
+        let _ = self.host.out.flush();
+        let due = self
+            .sched
+            .sleepers
+            .peek()
+            .map(|Reverse((when, _, _))| when.saturating_duration_since(Instant::now()));
+        if self.database.checkpoint_encoding() {
+            // Nothing else to do: the loop writes the next slice.
+            return None;
+        }
+        if self.database.has_pending() {
+            return self.poll_syncs(main, due);
+        }
+        if let Some(d) = due {
+            std::thread::sleep(d);
+            return None;
+        }
+        // Every fiber waits in `join` for a task that cannot end.
+        let trap = Trap::new(
+            TrapKind::Fail,
+            "deadlock: every fiber is waiting in join for a task that can never end",
+        );
+        self.raise(main, main.id(), trap)
+    }
+
+    /// Takes the log thread's answers, waiting up to `timeout` for the first (`None`:
+    /// as long as it takes): wakes the fibers whose commits are durable, or raises
+    /// `IO` in every fiber whose commit was undone. Returns `main`'s end if that ended it.
+    fn poll_syncs(&mut self, main: &mut Fiber, timeout: Option<Duration>) -> Option<Status> {
+        let mut timeout = timeout;
+        while let Some(answer) = self.database.poll_sync(timeout) {
+            timeout = Some(Duration::ZERO);
+            match answer {
+                Synced::Durable {
+                    lsn,
+                    checkpoint_failed,
+                } => {
+                    while let Some(&(l, id)) = self.sched.committing.front() {
+                        if l > lsn {
+                            break;
+                        }
+                        self.sched.committing.pop_front();
+                        self.sched.runq.push_back(id);
+                    }
+                    if let Some(f) = checkpoint_failed {
+                        self.checkpoint_ended(Some(f));
+                    }
+                }
+                Synced::Checkpoint(failed) => self.checkpoint_ended(failed),
+                Synced::Failed(f) => {
+                    if let Some(end) = self.fail_committing(main, &f) {
+                        return Some(end);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Raises `IO` in every fiber waiting for a commit (their changes were undone).
+    fn fail_committing(&mut self, main: &mut Fiber, f: &wo_db::durable::Failure) -> Option<Status> {
+        let msg = durability_message(f);
+        let mut end = None;
+        for (_, id) in std::mem::take(&mut self.sched.committing) {
+            let trap = Trap::new(TrapKind::Io, msg.clone());
+            if let Some(e) = self.raise(main, id, trap) {
+                end.get_or_insert(e);
+            }
+        }
+        end
+    }
+
+    /// Delivers `trap` to the waiting fiber `id` as if its current instruction had
+    /// raised it: caught, the fiber is runnable again; uncaught, its task ends with it
+    /// (for `main`: the run's end, returned).
+    fn raise(&mut self, main: &mut Fiber, id: u64, trap: Trap) -> Option<Status> {
+        if id == main.id() {
+            return match self.unwind(main, trap) {
+                None => {
+                    self.sched.runq.push_back(id);
+                    None
+                }
+                end => end,
+            };
+        }
+        let (mut fiber, task) = self.sched.fibers.remove(&id)?;
+        match self.unwind(&mut fiber, trap) {
+            None => {
+                self.sched.runq.push_back(id);
+                self.sched.fibers.insert(id, (fiber, task));
+                None
+            }
+            Some(Status::Trap { trap, stack }) => {
+                self.end_task(
+                    &task,
+                    TaskState::Trapped {
+                        trap,
+                        stack,
+                        joined: false,
+                    },
+                );
+                None
+            }
+            end => end,
+        }
+    }
+
+    /// Ends the run: finishes the commits in flight (LANGUAGE.md §9: outstanding
+    /// commits are finished first), then returns `end`.
+    fn finish(&mut self, main: &mut Fiber, end: Status) -> Status {
+        // A checkpoint being encoded is abandoned (its `checkpoint.tmp` is ignored and
+        // overwritten by the next); one being synced is waited for.
+        self.database.abandon_checkpoint();
+        while self.database.has_pending() {
+            if self.poll_syncs(main, None).is_some() {
+                // `main` has ended already; a failure now is reported through the
+                // tasks it undid (see `unjoined_trap`).
+            }
+        }
+        end
+    }
+
+    /// The trap of the first task (in the order they trapped) that trapped and was
+    /// never joined: it decides the exit status of a program whose `main` returned.
+    pub fn unjoined_trap(&self) -> Option<(Trap, Vec<StackFrame>)> {
+        self.sched
+            .trapped
+            .iter()
+            .find_map(|t| match &*t.state.borrow() {
+                TaskState::Trapped {
+                    trap,
+                    stack,
+                    joined: false,
+                } => Some((trap.clone(), stack.clone())),
+                _ => None,
+            })
+    }
+
+    /// Takes the fibers a `wo repl` session keeps from one input (one image) to the
+    /// next: every fiber but the input's `main`, with its task, queue and waits.
+    pub fn take_fibers(&mut self) -> Fibers {
+        Fibers {
+            sched: std::mem::take(&mut self.sched),
+            next_id: self.next_fiber.get(),
+            functions: self
+                .image()
+                .functions
+                .iter()
+                .map(|f| (f.name.clone(), f.code.clone()))
+                .collect(),
+        }
+    }
+
+    /// Continues the fibers of the previous input in this image. A session's images
+    /// grow by appending, so the functions the fibers are in keep their places; a fiber
+    /// in a function that did not (same index, same name and code) is dropped, and a
+    /// `join` of its task can then never complete (deadlock, `FAIL`).
+    pub fn adopt_fibers(&mut self, fibers: Fibers) {
+        self.next_fiber
+            .set(self.next_fiber.get().max(fibers.next_id));
+        let image = self.image();
+        let kept = |i: u32| {
+            let i = i as usize;
+            fibers.functions.get(i).is_some_and(|(name, code)| {
+                image
+                    .functions
+                    .get(i)
+                    .is_some_and(|g| g.name == *name && g.code == *code)
+            })
+        };
+        let mut sched = fibers.sched;
+        sched.fibers.retain(|_, (f, _)| f.funcs().all(kept));
+        let alive: std::collections::HashSet<u64> = sched.fibers.keys().copied().collect();
+        sched.runq.retain(|id| alive.contains(id));
+        self.sched = sched;
+    }
+
+    /// How many fibers besides `main` are alive (runnable or waiting).
+    pub fn n_fibers(&self) -> usize {
+        self.sched.fibers.len()
+    }
+}
