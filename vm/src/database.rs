@@ -145,6 +145,8 @@ pub struct Database {
     /// A failed write undid the pending commits of other fibers too: the failure, for
     /// the scheduler to raise `IO` in each of them.
     failed: Option<Failure>,
+    /// Records were written and the log thread is not yet asked to sync them.
+    sync_owed: bool,
 }
 
 impl Database {
@@ -265,6 +267,7 @@ impl Database {
             pending: std::collections::VecDeque::new(),
             wait: None,
             failed: None,
+            sync_owed: false,
         })
     }
 
@@ -394,12 +397,10 @@ impl Database {
         if let Some(flush) = self.before_sync.as_mut() {
             flush();
         }
-        let staged = data.stage(&self.db, sp).and_then(|lsn| {
-            if lsn.is_some() {
-                data.request_sync()?;
-            }
-            Ok(lsn)
-        });
+        // The sync is asked for at the end of the scheduler's round
+        // (`request_owed_sync`), so the commits of every fiber that runs before then
+        // share it.
+        let staged = data.stage(&self.db, sp);
         let lsn = match staged {
             Ok(lsn) => lsn,
             Err(f) if f.limit => {
@@ -425,6 +426,7 @@ impl Database {
                 return Err(DbStop::Trap(Trap::new(TrapKind::Io, msg)));
             }
         };
+        self.sync_owed |= lsn.is_some();
         match lsn.or(self.pending.back().map(|p| p.0)) {
             None => self.db.truncate_undo(sp),
             Some(l) => {
@@ -443,6 +445,34 @@ impl Database {
         self.db.truncate_undo(from);
         self.pending.clear();
         n
+    }
+
+    /// Whether records were written that the log thread has not been asked to sync.
+    pub(crate) fn sync_owed(&self) -> bool {
+        self.sync_owed
+    }
+
+    /// Asks the log thread to sync every record written so far (group commit: once
+    /// per scheduler round, not once per commit). A failure to ask (the log thread
+    /// cannot start) fences the log like a failed sync: every pending change is undone.
+    pub(crate) fn request_owed_sync(&mut self) -> Result<(), Failure> {
+        if !std::mem::take(&mut self.sync_owed) {
+            return Ok(());
+        }
+        let Some(data) = self.data.as_mut() else {
+            return Ok(());
+        };
+        data.request_sync().map_err(|f| {
+            let n = self
+                .pending
+                .front()
+                .map(|p| p.1)
+                .map_or(0, |sp| self.undo_pending(sp));
+            Failure {
+                changes_undone: n,
+                ..f
+            }
+        })
     }
 
     /// The LSN the fiber that just made a change must wait for, once.

@@ -56,6 +56,9 @@ pub(crate) struct Sched {
     trapped: Vec<Rc<TaskCell>>,
     /// Fibers whose write waits for the checkpoint under way.
     gated: Vec<u64>,
+    /// Turns left in the round at whose end the records written meanwhile are handed
+    /// to the log thread.
+    round_left: Option<usize>,
 }
 
 impl Vm<'_> {
@@ -101,6 +104,35 @@ impl Vm<'_> {
             if let Some(end) = end {
                 return self.finish(main, end);
             }
+            if let Some(end) = self.end_of_turn(main) {
+                return self.finish(main, end);
+            }
+        }
+    }
+
+    /// Group commit's batching: records written during a round of the run queue (every
+    /// fiber that was runnable when the first of them was written gets its turn) are
+    /// handed to the log thread together at its end, or as soon as nothing else can
+    /// run. A lone writer is never delayed: with no other fiber, its round ends at once.
+    fn end_of_turn(&mut self, main: &mut Fiber) -> Option<Status> {
+        if !self.database.sync_owed() {
+            return None;
+        }
+        let left = self.sched.round_left.get_or_insert(self.sched.runq.len());
+        if *left > 0 && !self.sched.runq.is_empty() {
+            *left -= 1;
+            return None;
+        }
+        self.request_owed_sync(main)
+    }
+
+    /// Hands the records written so far to the log thread; a failure to do so is a
+    /// failed sync for every fiber waiting for one.
+    fn request_owed_sync(&mut self, main: &mut Fiber) -> Option<Status> {
+        self.sched.round_left = None;
+        match self.database.request_owed_sync() {
+            Ok(()) => None,
+            Err(f) => self.fail_committing(main, &f),
         }
     }
 
@@ -222,6 +254,9 @@ impl Vm<'_> {
     /// Nothing can run: waits for the log thread or the next sleeper without spinning,
     /// or, when nothing can ever run again, raises the deadlock in `main`.
     fn block(&mut self, main: &mut Fiber) -> Option<Status> {
+        if let Some(end) = self.request_owed_sync(main) {
+            return Some(end);
+        }
         let _ = self.host.out.flush();
         let due = self
             .sched
@@ -335,6 +370,7 @@ impl Vm<'_> {
         // A checkpoint being encoded is abandoned (its `checkpoint.tmp` is ignored and
         // overwritten by the next); one being synced is waited for.
         self.database.abandon_checkpoint();
+        let _ = self.request_owed_sync(main);
         while self.database.has_pending() {
             if self.poll_syncs(main, None).is_some() {
                 // `main` has ended already; a failure now is reported through the
