@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
 
 /// Core functions callable without `use`.
-const CORE: &[&str] = &[
+pub(super) const CORE: &[&str] = &[
     "print",
     "print_err",
     "len",

@@ -116,13 +116,19 @@ impl<'a> Checker<'a> {
                 .collect();
             let hint = match other_language(n) {
                 Some(h) => h.to_string(),
-                None => did_you_mean(
-                    n,
-                    names
-                        .iter()
-                        .map(String::as_str)
-                        .chain(MODULES.iter().copied()),
-                ),
+                None => {
+                    let values = names.iter().map(String::as_str);
+                    let hint = did_you_mean(n, values.chain(MODULES.iter().copied()));
+                    if hint.is_empty() {
+                        // A misspelt function, written without its call.
+                        let funcs = self.func_index.keys().map(String::as_str);
+                        suggest(n, funcs.chain(builtin::CORE.iter().copied()))
+                            .map(|f| format!("; did you mean the function `{f}(…)`?"))
+                            .unwrap_or_default()
+                    } else {
+                        hint
+                    }
+                }
             };
             self.err("name", span, format!("unknown variable `{n}`{hint}"));
         }
