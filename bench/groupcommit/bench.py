@@ -13,7 +13,11 @@ In one run, on one directory of a real disk, each repetition measures (REFERENCE
     insert), back to back: wo (C fibers, gc.wo), SQLite WAL synchronous=FULL (C
     threads, one connection each) and Tarantool memtx wal_mode='fsync' (C fibers);
   * reads during load: wo with 16 writer fibers plus a reader fiber (and, as a
-    baseline, the reader alone).
+    baseline, the reader alone);
+  * apart, with --free-dir on tmpfs: what a wo commit costs when the sync is free
+    (CPU and the hand-off to the log thread; not a durability figure).
+Then, with --syscalls, every configuration once more under `perf stat` (syscall
+tracepoints) for the commits each sync covers.
 Reports medians over the repetitions and medians of the per-repetition paired
 ratios (min-max), prints a Markdown table, writes JSON and two SVG charts.
 """
@@ -65,12 +69,12 @@ def run(cmd, timeout):
 SYSCALLS = ("fdatasync", "fsync", "pwrite64", "write", "writev", "pwritev")
 
 
-def one(a, system, mode, c, ms, count_syscalls=False):
+def one(a, system, mode, c, ms, count_syscalls=False, base=None):
     """One measurement: a fresh database, C writers for `ms` ms. Returns the parsed
     output plus `rate` (commits acknowledged before the deadline per second). With
     `count_syscalls`, the run is counted by `perf stat` (syscall tracepoints, every
     thread) and the counts are returned as `sys_<name>`."""
-    d = os.path.join(a.dir, f"{system}-db")
+    d = os.path.join(base or a.dir, f"{system}-db")
     fresh(d)
     limit = 60 + 3 * ms / 1000
     if system == "wo":
@@ -218,6 +222,15 @@ def repetition(a, rep, log):
         log(f"  read with {c:2} writers: read p50/p99 {x['read_p50']}/{x['read_p99']} µs, "
             f"turn {x['turn_p50']}/{x['turn_p99']} µs, sleep lateness "
             f"{x['late_p50']}/{x['late_p99']} µs, writers {x['rate']:.0f}/s")
+    if a.free_dir:
+        # Not a durability figure: with the data directory on tmpfs the sync is free,
+        # so this is what a commit costs besides the disk (CPU, log-thread hand-off).
+        r["free_sync"] = {}
+        for c in (1, 16):
+            x = one(a, "wo", "update", c, max(a.ms // 2, 100), base=a.free_dir)
+            r["free_sync"][str(c)] = x["rate"]
+        log(f"  sync-free (tmpfs) wo update: 1 writer {r['free_sync']['1']:.0f}/s, "
+            f"16 writers {r['free_sync']['16']:.0f}/s")
     r["raw_end"] = raw_rates(a, a.raw_s, pool)
     r["raw"] = {k: (r["raw_start"][k] + r["raw_end"][k]) / 2 for k in ("append", "overwrite")}
     # one raw overwrite + fdatasync in this repetition: mean, p50, p99 (µs)
@@ -275,6 +288,8 @@ def summary(a, reps):
         s["reader"][str(c)] = {k: stat(x[k] for x in runs) for k in (
             "read_p50", "read_p99", "read_max", "turn_p50", "turn_p99", "late_p50",
             "late_p99", "read_n", "rate", "lat_p99")}
+    if all("free_sync" in r for r in reps):
+        s["free_sync"] = {c: stat(r["free_sync"][c] for r in reps) for c in ("1", "16")}
     return s
 
 
@@ -332,6 +347,13 @@ def table(a, s, sc):
                 cells += [f"{sc[f'{sy}/{wl}/{c}']['commits_per_sync']:.1f}" for sy in SYSTEMS]
                 cells.append(f"{sc[f'wo/{wl}/{c}']['writes_per_commit']:.2f}")
             out.append(f"| {c} | " + " | ".join(cells) + " |")
+        out.append("")
+    if "free_sync" in s:
+        f1, f16 = s["free_sync"]["1"]["median"], s["free_sync"]["16"]["median"]
+        out.append(f"Sync-free cost (wo update with the data directory on tmpfs, where "
+                   f"fdatasync costs nothing; not a durability figure): 1 writer "
+                   f"{fmt_rate(f1)} commits/s = {1e6 / f1:.1f} µs a commit; 16 writers "
+                   f"{fmt_rate(f16)} commits/s = {1e6 / f16:.1f} µs a commit.")
         out.append("")
     out.append("| reads (wo) | read alone p50 / p99 / max µs | yield → value p50 / p99 µs "
                "| sleep(1) lateness p50 / p99 µs | reads | writers' commits/s |")
@@ -497,6 +519,8 @@ def main():
     ap.add_argument("--ms", type=int, default=1000, help="duration of one measurement")
     ap.add_argument("--raw-s", type=float, default=0.5, help="seconds per raw measurement")
     ap.add_argument("--writers", default="1,4,16,64,256")
+    ap.add_argument("--free-dir", default="",
+                    help="a tmpfs directory for the sync-free cost of a commit (optional)")
     ap.add_argument("--syscalls", action="store_true",
                     help="afterwards, count syncs per commit once per configuration (perf)")
     ap.add_argument("--out", required=True, help="results stem: STEM.json, STEM-*.svg")
