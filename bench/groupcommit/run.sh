@@ -8,11 +8,12 @@
 #   bench/groupcommit/run.sh [--quick] [WORKDIR]     (default: target/bench-groupcommit)
 #
 # Full: 5 repetitions of 1 s per measurement, then one pass counting syscalls with
-# `perf stat` (~6 min). --quick: 1 repetition of 300 ms (~1 min). Env: WO (the binary; default target/release/wo,
-# built if missing), REPS, MS (override either mode), WRITERS (default 1,4,16,64,256).
-# Also, apart (not a durable figure): a commit's cost when the sync is free (the
-# data directory on tmpfs, /dev/shm). Writes bench/results/groupcommit.json (--quick: groupcommit-quick.json) and
-# the charts beside it (-throughput.svg, -latency.svg).
+# `perf stat` (~5 min). --quick: 1 repetition of 300 ms (~1 min). Env: WO (the
+# binary; default target/release/wo, built if missing), REPS, MS (override either
+# mode), WRITERS (default 1,4,16,64,256). Also, apart (not a durable figure): a
+# commit's cost when the sync is free (the data directory on tmpfs, /dev/shm).
+# Writes bench/results/groupcommit.json (--quick: groupcommit-quick.json) and the
+# charts beside it (-throughput.svg, -latency.svg).
 # WORKDIR must be on a real disk: tmpfs makes fdatasync free, so it is refused.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
