@@ -45,7 +45,10 @@ fn main() {
     let t: usize = args[1].parse().expect("T must be an integer");
     let ms: u64 = args[2].parse().expect("MS must be an integer");
     let path = args[3].clone();
-    assert!(mode == "update" || mode == "insert", "mode must be update or insert");
+    assert!(
+        mode == "update" || mode == "insert",
+        "mode must be update or insert"
+    );
 
     let db = Connection::open(&path).unwrap();
     let jm: String = db
@@ -77,7 +80,8 @@ fn main() {
         start: OnceLock::new(),
     });
     for w in 0..t {
-        let (path, mode, barrier, shared) = (path.clone(), mode.clone(), barrier.clone(), shared.clone());
+        let (path, mode, barrier, shared) =
+            (path.clone(), mode.clone(), barrier.clone(), shared.clone());
         std::thread::spawn(move || {
             let conn = open(&path);
             let sql = if mode == "update" {
@@ -160,7 +164,13 @@ fn main() {
     println!("cut {cut}");
     println!("wall_us {}", wall.as_micros());
     println!("lat_n {}", lat.len());
-    for (k, q) in [("p50", 500), ("p90", 900), ("p99", 990), ("p999", 999), ("max", 1000)] {
+    for (k, q) in [
+        ("p50", 500),
+        ("p90", 900),
+        ("p99", 990),
+        ("p999", 999),
+        ("max", 1000),
+    ] {
         println!("lat_{k} {}", pct(&lat, q));
     }
     use std::io::Write as _;
