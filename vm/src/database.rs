@@ -89,7 +89,7 @@ pub type BeforeSync = Box<dyn FnMut()>;
 
 /// Rows of an automatic checkpoint written between two fiber turns: the longest a
 /// reading fiber waits for a checkpoint (about a millisecond or two).
-const CHECKPOINT_SLICE: usize = 16_384;
+const CHECKPOINT_SLICE: usize = 8_192;
 
 /// The text of the `IO` trap a durability failure raises (LANGUAGE.md §8).
 pub fn durability_message(f: &Failure) -> String {
