@@ -663,26 +663,26 @@ fn file_size_limit_exits_74_not_sigxfsz() {
 // ---------------------------------------------------------------------------------
 // e. SIGKILL at random moments and at the k-th write or sync.
 
-/// Starts `ledger stress` and collects its stdout on a thread.
+/// Starts `ledger stress` (or the ledger command `args`) and collects its stdout on a
+/// thread.
 fn start_stress(
     cwd: &Path,
     wrapper: &[&str],
     data: &str,
 ) -> (Child, std::thread::JoinHandle<String>) {
+    start_ledger(cwd, wrapper, data, &["stress", "1000000000"])
+}
+
+fn start_ledger(
+    cwd: &Path,
+    wrapper: &[&str],
+    data: &str,
+    args: &[&str],
+) -> (Child, std::thread::JoinHandle<String>) {
     let src = ledger_src();
-    let mut cmd = wo_cmd(
-        cwd,
-        wrapper,
-        &[
-            "run",
-            src.to_str().unwrap(),
-            "--data",
-            data,
-            "--",
-            "stress",
-            "1000000000",
-        ],
-    );
+    let mut all = vec!["run", src.to_str().unwrap(), "--data", data, "--"];
+    all.extend_from_slice(args);
+    let mut cmd = wo_cmd(cwd, wrapper, &all);
     cmd.stderr(Stdio::null());
     let mut child = cmd.spawn().expect("start wo");
     let mut out = child.stdout.take().unwrap();
@@ -1069,7 +1069,7 @@ fn check_fiber_ledger(
     seen
 }
 
-/// `ledger stress-fibers` on a fresh ledger whose accounts are open.
+/// A fresh ledger whose stress accounts are open (for `stress-fibers`).
 fn fibers_ledger(label: &str) -> PathBuf {
     let cwd = fresh_ledger(label);
     ledger(&cwd, &[], "d", &["stress", "0"]).expect_status(0);
@@ -1123,36 +1123,14 @@ fn sigkill_with_many_writer_fibers_loses_nothing_acknowledged() {
     let mut acked = std::collections::BTreeSet::new();
     for round in 1..=rounds {
         let writers = [4, 16, 64][round % 3];
-        let src = ledger_src();
         let n = writers.to_string();
-        let mut cmd = wo_cmd(
-            &cwd,
-            &[],
-            &[
-                "run",
-                src.to_str().unwrap(),
-                "--data",
-                "d",
-                "--",
-                "stress-fibers",
-                "100000000",
-                &n,
-            ],
-        );
-        cmd.stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("start wo");
-        let out = child.stdout.take().unwrap();
-        // Kill it a random time after its first ack.
-        let mut lines = BufReader::new(out).lines();
-        let first = lines.next().and_then(Result::ok).unwrap_or_default();
-        let reader =
-            std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>().join("\n"));
-        let delay = rng.below(300);
+        let (mut child, reader) = start_ledger(&cwd, &[], "d", &["stress-fibers", "100000000", &n]);
+        // The accounts are open: from the first transfers to a few thousand in.
+        let delay = 20 + rng.below(300);
         std::thread::sleep(Duration::from_millis(delay));
         child.kill().expect("SIGKILL");
         child.wait().expect("reap");
-        let out = format!("{first}\n{}", reader.join().unwrap());
-        acked.extend(acked_set(&out));
+        acked.extend(acked_set(&reader.join().unwrap()));
         let what = format!("SIGKILL round {round} ({writers} writers) after {delay} ms");
         let seen = check_fibers(&what, &cwd, &acked, writers);
         // What was recovered is durable now: later rounds must keep it.

@@ -93,8 +93,8 @@ pub struct Fiber {
 }
 
 impl Fiber {
-    /// A fiber that will call function `func` with `args` (`SPAWN`): its register file
-    /// holds just the arguments until it first runs.
+    /// A fiber that will call function `func` with `args` in its first registers (for
+    /// `SPAWN`, just the arguments: the file grows when it first runs).
     pub(crate) fn start(id: u64, func: u32, args: Vec<Value>) -> Fiber {
         Fiber {
             id,
@@ -339,18 +339,7 @@ impl<'img> Vm<'img> {
         }
         let id = self.next_fiber.get();
         self.next_fiber.set(id + 1);
-        Ok(Fiber {
-            id,
-            regs,
-            frames: Vec::new(),
-            cur: Frame {
-                func,
-                pc: 0,
-                base: 0,
-            },
-            handlers: Vec::new(),
-            redo: false,
-        })
+        Ok(Fiber::start(id, func, regs))
     }
 
     /// Runs `fiber` until it finishes, traps, exits or runs through `budget` back
