@@ -10,6 +10,12 @@
 # FUZZ_WORK (default: a fresh temporary directory) holds what the run learns: new
 # corpus entries (work/<target>/) and crash inputs (artifacts/). Keep it between runs
 # of a long campaign: FUZZ_WORK=/var/tmp/wo-fuzz fuzz/run.sh 36000
+# FUZZ_KEEP_GOING=1: a campaign that records crashes and goes on (libFuzzer's -fork=1,
+# one child at a time, restarted after each crash); the run still fails at the end if
+# it found any. FUZZ_SEED: libFuzzer's -seed (default 1, so the short CI pass covers
+# the same ground each time and a crash it finds reproduces; 0 means random).
+# One process per target: libFuzzer's -jobs/-workers would fork children that log to
+# fuzz-N.log in the working directory.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
@@ -44,6 +50,11 @@ secs="${1:-30}"
 shift || true
 [ $# -gt 0 ] && TARGETS=("$@")
 work="${FUZZ_WORK:-$(mktemp -d)}"
+seed="${FUZZ_SEED:-1}"
+mode=()
+if [ "${FUZZ_KEEP_GOING:-0}" = 1 ]; then
+  mode=(-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1)
+fi
 mkdir -p "$work/artifacts"
 failed=()
 for t in "${TARGETS[@]}"; do
@@ -54,7 +65,7 @@ for t in "${TARGETS[@]}"; do
   # New inputs go to the work directory; the checked-in corpus is only read.
   # shellcheck disable=SC2046
   "target/release/$t" "$work/work/$t" "corpus/$t" \
-    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -seed="$seed" ${mode[@]+"${mode[@]}"} \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" $(opts "$t") \
     >"$log" 2>&1
   rc=$?
@@ -62,6 +73,15 @@ for t in "${TARGETS[@]}"; do
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" || true)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" || true)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
+  if [ ${#mode[@]} -gt 0 ]; then
+    # -fork prints "#RUNS: cov: … exec/s N oom/timeout/crash: A/B/C time: …".
+    last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1 || true)
+    runs=$(echo "$last" | sed -nE 's/^#([0-9]+):.*/\1/p')
+    rate=$(echo "$last" | sed -nE 's/.*exec\/s: ?([0-9]+).*/\1/p')
+    found=$(echo "$last" | sed -nE 's/.*oom\/timeout\/crash: ([0-9\/]+).*/\1/p')
+    echo "fuzz: $t: oom/timeout/crash ${found:-?}"
+    [ "${found:-0/0/0}" = 0/0/0 ] || rc=1
+  fi
   echo "fuzz: $t: exit $rc, ${runs:-?} runs, ${rate:-?} exec/s, ${cov:-no coverage line}"
   if [ $rc -ne 0 ]; then
     failed+=("$t")
