@@ -1,6 +1,7 @@
 //! Bytes -> `read_image` (verified image or error), and every image the verifier
 //! accepts runs in the VM under an instruction budget: a verified image must never
-//! panic, abort or loop without spending its budget. The CRC32 trailer is re-sealed
+//! panic, abort or loop without spending its budget. The format version is set to
+//! this build's and the CRC32 trailer re-sealed
 //! after mutation, so the section decoders and the verifier are reached.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

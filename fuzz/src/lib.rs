@@ -140,7 +140,10 @@ fn run_fiber(vm: &mut Vm<'_>, func: u32, args: Vec<Value>, left: &mut u32) -> Re
         let slice = SLICE.min(*left);
         *left -= slice;
         match vm.resume(&mut fiber, slice) {
-            wo_vm::Status::Yield => continue,
+            // A fiber that waits (`yield()`, `join`, …) is resumed again, spending its
+            // budget: the spawned fibers themselves do not run here (the scheduler,
+            // `Vm::run_to_end`, has no overall budget).
+            wo_vm::Status::Yield | wo_vm::Status::Wait(_) => continue,
             wo_vm::Status::Done(v) => return Ok(v),
             wo_vm::Status::Exit(c) => return Err(End::Exit(c)),
             wo_vm::Status::Trap { trap, .. } => {
@@ -222,12 +225,14 @@ pub fn reseal_checkpoint(ck: &mut [u8]) {
     ck[36 + b..].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Rewrites an image's CRC32 trailer (docs/image-format.md: the last 4 bytes, over
-/// every byte before them).
+/// Rewrites an image's format version to this build's (so the corpus outlives a version
+/// bump) and its CRC32 trailer (docs/image-format.md: the last 4 bytes, over every
+/// byte before them).
 pub fn reseal_image(bytes: &mut [u8]) {
     if bytes.len() < 12 {
         return;
     }
+    bytes[4..6].copy_from_slice(&wo_bytecode::FORMAT_VERSION.to_le_bytes());
     let n = bytes.len() - 4;
     let crc = crc32fast::hash(&bytes[..n]);
     bytes[n..].copy_from_slice(&crc.to_le_bytes());
