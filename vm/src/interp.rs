@@ -184,7 +184,16 @@ pub enum Wait {
 enum Step {
     Done(Value),
     Yield,
+    /// The fiber waits; for `Join` and `Checkpoint` its instruction runs again when it
+    /// resumes.
     Wait(Wait),
+    /// `SPAWN`: start a fiber calling `func` with `args` and put its task in absolute
+    /// register `dst`, then go on (done outside the loop, which keeps it lean).
+    Spawn {
+        func: u32,
+        args: Vec<Value>,
+        dst: usize,
+    },
     Exit(i32),
     Trap(Trap),
     Fault(String),
@@ -375,7 +384,25 @@ impl<'img> Vm<'img> {
                     }
                     return Status::Yield;
                 }
-                Step::Wait(w) => return Status::Wait(w),
+                Step::Wait(w) => {
+                    fiber.redo = matches!(w, Wait::Join(_) | Wait::Checkpoint);
+                    return Status::Wait(w);
+                }
+                Step::Spawn { func, args, dst } => {
+                    let id = self.next_fiber.get();
+                    self.next_fiber.set(id + 1);
+                    let task = Rc::new(TaskCell {
+                        fiber: id,
+                        state: std::cell::RefCell::new(TaskState::Running),
+                        waiters: std::cell::RefCell::new(Vec::new()),
+                    });
+                    self.spawned
+                        .push((Fiber::start(id, func, args), task.clone()));
+                    match fiber.regs.get_mut(dst) {
+                        Some(slot) => *slot = Value::Task(task),
+                        None => return Status::Fault("SPAWN register out of range".into()),
+                    }
+                }
                 Step::Exit(code) => {
                     // The program ends; an open transaction never committed.
                     self.database.fiber_ended(fiber.id);
@@ -469,15 +496,13 @@ impl<'img> Vm<'img> {
         let host = &mut self.host;
         let database = &mut self.database;
         let scratch = &mut self.scratch;
-        let next_fiber = &self.next_fiber;
-        let spawned = &mut self.spawned;
         let Fiber {
             id: fiber_id,
             regs,
             frames,
             cur,
             handlers,
-            redo,
+            redo: _,
         } = fiber;
         let fiber_id = *fiber_id;
 
@@ -526,7 +551,6 @@ impl<'img> Vm<'img> {
                     Err(DbStop::Fault(msg)) => fault!("{msg}"),
                     Err(DbStop::Gate) => {
                         save!();
-                        *redo = true;
                         return Step::Wait(Wait::Checkpoint);
                     }
                 }
@@ -1134,47 +1158,59 @@ impl<'img> Vm<'img> {
                 Op::Spawn { a, f, base: b, n } => {
                     let lo = b.index();
                     let args = fr[lo..lo + usize::from(n)].to_vec();
-                    let id = next_fiber.get();
-                    next_fiber.set(id + 1);
-                    let task = Rc::new(TaskCell {
-                        fiber: id,
-                        state: std::cell::RefCell::new(TaskState::Running),
-                        waiters: std::cell::RefCell::new(Vec::new()),
-                    });
-                    spawned.push((Fiber::start(id, f.0, args), task.clone()));
-                    r!(a) = Value::Task(task);
+                    save!();
+                    return Step::Spawn {
+                        func: f.0,
+                        args,
+                        dst: base + usize::from(a.0),
+                    };
                 }
                 Op::Join { a, b } => {
                     let Value::Task(task) = &r!(b) else {
                         fault!("expected a task, found {}", type_name(&r!(b)))
                     };
-                    let state = task.state.borrow().clone();
-                    match state {
-                        TaskState::Done(v) => r!(a) = v,
-                        TaskState::Trapped { trap, .. } => {
-                            if let TaskState::Trapped { joined, .. } = &mut *task.state.borrow_mut()
-                            {
-                                *joined = true;
-                            }
+                    match join(task, database.tx.is_some()) {
+                        Ok(v) => r!(a) = v,
+                        Err(JoinStop::Trap(t)) => {
                             save!();
-                            return Step::Trap(trap);
+                            return Step::Trap(t);
                         }
-                        TaskState::Running if database.tx.is_some() => {
-                            trap!(
-                                Db,
-                                "join of a task that has not ended, inside a transaction (no other fiber runs until it commits)"
-                            )
-                        }
-                        TaskState::Running => {
-                            let task = task.clone();
+                        Err(JoinStop::Wait(task)) => {
                             save!();
-                            *redo = true;
                             return Step::Wait(Wait::Join(task));
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/// Why `JOIN` did not produce a value.
+enum JoinStop {
+    /// The task trapped (raised again here), or `join` of an unfinished task inside a
+    /// transaction.
+    Trap(Trap),
+    /// The task has not ended: wait for it.
+    Wait(Rc<TaskCell>),
+}
+
+/// `JOIN` of `task`: its result, its trap (now marked joined), or a wait.
+#[cold]
+#[inline(never)]
+fn join(task: &Rc<TaskCell>, in_transaction: bool) -> Result<Value, JoinStop> {
+    let mut state = task.state.borrow_mut();
+    match &mut *state {
+        TaskState::Done(v) => Ok(v.clone()),
+        TaskState::Trapped { trap, joined, .. } => {
+            *joined = true;
+            Err(JoinStop::Trap(trap.clone()))
+        }
+        TaskState::Running if in_transaction => Err(JoinStop::Trap(Trap::new(
+            TrapKind::Db,
+            "join of a task that has not ended, inside a transaction (no other fiber runs until it commits)",
+        ))),
+        TaskState::Running => Err(JoinStop::Wait(task.clone())),
     }
 }
 
