@@ -57,6 +57,17 @@ if [ "${FUZZ_KEEP_GOING:-0}" = 1 ]; then
 fi
 mkdir -p "$work/artifacts"
 failed=()
+# Every crash found so far (fuzz/regressions/<target>/) must stay fixed: each target
+# runs its reproducers once before it fuzzes.
+for t in "${TARGETS[@]}"; do
+  [ -d "regressions/$t" ] || continue
+  if ! "target/release/$t" -rss_limit_mb=2048 -timeout=10 regressions/"$t"/* \
+    >"$work/$t-regressions.log" 2>&1; then
+    echo "fuzz: $t: a reproducer under regressions/$t crashes again"
+    grep -E 'Running:|panicked at|ERROR: libFuzzer|SUMMARY' "$work/$t-regressions.log" | head -10 || true
+    failed+=("$t-regressions")
+  fi
+done
 for t in "${TARGETS[@]}"; do
   mkdir -p "$work/work/$t" "corpus/$t"
   log="$work/$t.log"

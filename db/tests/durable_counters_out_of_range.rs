@@ -71,6 +71,32 @@ fn a_huge_next_id_in_a_checkpoint_is_refused_before_anything_is_allocated() {
     }
 }
 
+/// The bound is the storage's memory (`Storage::memory_limit`): the simulated disk's
+/// machine has 256 MiB, so a counter whose slots need 512 MiB is refused there too —
+/// the fuzz target (`fuzz/fuzz_targets/datadir.rs`, under libFuzzer's 2 GB limit) hit
+/// such counters, which fit the real machine's 24 GB but not the fuzzer's limit.
+#[test]
+fn the_bound_is_the_storage_memory() {
+    let next_id = (1i64 << 26) + 1;
+    let body = one_table_body("t", next_id, &[(1, 7)]);
+    let sim = with_checkpoint(checkpoint_file(5, 1, SALT, &body), 5, next_id);
+    match open(&sim) {
+        Err(e @ OpenError::OutOfMemory { .. }) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("more than the 256 MiB this process may use"),
+                "{m}"
+            );
+        }
+        other => panic!("next id {next_id}: {other:?}"),
+    }
+    // A counter that fits is loaded.
+    let next_id = 1i64 << 20;
+    let body = one_table_body("t", next_id, &[(1, 7)]);
+    let sim = with_checkpoint(checkpoint_file(5, 1, SALT, &body), 5, next_id);
+    open(&sim).expect("a counter of 2^20 fits in 256 MiB");
+}
+
 #[test]
 fn a_checkpoint_lsn_of_u64_max_is_damage() {
     let body = one_table_body("t", 2, &[(1, 7)]);

@@ -396,6 +396,9 @@ struct Files {
     /// The log and its length when opened (a live log may grow; what is read stops
     /// there).
     wal: Option<(Box<dyn StorageFile>, u64)>,
+    /// The memory this process may use (`Storage::memory_limit`), to refuse id counters
+    /// whose slots could not fit.
+    memory: Option<u64>,
 }
 
 impl Files {
@@ -409,7 +412,11 @@ impl Files {
             }
             None => None,
         };
-        Ok(Files { ckpt, wal })
+        Ok(Files {
+            ckpt,
+            wal,
+            memory: storage.memory_limit(),
+        })
     }
 }
 
@@ -515,8 +522,13 @@ fn check_tie(
 /// Refuses id counters whose row slots could not fit in this machine's memory (the
 /// engine keeps a slot per id, deleted ones included): a damaged or hostile counter
 /// must not make loading allocate without bound.
-fn check_id_counters(stored: &StoredSchema, path: &Path, dir: &Path) -> Result<(), OpenError> {
-    let Some(total) = storage::memory_total() else {
+fn check_id_counters(
+    stored: &StoredSchema,
+    memory: Option<u64>,
+    path: &Path,
+    dir: &Path,
+) -> Result<(), OpenError> {
+    let Some(total) = memory else {
         return Ok(());
     };
     for t in stored {
@@ -588,7 +600,7 @@ fn recover_into(
         if let Some(hdr) = &hdr {
             check_tie(body.salts, hdr, ckpt_lsn, &wal_path)?;
         }
-        check_id_counters(&body.schema, &ckpt_path, dir)?;
+        check_id_counters(&body.schema, files.memory, &ckpt_path, dir)?;
         let bind = bind_schema(&body.schema, db.schema(), dir)?;
         restore::restore(db, body, &bind).map_err(|e| match e {
             restore::RestoreError::Damaged((off, what)) => damaged(&ckpt_path, off, what),

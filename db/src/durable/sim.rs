@@ -633,6 +633,11 @@ impl Storage for SimStorage {
             path: path.to_path_buf(),
         }))
     }
+    /// The simulated machine has 256 MiB: a hostile id counter is refused long before
+    /// a test (or a fuzz target under libFuzzer's memory limit) allocates gigabytes.
+    fn memory_limit(&self) -> Option<u64> {
+        Some(256 << 20)
+    }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
         Ok(if self.lock_sim().locks.contains(path) {
             Some(None)

@@ -119,6 +119,11 @@ pub trait Storage: Send + Sync + Debug {
     /// holder's pid when known. Takes no lock (not even for a moment: a program
     /// starting then would find the directory locked), writes nothing, creates nothing.
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>>;
+    /// The memory this process may use, in bytes, when known: what recovery checks a
+    /// stored id counter against before it allocates the counter's row slots.
+    fn memory_limit(&self) -> Option<u64> {
+        memory_total()
+    }
 }
 
 /// The real file system through rustix system calls.
