@@ -180,10 +180,15 @@ fn wo_cmd(cwd: &Path, wrapper: &[&str], args: &[&str]) -> Command {
 
 /// `wo run samples/ledger/ledger.wo --data DATA -- ARGS…` in `cwd`.
 fn ledger(cwd: &Path, wrapper: &[&str], data: &str, args: &[&str]) -> Outcome {
+    output(ledger_cmd(cwd, wrapper, data, args))
+}
+
+/// `wo run` of the ledger sample on `data` in `cwd` with the ledger command `args`.
+fn ledger_cmd(cwd: &Path, wrapper: &[&str], data: &str, args: &[&str]) -> Command {
     let src = ledger_src();
     let mut all = vec!["run", src.to_str().unwrap(), "--data", data, "--"];
     all.extend_from_slice(args);
-    output(wo_cmd(cwd, wrapper, &all))
+    wo_cmd(cwd, wrapper, &all)
 }
 
 /// `strace` failing the `when`-th call of `syscalls` with `error`.
@@ -679,10 +684,7 @@ fn start_ledger(
     data: &str,
     args: &[&str],
 ) -> (Child, std::thread::JoinHandle<String>) {
-    let src = ledger_src();
-    let mut all = vec!["run", src.to_str().unwrap(), "--data", data, "--"];
-    all.extend_from_slice(args);
-    let mut cmd = wo_cmd(cwd, wrapper, &all);
+    let mut cmd = ledger_cmd(cwd, wrapper, data, args);
     cmd.stderr(Stdio::null());
     let mut child = cmd.spawn().expect("start wo");
     let mut out = child.stdout.take().unwrap();
@@ -1148,40 +1150,10 @@ fn sigkill_with_many_writer_fibers_loses_nothing_acknowledged() {
 #[test]
 fn second_process_on_the_same_directory_exits_75_naming_the_holder() {
     let cwd = fresh_ledger("lock");
-    let (mut child, reader) = {
-        let src = ledger_src();
-        let mut cmd = wo_cmd(
-            &cwd,
-            &[],
-            &[
-                "run",
-                src.to_str().unwrap(),
-                "--data",
-                "d",
-                "--",
-                "stress",
-                "1000000000",
-            ],
-        );
-        cmd.stderr(Stdio::null());
-        let mut child = cmd.spawn().unwrap();
-        let out = child.stdout.take().unwrap();
-        // Wait until it has the directory (its first ack).
-        let mut lines = BufReader::new(out).lines();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let line = lines.next().expect("stress prints").expect("utf-8");
-            if line.starts_with("acked") || Instant::now() > deadline {
-                break;
-            }
-        }
-        (child, std::thread::spawn(move || lines.count()))
-    };
+    let (child, reader) = hold(&cwd, &[]);
     let pid = child.id().to_string();
     let res = ledger(&cwd, &[], "d", &["report"]);
-    let _ = child.kill();
-    let _ = child.wait();
-    reader.join().unwrap();
+    stop(child, reader);
     res.expect_status(75);
     assert_contains("locked", &res, &[&pid]);
     // The lock dies with its holder, even by SIGKILL.
@@ -1751,20 +1723,7 @@ fn ledger_sample_survives_kill_and_disk_failure() {
 /// Starts `ledger stress` on `d` in `cwd` (with `env`) and waits for its first ack:
 /// from then on it holds the directory. The thread counts its remaining lines.
 fn hold(cwd: &Path, env: &[(&str, &str)]) -> (Child, std::thread::JoinHandle<usize>) {
-    let src = ledger_src();
-    let mut cmd = wo_cmd(
-        cwd,
-        &[],
-        &[
-            "run",
-            src.to_str().unwrap(),
-            "--data",
-            "d",
-            "--",
-            "stress",
-            "1000000000",
-        ],
-    );
+    let mut cmd = ledger_cmd(cwd, &[], "d", &["stress", "1000000000"]);
     cmd.envs(env.iter().copied()).stderr(Stdio::null());
     let mut child = cmd.spawn().unwrap();
     let out = child.stdout.take().unwrap();

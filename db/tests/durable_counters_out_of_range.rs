@@ -12,26 +12,16 @@
 mod durable_support;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use durable_support::*;
-use wo_db::durable::{self, OpenError, Options, SimStorage};
+use wo_db::durable::{self, OpenError, SimStorage};
 
 fn dir() -> PathBuf {
     PathBuf::from("/data")
 }
 
-fn options(sim: &SimStorage) -> Options {
-    Options {
-        storage: Arc::new(sim.clone()),
-        preallocate: 0,
-        auto_checkpoint: false,
-        ..Options::default()
-    }
-}
-
 fn open(sim: &SimStorage) -> Result<(), OpenError> {
-    durable::open(&dir(), one_table_schema("t"), options(sim)).map(drop)
+    durable::open(&dir(), one_table_schema("t"), sim_options(sim)).map(drop)
 }
 
 const SALT: u64 = 0x5eed;

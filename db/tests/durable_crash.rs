@@ -9,10 +9,9 @@
 mod durable_support;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use durable_support::*;
-use wo_db::durable::{self, Fate, OpKind, Options, SimStorage};
+use wo_db::durable::{self, Fate, OpKind, SimStorage};
 
 fn dir() -> PathBuf {
     PathBuf::from("/data")
@@ -25,23 +24,13 @@ struct Run {
     ops: usize,
 }
 
-fn options(sim: &SimStorage, prealloc: bool) -> Options {
-    Options {
-        storage: Arc::new(sim.clone()),
-        preallocate: if prealloc { 16 << 10 } else { 0 },
-        auto_checkpoint: true,
-        checkpoint_min: 1 << 10,
-        ..Options::default()
-    }
-}
-
 fn run(seed: u64, steps: usize, prealloc: bool, crash: Option<usize>) -> Run {
     let sim = SimStorage::new();
     if let Some(k) = crash {
         sim.crash_before(k);
     }
     let empty = State(vec![(1, vec![]), (1, vec![])]);
-    let (mut dd, mut db) = match durable::open(&dir(), schema(), options(&sim, prealloc)) {
+    let (mut dd, mut db) = match durable::open(&dir(), schema(), crash_options(&sim, prealloc)) {
         Ok(x) => x,
         Err(e) => {
             assert!(sim.crashed(), "open failed without a crash: {e}");
@@ -90,7 +79,7 @@ fn run(seed: u64, steps: usize, prealloc: bool, crash: Option<usize>) -> Run {
 /// Returns whether the in-flight batch came back.
 fn check(r: &Run, fate: Fate, what: &str) -> bool {
     let img = r.sim.crash_image(fate);
-    let (_dd, db) = match durable::open(&dir(), schema(), options(&img, false)) {
+    let (_dd, db) = match durable::open(&dir(), schema(), crash_options(&img, false)) {
         Ok(x) => x,
         Err(e) => panic!("{what} {fate:?}: recovery refused: {e}"),
     };

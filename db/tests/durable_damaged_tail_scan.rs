@@ -12,24 +12,14 @@
 mod durable_support;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use durable_support::*;
-use wo_db::durable::{self, OpenError, Options, SimStorage};
+use wo_db::durable::{self, OpenError, SimStorage};
 use wo_db::{Cell, Savepoint};
 
 fn dir() -> PathBuf {
     PathBuf::from("/data")
-}
-
-fn options(sim: &SimStorage) -> Options {
-    Options {
-        storage: Arc::new(sim.clone()),
-        preallocate: 0,
-        auto_checkpoint: false,
-        ..Options::default()
-    }
 }
 
 /// A log of three records followed by 2 MiB of bad frames every 25 bytes, each
@@ -37,7 +27,7 @@ fn options(sim: &SimStorage) -> Options {
 /// end of the file. Returns the log, the bad record's offset and its LSN.
 fn hostile_log() -> (SimStorage, Vec<u8>, usize, u64) {
     let sim = SimStorage::new();
-    let (mut dd, mut db) = durable::open(&dir(), one_table_schema("t"), options(&sim)).unwrap();
+    let (mut dd, mut db) = durable::open(&dir(), one_table_schema("t"), sim_options(&sim)).unwrap();
     for n in 0..2 {
         db.insert(0, vec![Cell::Int(n)]).unwrap();
         dd.commit(&mut db, Savepoint(0)).unwrap();
@@ -71,7 +61,7 @@ fn a_hostile_damaged_tail_is_scanned_in_linear_time_and_cut_as_torn() {
     let rep = durable::verify_with(&sim, &dir()).unwrap();
     assert_eq!(rep.problem, None);
     assert_eq!(rep.torn_tail, Some(pos as u64));
-    let (_, db) = durable::open(&dir(), one_table_schema("t"), options(&sim)).unwrap();
+    let (_, db) = durable::open(&dir(), one_table_schema("t"), sim_options(&sim)).unwrap();
     assert_eq!(db.len(0), 2);
     // Quadratic, this is hours in a debug build; linear, well under a second.
     let took = t0.elapsed();
@@ -88,7 +78,7 @@ fn a_real_proof_at_the_end_of_a_hostile_tail_is_found() {
     wal[q + 16..q + 24].copy_from_slice(&expect.to_le_bytes());
     reseal_record(&mut wal, q);
     sim.write_file(&dir().join("wal"), &wal);
-    match durable::open(&dir(), one_table_schema("t"), options(&sim)) {
+    match durable::open(&dir(), one_table_schema("t"), sim_options(&sim)) {
         Err(OpenError::Damaged { offset, what, .. }) => {
             assert_eq!(offset, pos as u64);
             assert!(

@@ -10,23 +10,13 @@
 mod durable_support;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use durable_support::*;
-use wo_db::durable::{self, OpenError, Options, SimStorage};
+use wo_db::durable::{self, OpenError, SimStorage};
 use wo_db::Schema;
 
 fn dir() -> PathBuf {
     PathBuf::from("/data")
-}
-
-fn options(sim: &SimStorage) -> Options {
-    Options {
-        storage: Arc::new(sim.clone()),
-        preallocate: 0,
-        auto_checkpoint: false,
-        ..Options::default()
-    }
 }
 
 fn twice(name: &str) -> Schema {
@@ -38,7 +28,7 @@ fn twice(name: &str) -> Schema {
 #[test]
 fn a_program_with_two_durable_tables_of_one_name_is_refused_before_writing() {
     let sim = SimStorage::new();
-    match durable::open(&dir(), twice("x"), options(&sim)) {
+    match durable::open(&dir(), twice("x"), sim_options(&sim)) {
         Err(OpenError::Schema { message }) => {
             assert!(
                 message.contains("two durable tables named `x`"),
@@ -60,7 +50,7 @@ fn a_directory_storing_two_tables_of_one_name_is_reported_by_open_and_verify() {
     schema[1] = 2;
     schema.extend(table);
     sim.write_file(&dir().join("wal"), &wal_file(7, 1, &[schema]));
-    match durable::open(&dir(), one_table_schema("x"), options(&sim)) {
+    match durable::open(&dir(), one_table_schema("x"), sim_options(&sim)) {
         Err(OpenError::Schema { message }) => {
             assert!(message.contains("two tables named `x`"), "{message}");
         }

@@ -10,23 +10,12 @@
 mod durable_support;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use durable_support::*;
-use wo_db::durable::{self, Fate, OpKind, Options, SimStorage};
+use wo_db::durable::{self, Fate, OpKind, SimStorage};
 
 fn dir() -> PathBuf {
     PathBuf::from("/data")
-}
-
-fn options(sim: &SimStorage) -> Options {
-    Options {
-        storage: Arc::new(sim.clone()),
-        preallocate: 0,
-        auto_checkpoint: true,
-        checkpoint_min: 1 << 10,
-        ..Options::default()
-    }
 }
 
 /// One writer's statement (a single write, or a transaction of a few) made in memory;
@@ -60,7 +49,7 @@ fn run(seed: u64, rounds: usize, crash: Option<usize>) -> Run {
     if let Some(k) = crash {
         sim.crash_before(k);
     }
-    let (mut dd, mut db) = match durable::open(&dir(), schema(), options(&sim)) {
+    let (mut dd, mut db) = match durable::open(&dir(), schema(), crash_options(&sim, false)) {
         Ok(x) => x,
         Err(e) => {
             assert!(sim.crashed(), "open failed without a crash: {e}");
@@ -145,7 +134,7 @@ fn crash_anywhere_in_group_commit_recovers_acked_and_a_prefix_of_the_batch() {
             ] {
                 let img = r.sim.crash_image(fate);
                 let what = format!("seed {seed}, crash before op {k}, {fate:?}");
-                let (_dd, db) = durable::open(&dir(), schema(), options(&img))
+                let (_dd, db) = durable::open(&dir(), schema(), crash_options(&img, false))
                     .unwrap_or_else(|e| panic!("{what}: recovery refused: {e}"));
                 let got = state(&db);
                 let at = r.prefixes.iter().position(|p| *p == got);

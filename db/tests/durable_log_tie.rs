@@ -8,27 +8,17 @@
 mod durable_support;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use durable_support::*;
-use wo_db::durable::{self, DataDir, OpenError, Options, SimStorage};
+use wo_db::durable::{self, DataDir, OpenError, SimStorage};
 use wo_db::{Cell, Db, Savepoint};
 
 fn dir() -> PathBuf {
     PathBuf::from("/data")
 }
 
-fn options(sim: &SimStorage) -> Options {
-    Options {
-        storage: Arc::new(sim.clone()),
-        preallocate: 0,
-        auto_checkpoint: false,
-        ..Options::default()
-    }
-}
-
 fn open(sim: &SimStorage, d: &Path) -> Result<(DataDir, Db), OpenError> {
-    durable::open(d, one_table_schema("t"), options(sim))
+    durable::open(d, one_table_schema("t"), sim_options(sim))
 }
 
 fn insert(dd: &mut DataDir, db: &mut Db, n: i64) {

@@ -8,24 +8,15 @@
 
 mod durable_support;
 
+use durable_support::sim_options;
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::Arc;
 
-use wo_db::durable::{self, OpenError, Options, SimStorage};
+use wo_db::durable::{self, OpenError, SimStorage};
 use wo_db::{Cell, ColType, Column, IndexDef, IndexKind, Savepoint, Schema, TableDef};
 
 fn dir() -> PathBuf {
     PathBuf::from("/data")
-}
-
-fn options(sim: &SimStorage) -> Options {
-    Options {
-        storage: Arc::new(sim.clone()),
-        preallocate: 0,
-        auto_checkpoint: false,
-        ..Options::default()
-    }
 }
 
 fn users(unique: bool) -> Schema {
@@ -52,7 +43,7 @@ fn users(unique: bool) -> Schema {
 
 fn conflict(checkpointed: bool) {
     let sim = SimStorage::new();
-    let (mut dd, mut db) = durable::open(&dir(), users(false), options(&sim)).unwrap();
+    let (mut dd, mut db) = durable::open(&dir(), users(false), sim_options(&sim)).unwrap();
     for e in ["a@x", "b@x", "a@x"] {
         db.insert(0, vec![Cell::Text(Rc::from(e))]).unwrap();
         dd.commit(&mut db, Savepoint(0)).unwrap();
@@ -61,7 +52,7 @@ fn conflict(checkpointed: bool) {
         dd.checkpoint(&db).unwrap();
     }
     drop((dd, db));
-    match durable::open(&dir(), users(true), options(&sim)) {
+    match durable::open(&dir(), users(true), sim_options(&sim)) {
         Err(e @ OpenError::Schema { .. }) => {
             assert_eq!(e.exit_status(), 65);
             let m = e.to_string();
@@ -74,7 +65,7 @@ fn conflict(checkpointed: bool) {
         other => panic!("{:?}", other.map(drop)),
     }
     // Without the index the directory still opens as it was.
-    let (_, db) = durable::open(&dir(), users(false), options(&sim)).unwrap();
+    let (_, db) = durable::open(&dir(), users(false), sim_options(&sim)).unwrap();
     assert_eq!(db.len(0), 3);
 }
 

@@ -181,14 +181,7 @@ impl Vm<'_> {
                 return None;
             }
             Status::Trap { trap, stack } => {
-                self.end_task(
-                    &task,
-                    TaskState::Trapped {
-                        trap,
-                        stack,
-                        joined: false,
-                    },
-                );
+                self.end_task(&task, trapped(trap, stack));
                 return None;
             }
             end @ (Status::Exit(_) | Status::Fault(_)) => return Some(end),
@@ -350,14 +343,7 @@ impl Vm<'_> {
                 None
             }
             Some(Status::Trap { trap, stack }) => {
-                self.end_task(
-                    &task,
-                    TaskState::Trapped {
-                        trap,
-                        stack,
-                        joined: false,
-                    },
-                );
+                self.end_task(&task, trapped(trap, stack));
                 None
             }
             end => end,
@@ -434,9 +420,13 @@ impl Vm<'_> {
         sched.runq.retain(|id| alive.contains(id));
         self.sched = sched;
     }
+}
 
-    /// How many fibers besides `main` are alive (runnable or waiting).
-    pub fn n_fibers(&self) -> usize {
-        self.sched.fibers.len()
+/// The state of a task whose function a trap left: kept for `join`, not yet joined.
+fn trapped(trap: Trap, stack: Vec<StackFrame>) -> TaskState {
+    TaskState::Trapped {
+        trap,
+        stack,
+        joined: false,
     }
 }

@@ -81,6 +81,18 @@ pub fn sim_options(sim: &SimStorage) -> Options {
     }
 }
 
+/// What the crash matrices open with: automatic checkpoints every KiB of log (so
+/// crashes land inside them too), and preallocation if asked.
+pub fn crash_options(sim: &SimStorage, prealloc: bool) -> Options {
+    Options {
+        storage: Arc::new(sim.clone()),
+        preallocate: if prealloc { 16 << 10 } else { 0 },
+        auto_checkpoint: true,
+        checkpoint_min: 1 << 10,
+        ..Options::default()
+    }
+}
+
 pub fn open_sim(sim: &SimStorage, dir: &Path) -> Result<(DataDir, Db), OpenError> {
     durable::open(dir, schema(), sim_options(sim))
 }
