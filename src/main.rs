@@ -5,6 +5,7 @@
 
 mod commands;
 mod exit;
+mod fmt;
 mod program;
 mod render;
 mod repl;
@@ -63,6 +64,15 @@ enum Command {
         #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
         data: Option<String>,
     },
+    /// Rewrite .wo files in the one canonical layout (comments kept).
+    Fmt {
+        /// Write nothing; list the files that would change and exit 1 if any would.
+        #[arg(long)]
+        check: bool,
+        /// .wo files, or directories (every .wo file under them).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Inspect or maintain a data directory.
     #[command(subcommand)]
     Db(DbCommand),
@@ -109,6 +119,7 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Check { paths } => commands::check(&paths),
         Command::Disasm { path } => commands::disasm(&path),
         Command::Repl { data } => repl::repl(data.map(PathBuf::from)),
+        Command::Fmt { paths, check } => fmt::fmt(&paths, check),
         Command::Db(DbCommand::Verify { dir }) => commands::db_verify(&dir),
         Command::Db(DbCommand::Checkpoint { dir }) => commands::db_checkpoint(&dir),
     }

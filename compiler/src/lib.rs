@@ -7,6 +7,7 @@ pub mod ast;
 pub mod check;
 pub mod codegen;
 pub mod diag;
+pub mod fmt;
 pub mod lexer;
 pub mod parser;
 pub mod sources;

@@ -1,0 +1,110 @@
+//! `wo fmt [--check] PATH…`: rewrites `.wo` files in the canonical layout of
+//! `wo_compiler::fmt` (docs/tools.md). A PATH is a file or a directory (every `.wo`
+//! file under it, as a program's sources are found). A file that does not parse is
+//! reported with its diagnostics and left as it is (exit 65); with `--check` nothing
+//! is written, the files that would change are listed on stdout and the status is 1.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use wo_compiler::SourceMap;
+
+use crate::exit::{Failure, DATAERR};
+use crate::render::{render_all, Tally};
+
+/// The files a PATH names: itself, or the `.wo` files under a directory.
+fn files_of(path: &Path) -> Result<Vec<PathBuf>, Failure> {
+    if !path.is_dir() {
+        std::fs::metadata(path)
+            .map_err(|e| Failure::Input(format!("cannot read `{}`: {e}", path.display())))?;
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let sources = wo_compiler::load_sources(path).map_err(|e| match e {
+        wo_compiler::LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
+        _ => Failure::Input(e.to_string()),
+    })?;
+    Ok(sources
+        .files
+        .iter()
+        .map(|f| PathBuf::from(&f.name))
+        .collect())
+}
+
+/// Formats one file; `Ok(true)` when it is (or would be) changed.
+fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::Input(format!("cannot read `{}`: {e}", path.display())))?;
+    let src = String::from_utf8(bytes)
+        .map_err(|_| Failure::BadSource(format!("`{}` is not valid UTF-8", path.display())))?;
+    let formatted = match wo_compiler::fmt::format(&src) {
+        Ok(text) => text,
+        Err(diags) => {
+            let mut sources = SourceMap::default();
+            let body = src.strip_prefix('\u{feff}').unwrap_or(&src);
+            sources.add(path.display().to_string(), body);
+            tally.add(&diags);
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(render_all(&sources, &diags).as_bytes());
+            eprintln!("wo: `{}` not formatted", path.display());
+            return Err(Failure::Reported(DATAERR));
+        }
+    };
+    if formatted == src {
+        return Ok(false);
+    }
+    if check {
+        println!("{}", path.display());
+    } else {
+        std::fs::write(path, formatted).map_err(|source| Failure::Output {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(true)
+}
+
+/// `wo fmt [--check] PATH…`. Every file is tried; the status is the worst failure
+/// (an unreadable input 66, a file that does not parse 65), else 1 when `--check`
+/// found a file to change, else 0.
+pub fn fmt(paths: &[PathBuf], check: bool) -> Result<(), Failure> {
+    let mut tally = Tally::default();
+    let mut worst = 0u8;
+    let mut n_changed = 0usize;
+    let mut note = |failure: Failure| {
+        if !failure.reported() {
+            eprintln!("wo: {failure}");
+        }
+        worst = worst.max(failure.status());
+    };
+    for path in paths {
+        let files = match files_of(path) {
+            Ok(files) => files,
+            Err(failure) => {
+                note(failure);
+                continue;
+            }
+        };
+        for file in files {
+            match fmt_file(&file, check, &mut tally) {
+                Ok(changed) => n_changed += usize::from(changed),
+                Err(failure) => note(failure),
+            }
+        }
+    }
+    if let Some(summary) = tally.summary() {
+        eprintln!("{summary}");
+    }
+    if worst == 0 && check && n_changed > 0 {
+        eprintln!(
+            "wo: {n_changed} file{} not formatted (run `wo fmt` on {})",
+            if n_changed == 1 { " is" } else { "s are" },
+            if n_changed == 1 { "it" } else { "them" }
+        );
+        worst = 1;
+    }
+    match worst {
+        0 => Ok(()),
+        status => Err(Failure::Reported(status)),
+    }
+}

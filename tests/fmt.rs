@@ -1,0 +1,188 @@
+//! `wo fmt` (docs/tools.md). Over every `.wo` file of the project (the corpora,
+//! samples, benchmarks): a file that parses formats; formatting the result changes
+//! nothing; and the formatted program compiles to the same image as the original
+//! (instructions, constants, tables; source positions aside), or, if the original did
+//! not compile, to the same diagnostics. Then the command itself: `--check`, the
+//! files it rewrites, a file that does not parse left alone with exit 65.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{root, run_wo, scratch_dir};
+use wo_compiler::{compile, fmt::format, SourceMap};
+
+/// Every `.wo` file under the project's source directories (not `target/`).
+fn project_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "wo") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for dir in [
+        "tests",
+        "samples",
+        "bench",
+        "compiler/tests",
+        "fuzz/regressions",
+    ] {
+        walk(&root().join(dir), &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// What a compilation gives, with source positions taken out.
+fn compiled(name: &str, src: &str) -> Result<wo_bytecode::Image, Vec<String>> {
+    let mut sources = SourceMap::default();
+    sources.add(name, src.strip_prefix('\u{feff}').unwrap_or(src));
+    match compile(&sources) {
+        Ok(mut image) => {
+            for f in &mut image.functions {
+                f.pos.clear();
+            }
+            Ok(image)
+        }
+        Err(diags) => Err(diags
+            .iter()
+            .map(|d| format!("{}: {}", d.code, d.message))
+            .collect()),
+    }
+}
+
+#[test]
+fn the_corpus_formats_idempotently_to_the_same_program() {
+    let files = project_files();
+    assert!(files.len() > 150, "found only {} files", files.len());
+    let mut n_formatted = 0;
+    let mut problems = Vec::new();
+    for path in &files {
+        let name = path.display().to_string();
+        let Ok(src) = std::fs::read_to_string(path) else {
+            continue; // not UTF-8: a compile_fail case of its own
+        };
+        let once = match format(&src) {
+            Ok(once) => once,
+            Err(d) => {
+                // Refused: only because the file does not parse.
+                let body = src.strip_prefix('\u{feff}').unwrap_or(&src);
+                if wo_compiler::parse(body, wo_compiler::FileId(0))
+                    .1
+                    .is_empty()
+                {
+                    problems.push(format!("{name}: parses but is refused: {d:?}"));
+                }
+                continue;
+            }
+        };
+        n_formatted += 1;
+        match format(&once) {
+            Ok(twice) if twice == once => {}
+            Ok(twice) => problems.push(format!(
+                "{name}: not idempotent\n--- once\n{once}\n--- twice\n{twice}"
+            )),
+            Err(d) => problems.push(format!("{name}: output does not format: {d:?}")),
+        }
+        // The layout comes from the tokens, not from the author's indentation.
+        let flat: String = src
+            .lines()
+            .map(|l| format!("{}\n", l.trim_start()))
+            .collect();
+        match format(&flat) {
+            Ok(from_flat) if from_flat == once => {}
+            Ok(from_flat) => problems.push(format!(
+                "{name}: indentation depends on the input's\n--- formatted\n{once}\n--- from flat\n{from_flat}"
+            )),
+            Err(d) => problems.push(format!("{name}: unindented does not format: {d:?}")),
+        }
+        if compiled(&name, &src) != compiled(&name, &once) {
+            problems.push(format!(
+                "{name}: compiles differently once formatted\n{once}"
+            ));
+        }
+    }
+    assert!(n_formatted > 150, "formatted only {n_formatted} files");
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// A program in no particular layout, and the layout `wo fmt` gives it.
+const MESSY: &str = "fn main( ) { let x=1; print( x ) }\n";
+const TIDY: &str = "fn main() {\n  let x = 1\n  print(x)\n}\n";
+
+#[test]
+fn fmt_rewrites_files_and_check_lists_them() {
+    let dir = scratch_dir("fmt-rewrite");
+    std::fs::create_dir_all(dir.join("app/lib")).expect("mkdir");
+    std::fs::write(dir.join("app/main.wo"), MESSY).expect("write");
+    std::fs::write(dir.join("app/lib/tidy.wo"), TIDY).expect("write");
+
+    let res = run_wo(&dir, &["fmt", "--check", "app"]);
+    res.expect_status(1);
+    assert_eq!(res.stdout, "app/main.wo\n");
+    assert!(
+        res.stderr.contains("1 file is not formatted"),
+        "{}",
+        res.stderr
+    );
+    let main = std::fs::read_to_string(dir.join("app/main.wo")).expect("read");
+    assert_eq!(main, MESSY, "--check writes nothing");
+
+    run_wo(&dir, &["fmt", "app"]).expect_status(0);
+    let main = std::fs::read_to_string(dir.join("app/main.wo")).expect("read");
+    assert_eq!(main, TIDY);
+
+    let res = run_wo(&dir, &["fmt", "--check", "app", "app/main.wo"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "");
+    assert_eq!(res.stderr, "");
+}
+
+#[test]
+fn fmt_refuses_a_file_that_does_not_parse() {
+    let dir = scratch_dir("fmt-broken");
+    let broken = "fn main( {\n  print(1)\n}\n";
+    std::fs::write(dir.join("broken.wo"), broken).expect("write");
+    std::fs::write(dir.join("messy.wo"), MESSY).expect("write");
+    let res = run_wo(&dir, &["fmt", "broken.wo", "messy.wo"]);
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("broken.wo:1:10: error:"),
+        "{}",
+        res.stderr
+    );
+    assert!(
+        res.stderr.contains("`broken.wo` not formatted"),
+        "{}",
+        res.stderr
+    );
+    let after = std::fs::read_to_string(dir.join("broken.wo")).expect("read");
+    assert_eq!(after, broken, "a file that does not parse is left as it is");
+    let messy = std::fs::read_to_string(dir.join("messy.wo")).expect("read");
+    assert_eq!(messy, TIDY, "the other files are still formatted");
+
+    run_wo(&dir, &["fmt", "--check", "broken.wo"]).expect_status(65);
+    run_wo(&dir, &["fmt", "missing.wo"]).expect_status(66);
+    run_wo(&dir, &["fmt"]).expect_status(64);
+}
+
+#[test]
+fn fmt_keeps_comments() {
+    let dir = scratch_dir("fmt-comments");
+    let src = "-- a program\nfn main() {   -- entry\n    -- say it\n  print(1) -- one\n}\n-- end\n";
+    std::fs::write(dir.join("c.wo"), src).expect("write");
+    run_wo(&dir, &["fmt", "c.wo"]).expect_status(0);
+    let after = std::fs::read_to_string(dir.join("c.wo")).expect("read");
+    assert_eq!(
+        after,
+        "-- a program\nfn main() { -- entry\n  -- say it\n  print(1) -- one\n}\n-- end\n"
+    );
+}
