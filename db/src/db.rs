@@ -13,8 +13,8 @@ use crate::table::Table;
 use crate::undo::Change;
 use crate::value::{cell_kind, sort_cmp, write_cell, KeyVal, ValRef};
 use crate::{
-    Agg, Cell, Col, ColType, DbError, ErrorKind, IndexDef, IndexKind, Plan, Query, RowId,
-    Savepoint, Schema, TableDef, TableId,
+    Agg, Cell, Col, ColSource, ColType, DbError, ErrorKind, IndexDef, IndexKind, Plan, Query,
+    RowId, Savepoint, Schema, TableDef, TableId, TableSource,
 };
 
 pub(crate) fn err(kind: ErrorKind, message: String) -> DbError {
@@ -59,52 +59,7 @@ impl Db {
     /// Checks the schema (Ref targets exist, index columns exist, a sorted index has one
     /// column, an index has at least one) and makes an empty database.
     pub fn new(schema: Schema) -> Result<Db, DbError> {
-        let n = schema.tables.len();
-        let mut referrers = vec![Vec::new(); n];
-        for (ti, t) in schema.tables.iter().enumerate() {
-            for (ci, c) in t.columns.iter().enumerate() {
-                if let ColType::Ref(target) = c.ty {
-                    if target as usize >= n {
-                        return Err(err(
-                            ErrorKind::Db,
-                            format!(
-                                "{}.{} refers to table {target}, which does not exist",
-                                t.name, c.name
-                            ),
-                        ));
-                    }
-                    referrers[target as usize].push((ti as TableId, ci));
-                }
-            }
-            for (ii, ix) in t.indexes.iter().enumerate() {
-                if ix.columns.is_empty() {
-                    return Err(err(
-                        ErrorKind::Db,
-                        format!("index {ii} of {} has no columns", t.name),
-                    ));
-                }
-                if let Some(&c) = ix.columns.iter().find(|&&c| c >= t.columns.len()) {
-                    return Err(err(
-                        ErrorKind::Db,
-                        format!(
-                            "index {ii} of {} names column {c}, but {} has {} columns",
-                            t.name,
-                            t.name,
-                            t.columns.len()
-                        ),
-                    ));
-                }
-                if ix.kind == IndexKind::Sorted && ix.columns.len() != 1 {
-                    return Err(err(
-                        ErrorKind::Db,
-                        format!(
-                            "sorted index {ii} of {} must have exactly one column",
-                            t.name
-                        ),
-                    ));
-                }
-            }
-        }
+        let referrers = validate(&schema)?;
         let tables = schema
             .tables
             .iter()
@@ -395,6 +350,165 @@ impl Db {
 
     pub fn schema(&self) -> &Schema {
         &self.schema
+    }
+
+    /// Changes the schema, keeping the data: the schema migration of a data directory
+    /// (and the tables a stored schema adds during recovery). `sources[i]` says where
+    /// table `i` of `schema` comes from: an old table moved as it is (its definition
+    /// must be the same), an old table rebuilt column by column (ids, deleted ids and
+    /// the id counter kept; each cell checked as an insert would be: type, nil, unique
+    /// keys, references), or nothing (an empty table). Old tables that no source names
+    /// are dropped. The undo log must be empty.
+    ///
+    /// All or nothing: on error (a nil for a column that is not nullable, a unique
+    /// index over repeated values, naming the value) the database is as it was.
+    pub fn restructure(
+        &mut self,
+        schema: Schema,
+        sources: Vec<TableSource>,
+    ) -> Result<(), DbError> {
+        if !self.log.is_empty() {
+            return Err(err(
+                ErrorKind::Db,
+                "cannot change the schema while the undo log holds changes".into(),
+            ));
+        }
+        if sources.len() != schema.tables.len() {
+            return Err(err(
+                ErrorKind::Db,
+                format!(
+                    "restructure: {} sources for {} tables",
+                    sources.len(),
+                    schema.tables.len()
+                ),
+            ));
+        }
+        let mut new = Db::new(schema)?;
+        new.undo = self.undo;
+        new.defer = self.defer;
+        // Check the sources before anything moves.
+        let mut used = vec![false; self.tables.len()];
+        for (i, src) in sources.iter().enumerate() {
+            let from = match src {
+                TableSource::Keep(f) => {
+                    let same = self.schema.tables.get(*f as usize) == Some(&new.schema.tables[i]);
+                    if !same {
+                        return Err(err(
+                            ErrorKind::Db,
+                            format!("restructure: table {f} is kept but its definition changes"),
+                        ));
+                    }
+                    *f
+                }
+                TableSource::Rebuild { from, cols } => {
+                    let Some(old) = self.schema.tables.get(*from as usize) else {
+                        return Err(err(ErrorKind::Db, format!("restructure: no table {from}")));
+                    };
+                    let def = &new.schema.tables[i];
+                    if cols.len() != def.columns.len()
+                        || cols
+                            .iter()
+                            .any(|c| matches!(c, ColSource::From(k) if *k >= old.columns.len()))
+                    {
+                        return Err(err(
+                            ErrorKind::Db,
+                            format!("restructure: bad column sources for {}", def.name),
+                        ));
+                    }
+                    *from
+                }
+                TableSource::Empty => continue,
+            };
+            if std::mem::replace(&mut used[from as usize], true) {
+                return Err(err(
+                    ErrorKind::Db,
+                    format!("restructure: table {from} is the source of two tables"),
+                ));
+            }
+        }
+        // A column becoming non-nullable must hold no nil: say which row does.
+        for (i, src) in sources.iter().enumerate() {
+            if let TableSource::Rebuild { from, cols } = src {
+                let def = &new.schema.tables[i];
+                let tab = &self.tables[*from as usize];
+                for (c, cs) in cols.iter().enumerate() {
+                    let col = &def.columns[c];
+                    if col.nullable {
+                        continue;
+                    }
+                    let nil_at = match cs {
+                        ColSource::From(k) => tab
+                            .live
+                            .ones(0, tab.n)
+                            .find(|&p| matches!(tab.cols[*k].val(p), ValRef::Nil)),
+                        ColSource::Fill(Cell::Nil) => tab.live.ones(0, tab.n).next(),
+                        ColSource::Fill(_) => None,
+                    };
+                    if let Some(p) = nil_at {
+                        return Err(err(
+                            ErrorKind::Db,
+                            format!(
+                                "{}.{} would be nil in row {} ({} is not nullable)",
+                                def.name,
+                                col.name,
+                                p + 1,
+                                col.name
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        // Move the kept tables over; put them back if loading fails.
+        let mut moved: Vec<(usize, TableId)> = Vec::new();
+        for (i, src) in sources.iter().enumerate() {
+            if let TableSource::Keep(f) = src {
+                let placeholder = Table::new(&self.schema.tables[*f as usize], false);
+                let mut tab = std::mem::replace(&mut self.tables[*f as usize], placeholder);
+                let referenced = !new.referrers[i].is_empty();
+                match (&tab.inbound, referenced) {
+                    (None, true) => {
+                        let mut inb = crate::table::Chunked::default();
+                        for _ in 0..tab.n {
+                            inb.push(0);
+                        }
+                        tab.inbound = Some(inb);
+                    }
+                    (Some(_), false) => tab.inbound = None,
+                    _ => {}
+                }
+                new.tables[i] = tab;
+                moved.push((i, *f));
+            }
+        }
+        let old = &*self;
+        let rebuilds = sources.iter().enumerate().filter_map(|(i, src)| match src {
+            TableSource::Rebuild { from, cols } => {
+                let rows = old.rows(*from).map(move |(id, cells)| {
+                    let out = cols
+                        .iter()
+                        .map(|c| match c {
+                            ColSource::From(k) => cells[*k].clone(),
+                            ColSource::Fill(cell) => cell.clone(),
+                        })
+                        .collect();
+                    (id, out)
+                });
+                Some((i as TableId, old.next_id(*from), rows))
+            }
+            _ => None,
+        });
+        let loaded = new.load(rebuilds);
+        if let Err(e) = loaded {
+            for (i, f) in moved {
+                let tab =
+                    std::mem::replace(&mut new.tables[i], Table::new(&new.schema.tables[i], false));
+                self.tables[f as usize] = tab;
+            }
+            return Err(e);
+        }
+        *self = new;
+        Ok(())
     }
 
     /// Stores a row (one cell per column, in order) and returns its id.
@@ -973,6 +1087,58 @@ impl Db {
             format!("cannot delete {name} row {id}: another row still refers to it"),
         )
     }
+}
+
+/// Checks a schema (see [`Db::new`]) and returns, for each table, the `(table, column)`
+/// Ref columns that point at it.
+fn validate(schema: &Schema) -> Result<Vec<Vec<(TableId, usize)>>, DbError> {
+    let n = schema.tables.len();
+    let mut referrers = vec![Vec::new(); n];
+    for (ti, t) in schema.tables.iter().enumerate() {
+        for (ci, c) in t.columns.iter().enumerate() {
+            if let ColType::Ref(target) = c.ty {
+                if target as usize >= n {
+                    return Err(err(
+                        ErrorKind::Db,
+                        format!(
+                            "{}.{} refers to table {target}, which does not exist",
+                            t.name, c.name
+                        ),
+                    ));
+                }
+                referrers[target as usize].push((ti as TableId, ci));
+            }
+        }
+        for (ii, ix) in t.indexes.iter().enumerate() {
+            if ix.columns.is_empty() {
+                return Err(err(
+                    ErrorKind::Db,
+                    format!("index {ii} of {} has no columns", t.name),
+                ));
+            }
+            if let Some(&c) = ix.columns.iter().find(|&&c| c >= t.columns.len()) {
+                return Err(err(
+                    ErrorKind::Db,
+                    format!(
+                        "index {ii} of {} names column {c}, but {} has {} columns",
+                        t.name,
+                        t.name,
+                        t.columns.len()
+                    ),
+                ));
+            }
+            if ix.kind == IndexKind::Sorted && ix.columns.len() != 1 {
+                return Err(err(
+                    ErrorKind::Db,
+                    format!(
+                        "sorted index {ii} of {} must have exactly one column",
+                        t.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(referrers)
 }
 
 fn table_def(schema: &Schema, t: TableId) -> Result<&TableDef, DbError> {

@@ -72,6 +72,26 @@ pub struct Schema {
     pub tables: Vec<TableDef>,
 }
 
+/// Where a column of a table rebuilt by [`Db::restructure`] gets its values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColSource {
+    /// The old table's column at that position.
+    From(usize),
+    /// This value in every row (a new column: nil or its default).
+    Fill(Cell),
+}
+
+/// Where a table of the new schema comes from in [`Db::restructure`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableSource {
+    /// The old table of that id, moved as it is (same definition).
+    Keep(TableId),
+    /// The old table `from`, rebuilt: same ids, each column from `cols`.
+    Rebuild { from: TableId, cols: Vec<ColSource> },
+    /// A new, empty table.
+    Empty,
+}
+
 /// One column value crossing the engine boundary.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {

@@ -7,7 +7,7 @@
 use std::rc::Rc;
 
 use crate::value::ValRef;
-use crate::{Cell, ColType, RowId, Schema};
+use crate::{Cell, ColType, IndexDef, RowId, Schema};
 
 /// The type of a stored column; a reference names its target table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +33,8 @@ pub(crate) struct StoredTable {
     pub columns: Vec<StoredColumn>,
     /// The id the next insert gets (ids are never reused, so this is persisted).
     pub next_id: RowId,
+    /// The indexes; `None` in a directory that does not store them (format 1).
+    pub indexes: Option<Vec<IndexDef>>,
 }
 
 /// The durable tables in their stored order; records name tables by position here.
@@ -76,22 +78,10 @@ pub(crate) fn stored_schema(
                 })
                 .collect(),
             next_id: next_id(ti),
+            indexes: Some(t.indexes.clone()),
         });
     }
     (out, map)
-}
-
-impl StoredType {
-    /// How messages name the type.
-    pub(crate) fn describe(&self) -> String {
-        match self {
-            StoredType::Int => "Int".into(),
-            StoredType::Float => "Float".into(),
-            StoredType::Bool => "Bool".into(),
-            StoredType::Text => "Text".into(),
-            StoredType::Ref(t) => format!("ref {t}"),
-        }
-    }
 }
 
 /// Appends an unsigned LEB128 varint.
@@ -418,6 +408,7 @@ impl<'a> Reader<'a> {
                 name,
                 columns,
                 next_id,
+                indexes: None,
             });
         }
         Ok(out)

@@ -17,6 +17,7 @@
 
 mod checkpoint;
 mod codec;
+mod migrate;
 mod restore;
 mod sim;
 mod storage;
@@ -305,9 +306,11 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
     };
     let wal_path = dir.join("wal");
     let files = Files::open(storage.as_ref(), dir)?;
-    let (stored, map, tables) = program_stored(&db);
+    let program = db.schema().clone();
     let rec = recover(dir, &mut db, &files, options.progress.as_mut())?;
     drop(files);
+    migrate::check_fits(&program, &db, dir)?;
+    let (stored, map, tables) = program_stored(&db);
     let (checkpoint_bytes, ckpt_lsn) = (rec.checkpoint_bytes, rec.ckpt_lsn);
 
     let Some(log) = rec.log else {
@@ -601,7 +604,7 @@ fn recover_into(
             check_tie(body.salts, hdr, ckpt_lsn, &wal_path)?;
         }
         check_id_counters(&body.schema, files.memory, &ckpt_path, dir)?;
-        let bind = bind_schema(&body.schema, db.schema(), dir)?;
+        let bind = bind_schema(&body.schema, db, dir)?;
         restore::restore(db, body, &bind).map_err(|e| match e {
             restore::RestoreError::Damaged((off, what)) => damaged(&ckpt_path, off, what),
             restore::RestoreError::Unique(m) => unique_conflict(dir, &m),
@@ -763,104 +766,101 @@ fn same_tables(a: &StoredSchema, b: &StoredSchema) -> bool {
             .all(|(x, y)| x.name == y.name && x.columns == y.columns)
 }
 
-/// Maps each stored table to the program's table of the same name, refusing any
-/// difference that would lose or misread data.
-fn bind_schema(
-    stored: &StoredSchema,
-    program: &Schema,
-    dir: &Path,
-) -> Result<Vec<TableId>, OpenError> {
+/// Maps each stored table to the database's table of the same name (the program's, or
+/// one kept for the directory: a stored table the program does not declare is added
+/// to the database as it is stored, so it is checkpointed and recovered untouched).
+///
+/// A table whose definition in the database differs from the stored one takes the
+/// stored one while it holds no rows (the program's declaration is compared with
+/// what is stored once recovery is done, see `migrate.rs`); a table with rows whose
+/// columns would change is damage (columns change only by a migration).
+fn bind_schema(stored: &StoredSchema, db: &mut Db, dir: &Path) -> Result<Vec<TableId>, OpenError> {
     let d = dir.display();
     if let Some(dup) = duplicate_name(stored) {
         return Err(OpenError::Schema {
             message: format!("{d} stores two tables named `{dup}` and cannot tell them apart"),
         });
     }
-    let mut out = Vec::with_capacity(stored.len());
+    let mut schema = db.schema().clone();
+    let mut sources: Vec<crate::TableSource> = (0..schema.tables.len())
+        .map(|t| crate::TableSource::Keep(t as TableId))
+        .collect();
+    let mut bind = Vec::with_capacity(stored.len());
     for st in stored {
-        let Some((ti, def)) = program
-            .tables
-            .iter()
-            .enumerate()
-            .find(|(_, t)| t.name == st.name)
-        else {
-            return Err(OpenError::Schema {
-                message: format!(
-                    "{d} holds durable table `{}`, which the program does not declare",
-                    st.name
-                ),
-            });
+        let t = match schema.tables.iter().position(|t| t.name == st.name) {
+            Some(t) => {
+                if !schema.tables[t].durable {
+                    return Err(OpenError::Schema {
+                        message: format!(
+                            "{d} holds durable table `{}`, which the program declares `durable: false`",
+                            st.name
+                        ),
+                    });
+                }
+                t
+            }
+            None => {
+                // Kept: filled in below, once every stored table has a place.
+                schema.tables.push(crate::TableDef {
+                    name: st.name.clone(),
+                    columns: Vec::new(),
+                    indexes: Vec::new(),
+                    durable: true,
+                });
+                sources.push(crate::TableSource::Empty);
+                schema.tables.len() - 1
+            }
         };
-        if !def.durable {
-            return Err(OpenError::Schema {
-                message: format!(
-                    "{d} holds durable table `{}`, which the program declares `durable: false`",
-                    st.name
-                ),
-            });
-        }
-        for (ci, sc) in st.columns.iter().enumerate() {
-            let Some(pc) = def.columns.get(ci) else {
-                return Err(OpenError::Schema {
-                    message: format!(
-                        "table `{}` in {d} has column `{}`, which the program does not declare (it has {} columns, the program {})",
-                        st.name,
-                        sc.name,
-                        st.columns.len(),
-                        def.columns.len()
-                    ),
-                });
-            };
-            let pty = match pc.ty {
-                ColType::Int => StoredType::Int,
-                ColType::Float => StoredType::Float,
-                ColType::Bool => StoredType::Bool,
-                ColType::Text => StoredType::Text,
-                ColType::Ref(r) => StoredType::Ref(
-                    program
-                        .tables
-                        .get(r as usize)
-                        .map(|t| t.name.clone())
-                        .unwrap_or_default(),
-                ),
-            };
-            let q = |nullable: bool, ty: &StoredType| {
-                format!("{}{}", if nullable { "?" } else { "" }, ty.describe())
-            };
-            if pc.name != sc.name {
-                return Err(OpenError::Schema {
-                    message: format!(
-                        "table `{}` in {d} has column `{}` at position {}, but the program declares `{}` there",
-                        st.name,
-                        sc.name,
-                        ci + 1,
-                        pc.name
-                    ),
-                });
-            }
-            if pty != sc.ty || pc.nullable != sc.nullable {
-                return Err(OpenError::Schema {
-                    message: format!(
-                        "column `{}` of table `{}` is {} in {d}, but the program declares it {}",
-                        sc.name,
-                        st.name,
-                        q(sc.nullable, &sc.ty),
-                        q(pc.nullable, &pty)
-                    ),
-                });
-            }
-        }
-        if let Some(pc) = def.columns.get(st.columns.len()) {
-            return Err(OpenError::Schema {
-                message: format!(
-                    "table `{}` in {d} has no column `{}`, which the program declares (adding columns to a stored table is not supported)",
-                    st.name, pc.name
-                ),
-            });
-        }
-        out.push(ti as TableId);
+        bind.push(t as TableId);
     }
-    Ok(out)
+    let mut changed = sources.len() != db.schema().tables.len();
+    for (st, &t) in stored.iter().zip(&bind) {
+        let current = &schema.tables[t as usize];
+        let def =
+            migrate::stored_def(st, current, &schema).map_err(|message| OpenError::Schema {
+                message: format!("{d}: {message}"),
+            })?;
+        if def == *current {
+            continue;
+        }
+        changed = true;
+        if let crate::TableSource::Keep(_) = sources[t as usize] {
+            let same_columns = def.columns == current.columns;
+            if !same_columns && (db.len(t) != 0 || db.next_id(t) != 1) {
+                return Err(OpenError::Schema {
+                    message: format!(
+                        "table `{}` in {d} changes its columns without a migration",
+                        st.name
+                    ),
+                });
+            }
+            let cols = def
+                .columns
+                .iter()
+                .map(|c| {
+                    match current
+                        .columns
+                        .iter()
+                        .position(|o| o.name == c.name && o.ty == c.ty)
+                    {
+                        Some(k) if same_columns => crate::ColSource::From(k),
+                        _ => crate::ColSource::Fill(crate::Cell::Nil),
+                    }
+                })
+                .collect();
+            sources[t as usize] = crate::TableSource::Rebuild { from: t, cols };
+        }
+        schema.tables[t as usize] = def;
+    }
+    if changed {
+        db.restructure(schema, sources).map_err(|e| match e.kind {
+            crate::ErrorKind::Unique => unique_conflict(dir, &e.message),
+            _ => OpenError::Schema {
+                message: format!("{d}: {}", e.message),
+            },
+        })?;
+    }
+    Ok(bind)
 }
 
 /// A record holding only the stored schema (the first record of a generation).
@@ -903,7 +903,7 @@ impl Replay<'_, '_> {
             let bad = |what: String| (at(p), format!("record {}: {what}", fr.lsn));
             match item {
                 Item::Schema(s) => {
-                    let bind = match bind_schema(&s, self.db.schema(), self.dir) {
+                    let bind = match bind_schema(&s, self.db, self.dir) {
                         Ok(b) => b,
                         Err(e) => {
                             self.err = Some(e);
