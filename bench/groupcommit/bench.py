@@ -34,6 +34,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from benchlib import COLOR, raw_sync, svg_chart  # noqa: E402
 
 SYSTEMS = ("wo", "sqlite", "tarantool")
 LABEL = {"wo": "wo", "sqlite": "SQLite WAL FULL", "tarantool": "Tarantool 2.6 fsync"}
@@ -135,36 +137,6 @@ def syscall_pass(a, log):
                 line.append(f"{sy} {commits / max(syncs, 1):.1f} commits/sync")
             log(f"  syscalls {wl:6} {c:3}: " + "  ".join(line))
     return out
-
-
-def raw_sync(path, n, overwrite):
-    """bench/durable's raw measurement (bench.py: raw_fdatasync, raw_overwrite), the
-    same I/O, with each call timed: one writer appending 100 bytes + fdatasync, or
-    overwriting 100 bytes at a time of a preallocated, synced, zero-filled file +
-    fdatasync (what wo's log does inside its preallocated chunk). Returns syncs/s and
-    the latencies (µs)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (0 if overwrite else os.O_APPEND)
-    fd = os.open(path, flags, 0o644)
-    try:
-        if overwrite:
-            os.write(fd, bytes(100 * n))
-            os.fsync(fd)
-        buf = b"x" * 100
-        lat = []
-        clock = time.perf_counter
-        t = clock()
-        for i in range(n):
-            t0 = clock()
-            if overwrite:
-                os.pwrite(fd, buf, 100 * i)
-            else:
-                os.write(fd, buf)
-            os.fdatasync(fd)
-            lat.append((clock() - t0) * 1e6)
-        return n / (clock() - t), lat
-    finally:
-        os.close(fd)
-        os.unlink(path)
 
 
 def raw_rates(a, secs, pool):
@@ -402,82 +374,6 @@ def targets(a, s):
 
 
 # --- SVG charts (written by hand: no plotting library needed) --------------------
-
-COLOR = {"wo": "#1f77b4", "sqlite": "#d62728", "tarantool": "#2ca02c"}
-
-
-def svg_chart(title, ylabel, xs, series, hlines, path, note=""):
-    """A log-log line chart: xs the writer counts, series [(label, color, dashed,
-    ys)], hlines [(label, y)]."""
-    import math
-    w, h, left, right, top, bottom = 720, 440, 80, 220, 40, 50
-    pw, ph = w - left - right, h - top - bottom
-    ys_all = [y for *_, ys in series for y in ys if y > 0] + [y for _, y in hlines]
-    lo = math.floor(math.log10(min(ys_all)))
-    hi = math.ceil(math.log10(max(ys_all)))
-    if hi == lo:
-        hi += 1
-    lx0, lx1 = math.log2(xs[0]), math.log2(xs[-1])
-
-    def px(x):
-        return left + (math.log2(x) - lx0) / (lx1 - lx0) * pw
-
-    def py(y):
-        y = max(y, 10 ** lo)
-        return top + ph - (math.log10(y) - lo) / (hi - lo) * ph
-
-    def num(v):
-        for unit, div in (("M", 1e6), ("k", 1e3)):
-            if v >= div:
-                return f"{v / div:g}{unit}"
-        return f"{v:g}"
-
-    e = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-         f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">',
-         f'<rect width="{w}" height="{h}" fill="white"/>',
-         f'<text x="{left + pw / 2}" y="22" text-anchor="middle" font-size="15">{title}</text>']
-    for k in range(lo, hi + 1):
-        y = py(10 ** k)
-        e.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#ddd"/>')
-        e.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{num(10 ** k)}</text>')
-        if k < hi:
-            for m in range(2, 10):
-                y = py(m * 10 ** k)
-                e.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
-                         'stroke="#f3f3f3"/>')
-    for x in xs:
-        X = px(x)
-        e.append(f'<line x1="{X:.1f}" y1="{top}" x2="{X:.1f}" y2="{top + ph}" stroke="#eee"/>')
-        e.append(f'<text x="{X:.1f}" y="{top + ph + 18}" text-anchor="middle">{x}</text>')
-    e.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>')
-    e.append(f'<text x="{left + pw / 2}" y="{h - 10}" text-anchor="middle">'
-             'writers (fibers; threads for SQLite)</text>')
-    e.append(f'<text transform="translate(18 {top + ph / 2}) rotate(-90)" '
-             f'text-anchor="middle">{ylabel}</text>')
-    ly = top + 8
-    for label, y in hlines:
-        Y = py(y)
-        e.append(f'<line x1="{left}" y1="{Y:.1f}" x2="{left + pw}" y2="{Y:.1f}" '
-                 'stroke="#888" stroke-dasharray="2 3"/>')
-        e.append(f'<text x="{left + 4}" y="{Y - 4:.1f}" fill="#555">{label}</text>')
-    for label, color, dashed, ys in series:
-        pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, ys))
-        dash = ' stroke-dasharray="6 4"' if dashed else ""
-        e.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
-        for x, y in zip(xs, ys):
-            e.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{color}"/>')
-        lx = left + pw + 12
-        e.append(f'<line x1="{lx}" y1="{ly}" x2="{lx + 24}" y2="{ly}" stroke="{color}" '
-                 f'stroke-width="2"{dash}/>')
-        e.append(f'<text x="{lx + 30}" y="{ly + 4}">{label}</text>')
-        ly += 20
-    for i, part in enumerate(note.split("\n") if note else []):
-        e.append(f'<text x="{left + pw + 12}" y="{ly + 10 + 15 * i}" font-size="10" '
-                 f'fill="#555">{part}</text>')
-    e.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(e) + "\n")
-
 
 def charts(a, s, stem):
     xs = a.writers
