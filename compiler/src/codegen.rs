@@ -254,7 +254,9 @@ impl FnGen {
             | Op::JumpIfNotNil { t: x, .. }
             | Op::JumpUnlessCmpInt { t: x, .. }
             | Op::JumpUnlessCmpIntImm { t: x, .. }
-            | Op::TryEnter { t: x, .. } => *x = t,
+            | Op::TryEnter { t: x, .. }
+            | Op::ForPrep { t: x, .. }
+            | Op::ForLoop { t: x, .. } => *x = t,
             _ => {}
         }
     }
@@ -469,6 +471,39 @@ impl<'a> Gen<'a> {
                 self.counted_loop(f, i, n, body, |f| {
                     f.emit(Op::ListGet { a: v, b: l, c: i });
                 });
+            }
+            T::ForRange {
+                var,
+                start,
+                stop,
+                step,
+                body,
+            } => {
+                // The bounds are evaluated once into `a … a+2`; FOR_PREP checks the step
+                // and counts the iterations, FOR_LOOP is the loop's one instruction per
+                // iteration. `var` is a copy of the counter, so assigning to it in the
+                // body does not change the iterations.
+                let a = f.alloc_n(3);
+                for (i, e) in [start, stop, step].into_iter().enumerate() {
+                    self.expr(f, e, Some(nth(a, i)));
+                }
+                let v = f.alloc();
+                f.local_reg[*var] = v;
+                let saved = f.cur;
+                f.cur = self.pos_of(step.span);
+                let prep = f.emit(Op::ForPrep { a, v, t: Pc(0) });
+                f.cur = saved;
+                let body_start = f.here();
+                let head = self.pos_of(s.span);
+                self.loop_body(f, body, |_, f| {
+                    f.cur = head;
+                    f.emit(Op::ForLoop {
+                        a,
+                        v,
+                        t: body_start,
+                    });
+                });
+                f.patch(prep);
             }
             T::ForMap {
                 key,

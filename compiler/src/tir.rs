@@ -204,6 +204,14 @@ pub enum StmtKind {
         list: Expr,
         body: Block,
     },
+    /// `for var in range(start, stop, step)`: a counted loop, bounds evaluated once.
+    ForRange {
+        var: LocalId,
+        start: Expr,
+        stop: Expr,
+        step: Expr,
+        body: Block,
+    },
     ForMap {
         key: LocalId,
         value: LocalId,

@@ -32,6 +32,7 @@ pub(crate) const NATIVES: &[Native] = &[
     ("avg_int", avg_int),
     ("avg_float", avg_float),
     ("first", first),
+    ("range", range),
 ];
 
 fn len_value(n: usize) -> Value {
@@ -55,6 +56,32 @@ fn len_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn exists(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("exists", argv)?;
     Ok(Value::Bool(!list_ref(xs)?.is_empty()))
+}
+
+/// `range(start, stop, step)` outside a `for` header: a new list of the values a
+/// counted loop would give `i`; traps BOUNDS on a step of 0 and LIMIT on a list too long.
+fn range(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [start, stop, step] = args("range", argv)?;
+    let (start, stop, step) = (int(start)?, int(stop)?, int(step)?);
+    let Some(left) = wo_vm::interp::range_count(start, stop, step) else {
+        return Err(trap(TrapKind::Bounds, "`range` step is 0"));
+    };
+    let mut out = Vec::new();
+    if let Some(left) = left {
+        let left = u64::from_ne_bytes(left.to_ne_bytes());
+        let n = usize::try_from(left)
+            .ok()
+            .and_then(|n| n.checked_add(1))
+            .unwrap_or(usize::MAX);
+        limit::list_room(&mut out, "range", n)?;
+        let mut i = start;
+        out.push(Value::Int(i));
+        for _ in 1..n {
+            i = i.wrapping_add(step);
+            out.push(Value::Int(i));
+        }
+    }
+    Ok(new_list(out))
 }
 
 /// `push(xs, v)`: appends `v` (which may be `xs` itself: that makes a cycle).

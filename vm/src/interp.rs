@@ -29,7 +29,7 @@
 use std::io::Write as _;
 use std::rc::Rc;
 
-use wo_bytecode::{Const, Image, Op};
+use wo_bytecode::{Const, Image, Op, Reg};
 
 use crate::database::{self, Database, DbStop};
 use crate::display;
@@ -848,6 +848,49 @@ impl<'img> Vm<'img> {
                         back_edge!(t, at);
                     }
                 }
+                Op::ForPrep { a, v, t } => {
+                    let (start, stop, step) = (
+                        int!(a),
+                        int!(Reg(a.0.wrapping_add(1))),
+                        int!(Reg(a.0.wrapping_add(2))),
+                    );
+                    let Some(left) = range_count(start, stop, step) else {
+                        trap!(Bounds, "`range` step is 0");
+                    };
+                    match left {
+                        // An empty range: skip the loop (a forward jump).
+                        None => pc = t.index(),
+                        Some(n) => {
+                            set_int(&mut r!(Reg(a.0.wrapping_add(1))), n);
+                            set_int(&mut r!(v), start);
+                        }
+                    }
+                }
+                Op::ForLoop { a, v, t } => {
+                    let (cur, left, step) = match (
+                        &r!(a),
+                        &r!(Reg(a.0.wrapping_add(1))),
+                        &r!(Reg(a.0.wrapping_add(2))),
+                    ) {
+                        (Value::Int(x), Value::Int(n), Value::Int(s)) => (*x, *n, *s),
+                        (x, n, s) => fault!(
+                            "expected Int loop registers, found {}, {} and {}",
+                            type_name(x),
+                            type_name(n),
+                            type_name(s)
+                        ),
+                    };
+                    if left != 0 {
+                        // `left` is an unsigned count in an Int's bits; the counter
+                        // cannot overflow because FOR_PREP counted the iterations (a
+                        // hand-made image only wraps, it cannot panic).
+                        let next = cur.wrapping_add(step);
+                        set_int(&mut r!(Reg(a.0.wrapping_add(1))), left.wrapping_sub(1));
+                        set_int(&mut r!(a), next);
+                        set_int(&mut r!(v), next);
+                        back_edge!(t, at);
+                    }
+                }
 
                 Op::Call { f, base: b } => {
                     let callee = &image.functions[f.index()];
@@ -1266,6 +1309,22 @@ fn drop_handlers(handlers: &mut Vec<Handler>, level: usize) {
 }
 
 #[inline(always)]
+/// The iterations of `range(start, stop, step)` after the first, as an unsigned count
+/// in an Int's bits (there can be up to 2^64 - 1 of them): `Some(None)` when the range
+/// is empty, `None` when the step is 0.
+pub fn range_count(start: i64, stop: i64, step: i64) -> Option<Option<i64>> {
+    let (from, to, by) = (i128::from(start), i128::from(stop), i128::from(step));
+    let span = match step {
+        0 => return None,
+        1.. if from < to => to - from,
+        ..=-1 if from > to => from - to,
+        _ => return Some(None),
+    };
+    // `span - 1` over `|step|` is below 2^64, so it fits an unsigned count.
+    let left = u64::try_from((span - 1) / by.abs()).unwrap_or(u64::MAX);
+    Some(Some(i64::from_ne_bytes(left.to_ne_bytes())))
+}
+
 fn set_int(slot: &mut Value, v: i64) {
     if let Value::Int(x) = slot {
         *x = v;
@@ -1437,6 +1496,7 @@ fn check_image(image: &Image) -> Result<(), LinkError> {
                     run(at, b.index(), usize::from(n))?;
                 }
                 Op::NewMap { b, n, .. } => run(at, b.index(), 2 * usize::from(n))?,
+                Op::ForPrep { a, .. } | Op::ForLoop { a, .. } => run(at, a.index(), 3)?,
                 Op::NewObj { b, c, .. } => {
                     run(at, b.index(), image.classes[c.index()].fields.len())?
                 }

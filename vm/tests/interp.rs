@@ -1273,6 +1273,128 @@ fn ill_typed_operands_fault_instead_of_panicking() {
     }
 }
 
+/// A counted loop over registers that a hand-made image left without Ints faults; one
+/// whose count register was forged past the end of the Int range wraps instead of
+/// panicking on overflow.
+#[test]
+fn counted_loop_on_forged_registers_faults_or_wraps() {
+    for op in [
+        Op::ForPrep {
+            a: r(0),
+            v: r(3),
+            t: Pc(1),
+        },
+        Op::ForLoop {
+            a: r(0),
+            v: r(3),
+            t: Pc(0),
+        },
+    ] {
+        let img = image(vec![func("main", 0, 4, 1, vec![op, Op::RetNil {}])]);
+        match run(&img).0 {
+            RunResult::Fault(msg) => assert!(msg.starts_with("internal error: "), "{msg}"),
+            other => panic!("{op:?}: expected a fault, got {other:?}"),
+        }
+    }
+    // r0 = MAX (counter), r1 = 2 (iterations left), r2 = 1 (step): two more turns.
+    let mut code = vec![
+        Op::LoadConst {
+            a: r(0),
+            k: wo_bytecode::ConstIdx(0),
+        },
+        Op::LoadInt { a: r(1), v: 2 },
+        Op::LoadInt { a: r(2), v: 1 },
+    ];
+    code.extend(print_reg(3, 4));
+    code.push(Op::ForLoop {
+        a: r(0),
+        v: r(3),
+        t: Pc(3),
+    });
+    code.push(Op::RetNil {});
+    let img = with_consts(
+        image(vec![func("main", 0, 5, 1, code)]),
+        vec![Const::Int(i64::MAX)],
+    );
+    let (res, out) = run(&img);
+    assert_eq!(res, RunResult::Exit(0));
+    assert_eq!(
+        out,
+        format!("nil\n{}\n{}\n", i64::MIN, i64::MIN + 1),
+        "the counter wraps past MAX"
+    );
+}
+
+/// FOR_PREP counts the iterations without overflowing at the ends of the Int range and
+/// traps BOUNDS on a step of 0.
+#[test]
+fn counted_loop_counts_at_the_ends_of_the_int_range() {
+    let count = |start: i64, stop: i64, step: i64| -> Result<u64, (TrapKind, String)> {
+        // r5 counts the iterations (at most a few, or the loop breaks out at 5).
+        let mut code = vec![
+            Op::LoadConst {
+                a: r(0),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::LoadConst {
+                a: r(1),
+                k: wo_bytecode::ConstIdx(1),
+            },
+            Op::LoadConst {
+                a: r(2),
+                k: wo_bytecode::ConstIdx(2),
+            },
+            Op::LoadInt { a: r(5), v: 0 },
+            Op::ForPrep {
+                a: r(0),
+                v: r(3),
+                t: Pc(8),
+            },
+            Op::AddIntImm {
+                a: r(5),
+                b: r(5),
+                v: 1,
+            },
+            Op::JumpUnlessCmpIntImm {
+                b: r(5),
+                v: 5,
+                op: Cmp::Lt,
+                t: Pc(8),
+            },
+            Op::ForLoop {
+                a: r(0),
+                v: r(3),
+                t: Pc(5),
+            },
+        ];
+        code.extend(print_reg(5, 6));
+        code.push(Op::RetNil {});
+        let img = with_consts(
+            image(vec![func("main", 0, 7, 1, code)]),
+            vec![Const::Int(start), Const::Int(stop), Const::Int(step)],
+        );
+        match run(&img) {
+            (RunResult::Exit(0), out) => Ok(out.trim().parse().expect("a count")),
+            (RunResult::Trap { trap, .. }, _) => Err((trap.kind, trap.message)),
+            (other, _) => panic!("unexpected {other:?}"),
+        }
+    };
+    let (min, max) = (i64::MIN, i64::MAX);
+    assert_eq!(count(0, 3, 1), Ok(3));
+    assert_eq!(count(3, 0, 1), Ok(0));
+    assert_eq!(count(3, 0, -1), Ok(3));
+    assert_eq!(count(max - 1, max, max), Ok(1));
+    assert_eq!(count(min, max, max), Ok(3));
+    assert_eq!(count(max, min, min), Ok(2));
+    assert_eq!(count(min, max, 1), Ok(5), "2^64 - 1 iterations, cut at 5");
+    assert_eq!(count(max, min, -1), Ok(5));
+    assert_eq!(count(max - 2, max, 1), Ok(2));
+    assert_eq!(count(min + 2, min, -1), Ok(2));
+    let zero = Err((TrapKind::Bounds, "`range` step is 0".to_string()));
+    assert_eq!(count(0, 3, 0), zero);
+    assert_eq!(count(3, 0, 0), zero);
+}
+
 /// `resume` hands control back when the budget runs out and continues where it
 /// stopped: a 1000-iteration loop resumed with a budget of 7.
 #[test]

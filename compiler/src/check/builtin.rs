@@ -56,6 +56,7 @@ pub(super) const CORE: &[&str] = &[
     "avg",
     "first",
     "yield",
+    "range",
 ];
 
 pub(crate) fn is_builtin(name: &str) -> bool {
@@ -497,6 +498,31 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                 "keys" => r("keys", a, list_of(k)),
                 _ => r("values", a, list_of(v)),
             }
+        }
+        "range" => {
+            if !(1..=3).contains(&n) {
+                return Err(format!("`range` takes 1 to 3 arguments, found {n}"));
+            }
+            if tys.iter().any(|t| *t != Int) {
+                let hint = match &tys[..] {
+                    [List(_) | Map(..) | Text] => {
+                        "; to go over the elements of a list, a map or a text, write `for x in …` without `range`"
+                    }
+                    _ => "",
+                };
+                return Err(format!(
+                    "`range` takes Int arguments, found ({}){hint}",
+                    sig(c, &a)
+                ));
+            }
+            let int = |v: i64| Expr::new(E::Int(v), Int, span);
+            if n == 1 {
+                a.insert(0, int(0));
+            }
+            if a.len() == 2 {
+                a.push(int(1));
+            }
+            r("range", a, list_of(Int))
         }
         "yield" => {
             arity(0)?;

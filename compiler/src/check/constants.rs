@@ -171,6 +171,16 @@ impl Reach {
                     exprs.push(e);
                     stmts.extend(body);
                 }
+                T::ForRange {
+                    start,
+                    stop,
+                    step,
+                    body,
+                    ..
+                } => {
+                    exprs.extend([start, stop, step]);
+                    stmts.extend(body);
+                }
                 T::Try { body, handler, .. } => stmts.extend(body.iter().chain(handler)),
                 T::Block(b) | T::Transaction(b) => stmts.extend(b),
                 T::ForQuery {

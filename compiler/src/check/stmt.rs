@@ -382,7 +382,44 @@ impl<'a> Checker<'a> {
         let it = self.expr(iter, None);
         self.ctx.scopes.push(HashMap::new());
         self.ctx.loop_depth += 1;
+        let range = match (&it.kind, var2) {
+            (
+                E::Builtin {
+                    name: "range",
+                    args,
+                },
+                None,
+            ) => match &args[..] {
+                [start, stop, step] => Some((start.clone(), stop.clone(), step.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((start, stop, step)) = range {
+            let v = self.new_local(&var.name, Ty::Int);
+            let b = self.block(&body.stmts);
+            push(
+                out,
+                T::ForRange {
+                    var: v,
+                    start,
+                    stop,
+                    step,
+                    body: b,
+                },
+            );
+            self.ctx.loop_depth -= 1;
+            self.ctx.scopes.pop();
+            return;
+        }
         match (it.ty.clone(), var2) {
+            (Ty::List(_), Some(v2)) if matches!(&it.kind, E::Builtin { name: "range", .. }) => {
+                self.err(
+                    "type",
+                    v2.span,
+                    "a counted loop takes one variable: `for i in range(…)`",
+                );
+            }
             (Ty::List(elem), None) => {
                 let v = self.new_local(&var.name, *elem);
                 let b = self.block(&body.stmts);

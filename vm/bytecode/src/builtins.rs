@@ -79,6 +79,7 @@ catalogue! {
     "avg_int" / 1: "avg(xs) -> ?Float over Int elements; nil on empty",
     "avg_float" / 1: "avg(xs) -> ?Float over Float elements; nil on empty",
     "first" / 1: "first(xs) -> ?T; nil on empty",
+    "range" / 3: "range(start, stop, step) -> multi Int outside a `for` header; traps BOUNDS on a step of 0",
     "yield" / 0: "yield(): lets other fibers run",
     "order_by" / 3: "order_by(keys, values, desc_mask): a query's `order by` done in bytecode: sorts `values` by the key lists in `keys` (one list per value; key i descending when bit i of desc_mask is set), stable, nil first",
     "skip_take" / 3: "skip_take(xs, skip, take): a new list without the first `skip` elements and at most `take` of the rest; nil means absent, negative counts as 0",

@@ -188,6 +188,15 @@ fn comment(image: &Image, pc: usize, op: &Op) -> Option<String> {
             op.symbol(),
             back_edge(pc, t)
         )),
+        Op::ForPrep { a, v, t } => Some(format!(
+            "for {v} in range({}); empty: goto {t}",
+            reg_list(a, 3)
+        )),
+        Op::ForLoop { a, v, t } => Some(format!(
+            "next {v} in range({}): goto {t}{}",
+            reg_list(a, 3),
+            back_edge(pc, t)
+        )),
         Op::Jump { t }
         | Op::JumpIf { t, .. }
         | Op::JumpIfNot { t, .. }

@@ -314,6 +314,15 @@ opcodes! {
     JumpUnlessCmpInt = 0x35, "JUMP_UNLESS_CMP_INT" { b: Reg, c: Reg, op: Cmp, t: Pc }
     /// `if not (R[b] <op> v) { goto t }` on Int: the fused test against a constant.
     JumpUnlessCmpIntImm = 0x36, "JUMP_UNLESS_CMP_IMM" { b: Reg, v: i32, op: Cmp, t: Pc }
+    /// Starts a counted loop (`for v in range(…)`) over the Ints `R[a]` (start),
+    /// `R[a+1]` (stop) and `R[a+2]` (step): traps BOUNDS when the step is 0; goes to `t`
+    /// when the range is empty; else sets `R[a+1]` to the number of iterations left after
+    /// the first (as an unsigned count) and `R[v] = R[a]`.
+    ForPrep = 0x37, "FOR_PREP" { a: Reg, v: Reg, t: Pc }
+    /// The step of a counted loop: when `R[a+1]` (iterations left) is not 0, counts it
+    /// down, `R[a] += R[a+2]`, `R[v] = R[a]` and goes to `t` (a back edge); else falls
+    /// through. Never overflows: FOR_PREP counted the iterations.
+    ForLoop = 0x38, "FOR_LOOP" { a: Reg, v: Reg, t: Pc }
 
     /// `R[base] = f(R[base] … R[base+arity-1])`: the callee's frame starts at `base`.
     Call = 0x40, "CALL" { f: FuncIdx, base: Reg }

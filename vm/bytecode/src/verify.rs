@@ -572,6 +572,8 @@ fn verify_op(image: &Image, f: &Function, pc: usize, op: &Op) -> Result<(), Veri
     match *op {
         Op::NewList { b, n, .. } | Op::ConcatN { b, n, .. } => run(b, u32::from(n))?,
         Op::NewMap { b, n, .. } => run(b, 2 * u32::from(n))?,
+        // A counted loop keeps its counter, count and step in `R[a] … R[a+2]`.
+        Op::ForPrep { a, .. } | Op::ForLoop { a, .. } => run(a, 3)?,
         Op::CallBuiltin { f: bi, base, n } => {
             run(base, u32::from(n))?;
             if let Some(b) = image.builtins.get(bi.index()) {

@@ -142,6 +142,49 @@ fn new_list_run_out_of_range() {
 }
 
 #[test]
+fn counted_loop_registers_must_fit_the_frame() {
+    // The counter, count and step live in `a … a+2`: from r2 that needs r4, one past
+    // the frame of 4, though `a` and `v` themselves are in range.
+    for op in [
+        Op::ForPrep {
+            a: r(2),
+            v: r(0),
+            t: Pc(1),
+        },
+        Op::ForLoop {
+            a: r(2),
+            v: r(0),
+            t: Pc(0),
+        },
+    ] {
+        assert!(matches!(
+            err(&with_main(&[op])),
+            VerifyError::RegisterRun {
+                base: 2,
+                len: 3,
+                n_regs: 4,
+                ..
+            }
+        ));
+    }
+    let fits = with_main(&[Op::ForPrep {
+        a: r(1),
+        v: r(0),
+        t: Pc(1),
+    }]);
+    assert_eq!(verify(&fits), Ok(()));
+    let past_the_end = with_main(&[Op::ForLoop {
+        a: r(0),
+        v: r(3),
+        t: Pc(9),
+    }]);
+    assert!(matches!(
+        err(&past_the_end),
+        VerifyError::JumpTarget { target: 9, .. }
+    ));
+}
+
+#[test]
 fn new_map_run_counts_two_registers_per_pair() {
     // 2 pairs from r1 need r1..r4: one too many, though r1 + 2 would fit.
     let image = with_main(&[Op::NewMap {

@@ -671,6 +671,16 @@ pub fn every_op() -> Function {
             op: Cmp::Lt,
             t: Pc(1),
         },
+        Op::ForPrep {
+            a: r(4),
+            v: r(7),
+            t: Pc(2),
+        },
+        Op::ForLoop {
+            a: r(4),
+            v: r(7),
+            t: Pc(1),
+        },
         Op::Ret { a: r(0) },
         Op::RetNil {},
     ];
