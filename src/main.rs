@@ -9,6 +9,7 @@ mod fmt;
 mod program;
 mod render;
 mod repl;
+mod test;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,6 +64,16 @@ enum Command {
         /// Directory of the durable database (also WO_DATA).
         #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
         data: Option<String>,
+    },
+    /// Run every `test_…` function of the programs, each in a fresh VM with an empty
+    /// in-memory database (`main` is not run).
+    Test {
+        /// .wo files or directories (one program each).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Run only the tests whose name contains TEXT.
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
     },
     /// Rewrite .wo files in the one canonical layout (comments kept).
     Fmt {
@@ -119,6 +130,7 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Check { paths } => commands::check(&paths),
         Command::Disasm { path } => commands::disasm(&path),
         Command::Repl { data } => repl::repl(data.map(PathBuf::from)),
+        Command::Test { paths, filter } => test::test(&paths, filter.as_deref()),
         Command::Fmt { paths, check } => fmt::fmt(&paths, check),
         Command::Db(DbCommand::Verify { dir }) => commands::db_verify(&dir),
         Command::Db(DbCommand::Checkpoint { dir }) => commands::db_checkpoint(&dir),

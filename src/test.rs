@@ -1,0 +1,241 @@
+//! `wo test PATH… [--filter TEXT]` (LANGUAGE.md §12, docs/tools.md): runs every
+//! top-level function named `test_…` of the programs at PATH, each in a fresh VM with
+//! an empty in-memory database (durable tables too), without running `main`. A test
+//! passes when it returns; it fails when it traps (its trap message and position on
+//! the test's line, the stack and what it printed below) or calls `exit` with a status
+//! other than 0. One line per test, then `N passed, N failed`.
+//!
+//! A `test_…` function that takes parameters or returns a value cannot be run as a
+//! test: `wo test` reports it as a compile error of the program (code `test`, exit
+//! 65). `wo run` and `wo check` treat such functions like any other.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
+
+use wo_bytecode::{FuncIdx, Image};
+use wo_compiler::ast::Item;
+use wo_compiler::{Diagnostic, FileId, SourceMap};
+use wo_vm::{Host, RunOptions, RunResult, StackFrame, StartError};
+
+use crate::exit::{Failure, DATAERR};
+use crate::render::{render_all, Tally};
+
+/// A `test_…` function found in the sources.
+struct TestFn {
+    name: String,
+    /// Where it is declared, as `file:line`.
+    place: String,
+}
+
+/// Captured program output (stdout and stderr of one test, interleaved).
+#[derive(Clone, Default)]
+struct Captured(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The tests of a program, in source order, and the diagnostics for `test_…`
+/// functions that cannot be tests. Also whether the program has a `main`.
+fn find_tests(sources: &SourceMap) -> (Vec<TestFn>, Vec<Diagnostic>, bool) {
+    let mut tests = Vec::new();
+    let mut diags = Vec::new();
+    let mut has_main = false;
+    for (i, file) in sources.files.iter().enumerate() {
+        let (module, _) = wo_compiler::parse(&file.src, FileId(i as u32));
+        for item in &module.items {
+            let Item::Fn(f) = item else { continue };
+            has_main |= f.name.name == "main";
+            if !f.name.name.starts_with("test_") {
+                continue;
+            }
+            if !f.params.is_empty() || f.ret.is_some() {
+                diags.push(Diagnostic::error(
+                    "test",
+                    f.span,
+                    format!(
+                        "test function `{}` must take no parameters and return nothing",
+                        f.name.name
+                    ),
+                ).with_note("`wo test` runs every top-level function whose name starts with `test_`; rename a helper that is not a test"));
+                continue;
+            }
+            let line = file.line(f.name.span.lo);
+            tests.push(TestFn {
+                name: f.name.name.clone(),
+                place: format!("{}:{line}", file.name),
+            });
+        }
+    }
+    (tests, diags, has_main)
+}
+
+/// Renders compile diagnostics on stderr, in source order, and counts them.
+fn report_diags(sources: &SourceMap, diags: &mut [Diagnostic], tally: &mut Tally) {
+    diags.sort_by_key(|d| {
+        let line = sources
+            .files
+            .get(d.span.file.0 as usize)
+            .map_or(0, |f| f.line(d.span.lo));
+        (d.span.file.0, line)
+    });
+    tally.add(diags);
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(render_all(sources, diags).as_bytes());
+}
+
+/// Compiles the program at `path` for testing: its tests and its image (every table
+/// in memory), or the failure (diagnostics already on stderr).
+fn compile(
+    path: &Path,
+    filter: Option<&str>,
+    tally: &mut Tally,
+) -> Result<(Vec<TestFn>, Image), Failure> {
+    let mut sources = wo_compiler::load_sources(path).map_err(|e| match e {
+        wo_compiler::LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
+        _ => Failure::Input(e.to_string()),
+    })?;
+    let (tests, mut diags, has_main) = find_tests(&sources);
+    if !has_main {
+        // A file of tests alone needs no `main`: `wo test` never runs it.
+        sources.add("<wo test>", "fn main() {}\n");
+    }
+    let compiled = wo_compiler::compile(&sources);
+    let mut image = match compiled {
+        Ok(image) if diags.is_empty() => image,
+        Ok(_) => {
+            report_diags(&sources, &mut diags, tally);
+            return Err(Failure::Reported(DATAERR));
+        }
+        Err(more) => {
+            diags.extend(more);
+            report_diags(&sources, &mut diags, tally);
+            return Err(Failure::Reported(DATAERR));
+        }
+    };
+    for table in &mut image.tables {
+        table.durable = false;
+    }
+    let tests = tests
+        .into_iter()
+        .filter(|t| match filter {
+            Some(text) => t.name.contains(text),
+            None => true,
+        })
+        .collect();
+    Ok((tests, image))
+}
+
+/// How one test ended: `None` when it passed, else the text of its failure line
+/// and the lines to show under it.
+fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
+    let Some(idx) = image.functions.iter().position(|f| f.name == test.name) else {
+        return Some((
+            "internal error: the compiled program has no such function".to_string(),
+            Vec::new(),
+        ));
+    };
+    let mut image = image.clone();
+    image.entry = FuncIdx(u32::try_from(idx).unwrap_or(u32::MAX));
+    let output = Captured::default();
+    let host = Host {
+        out: Box::new(output.clone()),
+        err: Box::new(output.clone()),
+        classes: image.classes.clone().into(),
+        rng: crate::commands::clock_seed(),
+        started: Instant::now(),
+    };
+    let natives = |name: &str| wo_stdlib::lookup(name);
+    let res = wo_vm::run_with(&image, &natives, Vec::new(), host, RunOptions::default());
+    let printed: Vec<String> = String::from_utf8_lossy(&output.0.borrow())
+        .lines()
+        .map(|l| format!("  | {l}"))
+        .collect();
+    match res {
+        Ok(RunResult::Exit(0)) => None,
+        Ok(RunResult::Exit(code)) => Some((format!("exited with status {code}"), printed)),
+        Ok(RunResult::Trap { trap, stack }) => {
+            let at = stack
+                .first()
+                .map(|f| format!(" at {}:{}:{}", f.file, f.line, f.col))
+                .unwrap_or_default();
+            // The stack when there is more than the test itself.
+            let mut below: Vec<String> = if stack.len() > 1 {
+                stack.iter().map(frame_line).collect()
+            } else {
+                Vec::new()
+            };
+            below.extend(printed);
+            Some((
+                format!("trap {}: {}{at}", trap.kind.name(), trap.message),
+                below,
+            ))
+        }
+        Ok(RunResult::Fault(msg)) => Some((msg, printed)),
+        Err(StartError::Link(e)) => Some((format!("internal error: {e}"), printed)),
+        Err(e) => Some((format!("cannot start: {e}"), printed)),
+    }
+}
+
+fn frame_line(f: &StackFrame) -> String {
+    format!("  at {} ({}:{}:{})", f.function, f.file, f.line, f.col)
+}
+
+/// `wo test PATH… [--filter TEXT]`.
+pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
+    let mut tally = Tally::default();
+    let mut worst = 0u8;
+    let (mut n_passed, mut n_failed) = (0usize, 0usize);
+    let stdout = std::io::stdout();
+    for path in paths {
+        let (tests, image) = match compile(path, filter, &mut tally) {
+            Ok(compiled) => compiled,
+            Err(failure) => {
+                if !failure.reported() {
+                    eprintln!("wo: {failure}");
+                }
+                worst = worst.max(failure.status());
+                continue;
+            }
+        };
+        for test in &tests {
+            let mut out = stdout.lock();
+            match run_one(&image, test) {
+                None => {
+                    n_passed += 1;
+                    let _ = writeln!(out, "ok     {} {}", test.place, test.name);
+                }
+                Some((why, below)) => {
+                    n_failed += 1;
+                    let _ = writeln!(out, "FAILED {} {}: {why}", test.place, test.name);
+                    for line in below {
+                        let _ = writeln!(out, "{line}");
+                    }
+                }
+            }
+            let _ = out.flush();
+        }
+    }
+    if let Some(summary) = tally.summary() {
+        eprintln!("{summary}");
+    }
+    println!("{n_passed} passed, {n_failed} failed");
+    if n_failed > 0 {
+        worst = worst.max(1);
+    }
+    match worst {
+        0 => Ok(()),
+        status => Err(Failure::Reported(status)),
+    }
+}

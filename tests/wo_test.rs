@@ -1,0 +1,175 @@
+//! `wo test` (LANGUAGE.md §12, docs/tools.md) driven as a user would: the `test_…`
+//! functions run one by one in fresh VMs with empty in-memory databases, `main` never
+//! runs, a failure shows its trap and position and what the test printed, the last
+//! line counts, and the exit status is 0, 1 (a test failed), 65 (a program does not
+//! compile, or a `test_…` function has parameters or a result), 66 or 64.
+
+mod common;
+
+use std::path::Path;
+
+use common::{root, run_wo, scratch_dir};
+
+fn write(dir: &Path, name: &str, src: &str) {
+    std::fs::write(dir.join(name), src).expect("write a test program");
+}
+
+const NOTES: &str = r#"@table(name: "notes")
+class Note {
+  title: Text @unique
+}
+
+fn main() {
+  print("main must not run")
+  exit(9)
+}
+
+fn test_starts_empty_and_inserts() {
+  assert(count(from n in Note select n) == 0, "a fresh database")
+  insert Note { title: "a" }
+  assert(count(from n in Note select n) == 1, "one note")
+}
+
+fn test_starts_empty_again() {
+  insert Note { title: "a" }
+}
+
+fn helper(n: Int) -> Int {
+  return n * 2
+}
+
+fn test_fails() {
+  print("before the failure")
+  check_double()
+}
+
+fn check_double() {
+  assert(helper(2) == 5, "2 * 2 is not 5")
+}
+
+fn test_exit_status() {
+  exit(3)
+}
+"#;
+
+#[test]
+fn each_test_runs_alone_and_failures_are_reported() {
+    let dir = scratch_dir("wo-test-notes");
+    write(&dir, "notes.wo", NOTES);
+    let res = run_wo(&dir, &["test", "notes.wo"]);
+    res.expect_status(1);
+    assert_eq!(
+        res.stdout,
+        "ok     notes.wo:11 test_starts_empty_and_inserts\n\
+         ok     notes.wo:17 test_starts_empty_again\n\
+         FAILED notes.wo:25 test_fails: trap ASSERT: 2 * 2 is not 5 at notes.wo:31:3\n  \
+         at check_double (notes.wo:31:3)\n  \
+         at test_fails (notes.wo:27:3)\n  \
+         | before the failure\n\
+         FAILED notes.wo:34 test_exit_status: exited with status 3\n\
+         2 passed, 2 failed\n"
+    );
+    // Durable tables run in memory without a word about a data directory.
+    assert_eq!(res.stderr, "");
+}
+
+#[test]
+fn filter_selects_tests_by_name() {
+    let dir = scratch_dir("wo-test-filter");
+    write(&dir, "notes.wo", NOTES);
+    let res = run_wo(&dir, &["test", "notes.wo", "--filter", "empty"]);
+    res.expect_status(0);
+    assert_eq!(
+        res.stdout,
+        "ok     notes.wo:11 test_starts_empty_and_inserts\n\
+         ok     notes.wo:17 test_starts_empty_again\n\
+         2 passed, 0 failed\n"
+    );
+    let res = run_wo(&dir, &["test", "notes.wo", "--filter", "nothing"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "0 passed, 0 failed\n");
+}
+
+#[test]
+fn a_file_of_tests_needs_no_main() {
+    let dir = scratch_dir("wo-test-no-main");
+    write(
+        &dir,
+        "t.wo",
+        "fn test_sum() {\n  assert(1 + 1 == 2, \"sum\")\n}\n",
+    );
+    let res = run_wo(&dir, &["test", "t.wo"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "ok     t.wo:1 test_sum\n1 passed, 0 failed\n");
+    // `wo run` still wants one.
+    run_wo(&dir, &["run", "t.wo"]).expect_status(65);
+}
+
+#[test]
+fn a_test_with_parameters_or_a_result_is_a_compile_error() {
+    let dir = scratch_dir("wo-test-signature");
+    write(
+        &dir,
+        "bad.wo",
+        "fn test_a(x: Int) {\n}\n\nfn test_b() -> Int {\n  return 1\n}\n\nfn test_c() {\n}\n",
+    );
+    let res = run_wo(&dir, &["test", "bad.wo"]);
+    res.expect_status(65);
+    assert_eq!(res.stdout, "0 passed, 0 failed\n");
+    assert!(
+        res.stderr.contains(
+            "bad.wo:1:1: error: test function `test_a` must take no parameters and return nothing"
+        ),
+        "{}",
+        res.stderr
+    );
+    assert!(
+        res.stderr
+            .contains("bad.wo:4:1: error: test function `test_b`"),
+        "{}",
+        res.stderr
+    );
+    assert!(res.stderr.ends_with("wo: 2 errors\n"), "{}", res.stderr);
+    // As an ordinary program it is fine.
+    std::fs::write(
+        dir.join("bad.wo"),
+        "fn test_a(x: Int) {\n}\n\nfn main() {\n  test_a(1)\n}\n",
+    )
+    .expect("write");
+    run_wo(&dir, &["run", "bad.wo"]).expect_status(0);
+}
+
+#[test]
+fn compile_errors_and_missing_inputs() {
+    let dir = scratch_dir("wo-test-errors");
+    write(&dir, "err.wo", "fn test_a() {\n  let x: Int = \"a\"\n}\n");
+    write(&dir, "good.wo", "fn test_ok() {\n}\n");
+    let res = run_wo(&dir, &["test", "err.wo", "good.wo"]);
+    res.expect_status(65);
+    assert!(res.stderr.contains("err.wo:2:16: error:"), "{}", res.stderr);
+    // The other program's tests still run.
+    assert_eq!(res.stdout, "ok     good.wo:1 test_ok\n1 passed, 0 failed\n");
+
+    let res = run_wo(&dir, &["test", "missing.wo"]);
+    res.expect_status(66);
+    assert!(res.stderr.contains("missing.wo"), "{}", res.stderr);
+    run_wo(&dir, &["test"]).expect_status(64);
+}
+
+#[test]
+fn the_ledger_sample_has_passing_tests() {
+    let res = run_wo(&root(), &["test", "samples/ledger"]);
+    res.expect_status(0);
+    assert!(
+        res.stdout.ends_with("6 passed, 0 failed\n"),
+        "{}",
+        res.stdout
+    );
+    assert!(
+        res.stdout.contains(
+            "ok     samples/ledger/ledger_test.wo:23 test_an_overdraft_is_undone_whole\n"
+        ),
+        "{}",
+        res.stdout
+    );
+}
