@@ -186,3 +186,46 @@ fn fmt_keeps_comments() {
         "-- a program\nfn main() { -- entry\n  -- say it\n  print(1) -- one\n}\n-- end\n"
     );
 }
+
+/// The paths `.ci/fmt-exclude` lists.
+fn excluded() -> Vec<String> {
+    let list =
+        std::fs::read_to_string(root().join(".ci/fmt-exclude")).expect("read .ci/fmt-exclude");
+    list.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// What `.ci/run` checks, so a plain `cargo test` finds it first: every project
+/// `.wo` file is formatted except those `.ci/fmt-exclude` lists, and each of those is
+/// one `wo fmt` would refuse or change (the list holds nothing stale).
+#[test]
+fn the_project_is_formatted_except_the_listed_files() {
+    let excluded = excluded();
+    let mut problems = Vec::new();
+    for path in project_files() {
+        let rel = path
+            .strip_prefix(root())
+            .expect("under the root")
+            .display()
+            .to_string();
+        let Ok(src) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let formatted = format(&src).ok();
+        let is_formatted = formatted.as_deref() == Some(src.as_str());
+        match (excluded.contains(&rel), is_formatted) {
+            (false, false) => problems.push(format!("{rel}: not formatted (run `wo fmt {rel}`)")),
+            (true, true) => problems.push(format!("{rel}: formatted, yet in .ci/fmt-exclude")),
+            _ => {}
+        }
+    }
+    for rel in &excluded {
+        if !root().join(rel).exists() {
+            problems.push(format!("{rel}: in .ci/fmt-exclude but missing"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
