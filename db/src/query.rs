@@ -258,10 +258,30 @@ pub(crate) fn exec(
     };
 
     let preds = &q.preds;
+    // A hash probe whose key is exactly the predicates (one equality per column of
+    // the index, nothing else) yields only rows that hold: the check would read each
+    // candidate's key columns again, a cache miss a row. Not for Float columns,
+    // whose key (one NaN, one zero) is coarser than `==`.
+    let covered = match plan {
+        Plan::HashProbe(i) => {
+            let cols = &def.indexes[i].columns;
+            preds.len() == cols.len()
+                && cols.iter().all(|&c| {
+                    def.columns[c].ty != ColType::Float
+                        && preds
+                            .iter()
+                            .filter(|p| p.col == Col::At(c) && p.op == CmpOp::Eq)
+                            .count()
+                            == 1
+                })
+        }
+        _ => false,
+    };
     let matches = |pos: usize| {
-        preds
-            .iter()
-            .all(|p| holds(col_val(tab, p.col, pos), p.op, &args[p.arg]))
+        covered
+            || preds
+                .iter()
+                .all(|p| holds(col_val(tab, p.col, pos), p.op, &args[p.arg]))
     };
 
     if in_order {

@@ -994,3 +994,28 @@ fn query_arena_is_reset_after_each_query() {
     assert_eq!(out.len(), 20_000);
     assert_eq!((out[0], out[1], out[19_999]), (97, 194, 19_983));
 }
+
+/// A hash probe skips re-checking its candidates only when its key is exactly the
+/// predicates; a second equality on the key column (same value or not) is checked.
+#[test]
+fn a_probe_rechecks_what_its_key_does_not_cover() {
+    let mut db = db_with_depts();
+    for i in 0..10 {
+        db.insert(EMP, emp(&format!("e{i}"), 100 + i, i % 3, 1 + i % 2))
+            .unwrap();
+    }
+    let twice = q(
+        EMP,
+        vec![p(Col::At(3), CmpOp::Eq, 0), p(Col::At(3), CmpOp::Eq, 1)],
+    );
+    let (ids, plan) = run(&mut db, &twice, &[Cell::Ref(1), Cell::Ref(2)]);
+    assert_eq!((ids, plan), (vec![], Plan::HashProbe(0)));
+    let (ids, _) = run(&mut db, &twice, &[Cell::Ref(2), Cell::Ref(2)]);
+    assert_eq!(ids, vec![2, 4, 6, 8, 10]);
+    let and_more = q(
+        EMP,
+        vec![p(Col::At(3), CmpOp::Eq, 0), p(Col::At(1), CmpOp::Gt, 1)],
+    );
+    let (ids, plan) = run(&mut db, &and_more, &[Cell::Ref(2), Cell::Int(105)]);
+    assert_eq!((ids, plan), (vec![8, 10], Plan::HashProbe(0)));
+}
