@@ -150,6 +150,7 @@ fn run_fiber(vm: &mut Vm<'_>, func: u32, args: Vec<Value>, left: &mut u32) -> Re
                 return Err(End::Trap(trap.kind.name(), trap.message))
             }
             wo_vm::Status::Fault(m) => return Err(End::Fault(m)),
+            wo_vm::Status::Interrupted => return Err(End::Fault("interrupted".into())),
         }
     }
 }

@@ -303,11 +303,22 @@ impl Database {
     /// holds `old`'s engine and data directory unchanged, so the session goes on with
     /// them.
     pub fn adopt(&mut self, mut old: Database) -> Result<(), String> {
+        let new_schema = self.db.schema().clone();
         let old_tables = &old.db.schema().tables;
-        let new_tables = &self.db.schema().tables;
+        let new_tables = &new_schema.tables;
+        // The old tables must come first, with their names and columns; their
+        // indexes may change (the rows are loaded again and the indexes rebuilt).
+        let same_columns = |a: &wo_db::TableDef, b: &wo_db::TableDef| {
+            a.name == b.name && a.columns == b.columns && a.durable == b.durable
+        };
         let compatible = old_tables.len() <= new_tables.len()
-            && old_tables[..] == new_tables[..old_tables.len()];
-        let grows = compatible && old_tables.len() < new_tables.len();
+            && old_tables
+                .iter()
+                .zip(new_tables.iter())
+                .all(|(a, b)| same_columns(a, b));
+        let grows = compatible
+            && (old_tables.len() < new_tables.len()
+                || old_tables[..] != new_tables[..old_tables.len()]);
         if grows {
             match self.grow_from(&mut old) {
                 Ok(()) => return Ok(()),
@@ -319,10 +330,29 @@ impl Database {
         }
         self.keep(old);
         if compatible {
-            Ok(())
-        } else {
-            Err("a table's definition changed: restart the session to change it".into())
+            return Ok(());
         }
+        let old_tables = &self.db.schema().tables;
+        let new_tables = &new_schema.tables;
+        let changed = old_tables
+            .iter()
+            .enumerate()
+            .find(|(i, a)| !new_tables.get(*i).is_some_and(|b| same_columns(a, b)));
+        Err(match changed {
+            Some((i, a)) => match new_tables.get(i).filter(|b| b.name == a.name) {
+                Some(b) => format!(
+                    "table `{}` has the columns ({}); this declaration gives ({}): a table's columns cannot change during a session",
+                    a.name,
+                    columns_text(a, old_tables),
+                    columns_text(b, new_tables)
+                ),
+                None => format!(
+                    "table `{}` is no longer declared where it was: a session cannot drop or reorder its tables",
+                    a.name
+                ),
+            },
+            None => "a table's definition changed: restart the session to change it".into(),
+        })
     }
 
     /// Carries `old`'s engine and data directory over as they are.
@@ -920,4 +950,25 @@ fn cmp_op(c: wo_bytecode::Cmp) -> CmpOp {
         Cmp::Gt => CmpOp::Gt,
         Cmp::Ge => CmpOp::Ge,
     }
+}
+
+/// A table's columns as declared: `title: Text, body: ?Text, note: ref Note`.
+fn columns_text(t: &wo_db::TableDef, tables: &[wo_db::TableDef]) -> String {
+    t.columns
+        .iter()
+        .map(|c| {
+            let ty = match c.ty {
+                wo_db::ColType::Int => "Int".to_string(),
+                wo_db::ColType::Float => "Float".to_string(),
+                wo_db::ColType::Bool => "Bool".to_string(),
+                wo_db::ColType::Text => "Text".to_string(),
+                wo_db::ColType::Ref(r) => format!(
+                    "ref {}",
+                    tables.get(r as usize).map_or("?", |d| d.name.as_str())
+                ),
+            };
+            format!("{}: {}{ty}", c.name, if c.nullable { "?" } else { "" })
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

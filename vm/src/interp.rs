@@ -162,6 +162,9 @@ pub enum Status {
     Trap { trap: Trap, stack: Vec<StackFrame> },
     /// The image broke an invariant the interpreter relies on (a wrong-typed operand).
     Fault(String),
+    /// The interrupt flag ([`Vm::set_interrupt`]) was raised: the run stopped between
+    /// two instructions, an open transaction rolled back (`wo repl`'s Ctrl-C).
+    Interrupted,
 }
 
 /// What a fiber waits for when [`Vm::resume`] returns [`Status::Wait`].
@@ -222,6 +225,9 @@ pub struct Vm<'img> {
     pub(crate) spawned: Vec<(Fiber, Rc<TaskCell>)>,
     /// The scheduler's queues (`sched.rs`).
     pub(crate) sched: crate::sched::Sched,
+    /// Raised from outside (a SIGINT handler) to stop the run. Looked at only where a
+    /// fiber's budget runs out or the scheduler waits, never in the instruction loop.
+    interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<'img> Vm<'img> {
@@ -285,11 +291,32 @@ impl<'img> Vm<'img> {
                 .any(|f| usize::from(f.n_regs) > NARROW),
             spawned: Vec::new(),
             sched: crate::sched::Sched::default(),
+            interrupt: None,
         })
     }
 
     pub fn image(&self) -> &'img Image {
         self.image
+    }
+
+    /// Stops the run when `flag` becomes true: [`Vm::run_to_end`] then returns
+    /// [`Status::Interrupted`] at the next budget exhaustion (every [`BUDGET`] back
+    /// edges and calls), wait or sleep, after rolling back an open transaction. The
+    /// caller clears the flag.
+    pub fn set_interrupt(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.interrupt = Some(flag);
+    }
+
+    /// Whether the interrupt flag is raised.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Whether an interrupt flag is set at all (the scheduler then sleeps in slices).
+    pub(crate) fn interruptible(&self) -> bool {
+        self.interrupt.is_some()
     }
 
     /// Takes the state a `wo repl` session carries from one image to the next: the
@@ -377,8 +404,13 @@ impl<'img> Vm<'img> {
                     return Status::Done(v);
                 }
                 Step::Yield => {
-                    // Inside its transaction a fiber is not preempted (LANGUAGE.md §9).
+                    // Inside its transaction a fiber is not preempted (LANGUAGE.md §9),
+                    // but it can be interrupted: the transaction rolls back.
                     if self.database.tx.is_some_and(|tx| tx.fiber == fiber.id) {
+                        if self.interrupted() {
+                            self.database.fiber_ended(fiber.id);
+                            return Status::Interrupted;
+                        }
                         budget = BUDGET;
                         continue;
                     }

@@ -20,6 +20,8 @@ pub use value::{
 };
 /// The durable half of the database, for the CLI (`wo db …`, `--data` errors).
 pub use wo_db::durable;
+/// The engine's schema, for tools that show a data directory's tables (`wo repl`).
+pub use wo_db::{ColType, Schema};
 
 use std::io::Write as _;
 use std::rc::Rc;
@@ -174,6 +176,9 @@ fn run_fiber(vm: &mut Vm<'_>, func: u32, args: Vec<Value>) -> Result<Value, RunR
         Status::Fault(msg) => Err(RunResult::Fault(msg)),
         Status::Yield | Status::Wait(_) => Err(RunResult::Fault(
             "internal error: fiber yielded at the end".into(),
+        )),
+        Status::Interrupted => Err(RunResult::Fault(
+            "internal error: interrupted without an interrupt flag".into(),
         )),
     }
 }

@@ -69,6 +69,14 @@ impl Vm<'_> {
         let main_id = main.id();
         self.sched.runq.push_back(main_id);
         loop {
+            if self.interrupted() {
+                // Between two turns no fiber is inside an instruction; the one holding
+                // a transaction (if any) loses it.
+                if let Some(tx) = self.database.tx {
+                    self.database.fiber_ended(tx.fiber);
+                }
+                return self.finish(main, Status::Interrupted);
+            }
             if let Some(end) = self.poll_syncs(main, Some(Duration::ZERO)) {
                 return self.finish(main, end);
             }
@@ -184,7 +192,7 @@ impl Vm<'_> {
                 self.end_task(&task, trapped(trap, stack));
                 return None;
             }
-            end @ (Status::Exit(_) | Status::Fault(_)) => return Some(end),
+            end @ (Status::Exit(_) | Status::Fault(_) | Status::Interrupted) => return Some(end),
         }
         self.sched.fibers.insert(id, (fiber, task));
         None
@@ -264,6 +272,12 @@ impl Vm<'_> {
             return self.poll_syncs(main, due);
         }
         if let Some(d) = due {
+            // An interruptible run sleeps in slices, so Ctrl-C ends a long sleep.
+            let d = if self.interruptible() {
+                d.min(Duration::from_millis(50))
+            } else {
+                d
+            };
             std::thread::sleep(d);
             return None;
         }
