@@ -1,10 +1,13 @@
-//! `wo repl`: declarations accumulate, statements run once, expressions print their
-//! value, a failing input leaves the session as it was, and with `--data` the rows
-//! outlive the session. Input comes on a pipe (the line editor then reads plain
-//! lines), as a script driving the REPL would send it.
+//! `wo repl`: declarations accumulate (and may be redefined), statements run once,
+//! expressions print their value (Texts quoted), a failing input leaves the session as
+//! it was, input goes on by the compiler's line rule, positions count the user's lines,
+//! stored tables are known at once, dot-commands work, and piped input with an error
+//! exits 1. Most tests pipe the input (the REPL then reads plain lines, as a script
+//! driving it would); the `pty` tests drive the real binary on a pseudo-terminal (line
+//! editor, Ctrl-C, Tab, history).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn scratch(name: &str) -> PathBuf {
@@ -15,7 +18,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Runs `wo repl` with `input` on stdin; returns (status, stdout, stderr).
-fn repl(dir: &PathBuf, args: &[&str], input: &str) -> (Option<i32>, String, String) {
+fn repl(dir: &Path, args: &[&str], input: &str) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
         .arg("repl")
         .args(args)
@@ -38,6 +41,22 @@ fn repl(dir: &PathBuf, args: &[&str], input: &str) -> (Option<i32>, String, Stri
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Runs a program with `wo run --data d` in `dir` (to fill a data directory).
+fn run_with_data(dir: &Path, src: &str) {
+    std::fs::write(dir.join("prog.wo"), src).expect("write the program");
+    let out = Command::new(env!("CARGO_BIN_EXE_wo"))
+        .args(["run", "prog.wo", "--data", "d"])
+        .current_dir(dir)
+        .env_remove("WO_DATA")
+        .output()
+        .expect("run wo");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -63,13 +82,160 @@ class P { a: Int }
 P { a: x }
 ";
     let (status, out, err) = repl(&dir, &[], input);
-    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(status, Some(1), "piped input with errors exits 1; {err}");
     assert_eq!(
         out, "42\nside effect\n9\n[1, 2, 9]\n2\n9\nP { a: 2 }\n",
         "every expression's value once, the print once; stderr:\n{err}"
     );
     assert!(err.contains("trap DIV0: division by zero"), "{err}");
     assert!(err.contains("expected `Int`, found `Text`"), "{err}");
+}
+
+#[test]
+fn a_session_without_errors_exits_0() {
+    let dir = scratch("ok");
+    let (status, out, err) = repl(&dir, &[], "let a = 1\na + 1\n");
+    assert_eq!((status, out.as_str()), (Some(0), "2\n"), "{err}");
+}
+
+#[test]
+fn text_results_are_quoted_and_differ_from_numbers() {
+    let dir = scratch("quoted");
+    let input =
+        "\"1\"\n1\n\"a\\\"b\"\n[\"x\"]\nlet t = \"v\"\nt\nprint(t)\nlet n: ?Text = nil\nn\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "\"1\"\n1\n\"a\\\"b\"\n[\"x\"]\n\"v\"\nv\nnil\n");
+}
+
+#[test]
+fn functions_and_lets_may_be_redefined() {
+    let dir = scratch("redefine");
+    let input = "\
+fn f(n: Int) -> Int {
+  return n + 1
+}
+f(1)
+let r = f(1)
+fn f(n: Int) -> Text {
+  return \"r${n}\"
+}
+f(1)
+r
+let x = 1
+let x = x + 1
+x
+let x = \"now text\"
+x
+const C = 1
+const C = 2
+C
+";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "2\n\"r1\"\n2\n2\n\"now text\"\n2\n");
+}
+
+#[test]
+fn redefining_a_class_forgets_variables_of_the_old_one() {
+    let dir = scratch("reclass");
+    let input = "class P { a: Int }\nlet p = P { a: 1 }\nlet k = 5\nclass P { b: Text }\np\nk\nP { b: \"x\" }\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "5\nP { b: \"x\" }\n");
+    assert!(err.contains("`p` is forgotten"), "{err}");
+}
+
+#[test]
+fn input_continues_by_the_compilers_line_rule() {
+    let dir = scratch("continue");
+    let input = "\
+let total = 1 +
+  2
+total
+let xs = [10, 20, 30,
+  40]
+let big = from x in xs
+  where x > 15
+  order by x desc
+  select x
+big
+if total > 5 {
+  print(\"big\")
+}
+else {
+  print(\"small\")
+}
+if total > 5 {
+  print(\"no else\")
+}
+print(\"next\")
+try {
+  fail(\"boom\")
+}
+catch (e) {
+  print(e.message)
+}
+";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(
+        out, "3\n[40, 30, 20]\nsmall\nnext\nboom\n",
+        "stderr:\n{err}"
+    );
+    assert!(err.is_empty(), "no error about a `}}` never typed: {err}");
+}
+
+#[test]
+fn an_unterminated_text_is_reported_at_once() {
+    let dir = scratch("unterminated");
+    let input = "print(\"abc\nprint(\"after\")\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(
+        out, "after\n",
+        "the next line ran on its own; stderr:\n{err}"
+    );
+    assert!(
+        err.starts_with("repl:1:7: error: unterminated text literal"),
+        "{err}"
+    );
+}
+
+#[test]
+fn positions_count_the_users_lines_and_never_show_the_wrapper() {
+    let dir = scratch("positions");
+    let input = "\
+let a = 1
+let b: Int = \"x\"
+fn g(n: Int) -> Int {
+  return 10 / n
+}
+g(0)
+a +
+  nope
+return 5
+";
+    let (status, _out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(1), "{err}");
+    assert!(
+        err.contains("repl:2:14: error: expected `Int`, found `Text`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\n2 | let b: Int = \"x\"\n"),
+        "the user's line: {err}"
+    );
+    assert!(err.contains("  at g (repl:4:"), "{err}");
+    assert!(err.contains("  at input (repl:6:"), "{err}");
+    assert!(err.contains("repl:8:3: error:"), "{err}");
+    assert!(
+        err.contains("repl:9:8: error: `return` in an input takes no value"),
+        "{err}"
+    );
+    for hidden in ["main", "__repl", "__value", "if true"] {
+        assert!(!err.contains(hidden), "`{hidden}` shown:\n{err}");
+    }
 }
 
 #[test]
@@ -80,7 +246,7 @@ fn tables_in_a_session_and_across_sessions_with_data() {
         "{decl}insert T {{ v: 5 }}\ntransaction {{\n  insert T {{ v: 6 }}\n  fail(\"undo\")\n}}\ncount(from t in T select t)\n"
     );
     let (status, out, err) = repl(&dir, &["--data", "d"], &first);
-    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(status, Some(1), "{err}");
     assert_eq!(
         out, "T(1)\n1\n",
         "the failed transaction left nothing; stderr:\n{err}"
@@ -93,6 +259,98 @@ fn tables_in_a_session_and_across_sessions_with_data() {
         out, "[5]\n",
         "the row outlived the first session; stderr:\n{err}"
     );
+}
+
+const NOTES: &str = "\
+@table(index: [title])
+class Note {
+  title: Text
+  body: ?Text
+}
+@table(name: \"tags\")
+class Tag {
+  label: Text
+  note: ref Note
+}
+fn main() {
+  let n = insert Note { title: \"a\", body: \"hello\" }
+  insert Tag { label: \"x\", note: n }
+  insert Note { title: \"b\" }
+}
+";
+
+#[test]
+fn a_data_directory_s_stored_tables_are_known_at_once() {
+    let dir = scratch("stored");
+    run_with_data(&dir, NOTES);
+    let input = "\
+from x in Note select x
+from x in Note select x.title
+from t in Tags select t.note.title
+insert Note { title: \"c\" }
+@table
+class Note {
+  titel: Text
+}
+1 + 1
+count(from x in Note select x)
+";
+    let (status, out, err) = repl(&dir, &["--data", "d"], input);
+    assert_eq!(status, Some(1), "the typo is an error; {err}");
+    assert_eq!(
+        out, "[Note(1), Note(2)]\n[\"a\", \"b\"]\n[\"a\"]\nNote(3)\n2\n3\n",
+        "stderr:\n{err}"
+    );
+    assert!(err.contains("Note"), "the typo is reported: {err}");
+    // The inserted row is durable.
+    let (status, out, err) = repl(&dir, &["--data", "d"], "count(from x in Note select x)\n");
+    assert_eq!((status, out.as_str()), (Some(0), "3\n"), "{err}");
+}
+
+#[test]
+fn dot_commands() {
+    let dir = scratch("dot");
+    run_with_data(&dir, NOTES);
+    let input = "\
+.help
+.tables
+.schema Tags
+.timer on
+1 + 1
+.timer off
+2 + 2
+.load prog.wo
+.schema Note
+from x in Note where x.title == \"b\" select x.id
+from t in Tag select t.label
+.schema Nothing
+.bogus
+.quit
+print(\"not run\")
+";
+    let (status, out, err) = repl(&dir, &["--data", "d"], input);
+    assert_eq!(status, Some(1), "two bad commands; {err}");
+    for cmd in [".help", ".tables", ".schema", ".timer", ".load", ".quit"] {
+        assert!(out.contains(cmd), ".help lists {cmd}: {out}");
+    }
+    assert!(
+        out.contains("Note: 2 rows\ntags (class Tags): 1 row\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("@table(name: \"tags\")\nclass Tags {\n  label: Text\n  note: ref Note\n}\n"),
+        "{out}"
+    );
+    assert!(out.contains("2\ntime: "), "{out}");
+    assert!(out.contains(" ms\n4\n"), "the timer is off again: {out}");
+    assert!(
+        out.contains("@table(index: [title])\nclass Note {"),
+        ".load replaced the declaration: {out}"
+    );
+    assert!(out.ends_with("[2]\n[\"x\"]\n"), "{out}");
+    assert!(!out.contains("not run"), "{out}");
+    assert!(err.contains("nothing named `Nothing`"), "{err}");
+    assert!(err.contains("unknown command `.bogus`"), "{err}");
 }
 
 #[test]
@@ -114,4 +372,86 @@ t
     let (status, out, err) = repl(&dir, &[], input);
     assert_eq!(status, Some(0), "{err}");
     assert_eq!(out, "49\n17\ntask\n", "stderr:\n{err}");
+}
+
+/// The REPL on a pseudo-terminal, as a person uses it: rexpect forks the real binary
+/// on a pty whose line discipline turns Ctrl-C into SIGINT.
+mod pty {
+    use super::scratch;
+    use rexpect::session::PtySession;
+    use std::path::Path;
+    use std::process::Command;
+
+    fn start(dir: &Path, history: &Path) -> PtySession {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wo"));
+        cmd.arg("repl")
+            .current_dir(dir)
+            .env_remove("WO_DATA")
+            .env("TERM", "xterm")
+            .env("WO_HISTORY", history);
+        let mut s =
+            rexpect::session::spawn_command(cmd, Some(30_000)).expect("start wo repl on a pty");
+        s.exp_string("wo> ").expect("the prompt");
+        s
+    }
+
+    /// Types `line`, waits for `expect` and then the prompt `next`.
+    fn line(s: &mut PtySession, line: &str, expect: &str, next: &str) {
+        s.send_line(line).expect("send a line");
+        if !expect.is_empty() {
+            s.exp_string(expect)
+                .unwrap_or_else(|e| panic!("after `{line}`, `{expect}`: {e}"));
+        }
+        s.exp_string(next)
+            .unwrap_or_else(|e| panic!("after `{line}`, the prompt `{next}`: {e}"));
+    }
+
+    #[test]
+    fn ctrl_c_tab_continuation_and_history() {
+        let dir = scratch("pty");
+        let history = dir.join("history");
+        let mut s = start(&dir, &history);
+        line(&mut s, "let xs = [1, 2]", "", "wo> ");
+        line(&mut s, "@table", "", "... ");
+        line(&mut s, "class T { value: Int }", "", "wo> ");
+        line(&mut s, "insert T { value: 1 }", "T(1)", "wo> ");
+        // A statement that never ends, inside a transaction with a change.
+        line(&mut s, "transaction {", "", "... ");
+        line(&mut s, "  insert T { value: 2 }", "", "... ");
+        line(&mut s, "  print_err(\"looping\")", "", "... ");
+        line(&mut s, "  while true { }", "", "... ");
+        line(&mut s, "}", "looping", "");
+        s.send_control('c').unwrap();
+        s.exp_string("interrupted").unwrap();
+        s.exp_string("wo> ").unwrap();
+        // The transaction rolled back; variables and the in-memory table are kept.
+        line(&mut s, "count(from t in T select t) * 100", "100", "wo> ");
+        line(&mut s, "xs", "[1, 2]", "wo> ");
+        // Ctrl-C at the prompt drops the line being typed.
+        s.send("1 +").unwrap();
+        s.send_control('c').unwrap();
+        s.exp_string("wo> ").unwrap();
+        line(&mut s, "40 + 2", "42", "wo> ");
+        // A line ending in an operator continues.
+        line(&mut s, "let y = 1000 +", "", "... ");
+        line(&mut s, "1", "", "wo> ");
+        line(&mut s, "y * 3", "3003", "wo> ");
+        // Tab completes a column of the query's table.
+        s.send("from t in T select t.val").unwrap();
+        s.send("\t").unwrap();
+        line(&mut s, " * 7", "[7]", "wo> ");
+        line(&mut s, "\"hist\" .. \"ory\"", "\"history\"", "wo> ");
+        s.send_line(".quit").unwrap();
+        s.exp_eof().unwrap();
+        let saved = std::fs::read_to_string(&history).expect("the history file");
+        assert!(saved.contains("let xs = [1, 2]"), "{saved}");
+
+        // A new session recalls the last one's lines.
+        let mut s = start(&dir, &history);
+        s.send("\x1b[A").unwrap(); // Up: `.quit`
+        s.send("\x1b[A").unwrap(); // Up: the last input
+        line(&mut s, "", "\"history\"", "wo> ");
+        s.send_line(".quit").unwrap();
+        s.exp_eof().unwrap();
+    }
 }

@@ -1,0 +1,147 @@
+//! When an input is complete: the REPL asks the compiler's own lexer and parser, so an
+//! input goes on exactly where a program's statement would (LANGUAGE.md §2): inside an
+//! open bracket, after a token that cannot end a statement (an operator, `=`, `,`,
+//! `.`), and while the parser still expects more (a query without its `select`, an
+//! annotation without its class, `try { … }` without `catch`). An `if` without `else`
+//! is complete but may go on: a next line starting with `else` continues it, as in a
+//! file. A lexical error (an unterminated `"…`) makes the input complete at once, so
+//! it is reported instead of swallowing the lines that follow.
+
+use wo_compiler::ast::{self, StmtKind};
+use wo_compiler::lexer::{tokenize, Mode, Tok};
+use wo_compiler::FileId;
+
+/// What the REPL does with the text read so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completeness {
+    /// Run it.
+    Complete,
+    /// Read another line (continuation prompt).
+    Incomplete,
+    /// Complete, but a next line starting with `else` (or `catch`) belongs to it.
+    MayContinue,
+}
+
+/// The header put around a statement input to parse it as the body of a function.
+pub const PARSE_HEADER: &str = "fn __repl() {\n";
+
+/// Whether `text` is a declaration (`fn`, `class`, `const`, `use`, an annotation)
+/// rather than statements.
+pub fn is_declaration(text: &str) -> bool {
+    let lexed = tokenize(text, FileId(0), 0, 0, Mode::File);
+    matches!(
+        lexed.toks.first(),
+        Some((_, Tok::Fn | Tok::Class | Tok::Const | Tok::Use | Tok::At, _))
+    )
+}
+
+/// Classifies the text read so far.
+pub fn completeness(text: &str) -> Completeness {
+    let user_end = text.trim_end().len();
+    if user_end == 0 {
+        return Completeness::Complete;
+    }
+    let lexed = tokenize(text, FileId(0), 0, 0, Mode::File);
+    if !lexed.diags.is_empty() || lexed.cut.is_some() {
+        return Completeness::Complete;
+    }
+    let mut depth = 0i64;
+    for (_, tok, _) in &lexed.toks {
+        match tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::TryBlock => depth += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
+            _ => {}
+        }
+    }
+    if depth > 0 {
+        return Completeness::Incomplete;
+    }
+    if depth < 0 {
+        return Completeness::Complete;
+    }
+    let (module, diags, offset) = if is_declaration(text) {
+        let (m, d) = wo_compiler::parse(text, FileId(0));
+        (m, d, 0)
+    } else {
+        let src = format!("{PARSE_HEADER}{text}\n}}\n");
+        let (m, d) = wo_compiler::parse(&src, FileId(0));
+        (m, d, PARSE_HEADER.len())
+    };
+    // An error where the user's text ends means the parser wanted more.
+    let at_end = |d: &wo_compiler::Diagnostic| d.span.lo as usize >= offset + user_end;
+    if let Some(first) = diags.iter().min_by_key(|d| d.span.lo) {
+        return if at_end(first) {
+            Completeness::Incomplete
+        } else {
+            Completeness::Complete
+        };
+    }
+    if offset > 0 {
+        if let Some(ast::Item::Fn(f)) = module.items.first() {
+            if f.body.stmts.last().is_some_and(open_if) {
+                return Completeness::MayContinue;
+            }
+        }
+    }
+    Completeness::Complete
+}
+
+/// Whether a statement is an `if` (or `else if` chain) without a final `else`.
+fn open_if(stmt: &ast::Stmt) -> bool {
+    match &stmt.kind {
+        StmtKind::If { els: None, .. } => true,
+        StmtKind::If { els: Some(b), .. } => {
+            b.stmts.len() == 1
+                && matches!(b.stmts[0].kind, StmtKind::If { .. })
+                && open_if(&b.stmts[0])
+        }
+        _ => false,
+    }
+}
+
+/// Whether a line continues an input that may continue ([`Completeness::MayContinue`]).
+pub fn continues(line: &str) -> bool {
+    let lexed = tokenize(line, FileId(0), 0, 0, Mode::File);
+    matches!(lexed.toks.first(), Some((_, Tok::Else | Tok::Catch, _)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Completeness::*;
+
+    #[test]
+    fn the_compilers_rule_decides() {
+        assert_eq!(completeness("1 + 1\n"), Complete);
+        assert_eq!(completeness("let x = 1 +\n"), Incomplete);
+        assert_eq!(completeness("let x = [1,\n"), Incomplete);
+        assert_eq!(completeness("fn f() -> Int {\n"), Incomplete);
+        assert_eq!(completeness("let a = from p in P\n"), Incomplete);
+        assert_eq!(
+            completeness("let a = from p in P\n  where p.age >= 18\n"),
+            Incomplete
+        );
+        assert_eq!(
+            completeness("let a = from p in P\n  where p.age >= 18\n  select p.name\n"),
+            Complete
+        );
+        assert_eq!(completeness("@table\n"), Incomplete);
+        assert_eq!(completeness("@table\nclass T { v: Int }\n"), Complete);
+        assert_eq!(completeness("if x > 1 {\n  print(1)\n}\n"), MayContinue);
+        assert_eq!(completeness("if x > 1 {\n} else {\n}\n"), Complete);
+        assert_eq!(completeness("if x {\n} else if y {\n}\n"), MayContinue);
+        assert_eq!(completeness("try {\n  f()\n}\n"), Incomplete);
+        assert_eq!(completeness("x.\n"), Incomplete);
+        assert!(continues("else {"));
+        assert!(continues("  catch (e) {"));
+        assert!(!continues("print(1)"));
+    }
+
+    #[test]
+    fn errors_are_complete() {
+        assert_eq!(completeness("print(\"abc\n"), Complete);
+        assert_eq!(completeness("let x = 1 1\n"), Complete);
+        assert_eq!(completeness("}\n"), Complete);
+        assert_eq!(completeness("let x = 1 # 2\n"), Complete);
+    }
+}

@@ -1,0 +1,390 @@
+//! `wo repl [--data DIR]`: an interactive session (LANGUAGE.md §12, `docs/tools.md`).
+//! This module reads inputs (a line editor on a terminal, plain lines from a pipe),
+//! decides when an input is complete (`input.rs`, by the compiler's own rule), runs
+//! the dot-commands, and hands declarations and statements to the session
+//! (`session.rs`), which compiles and runs them. `schema.rs` declares a data
+//! directory's stored tables; `helper.rs` completes names on Tab.
+//!
+//! Ctrl-C: at the prompt it drops the line being typed; while an input runs, the
+//! SIGINT handler raises the VM's interrupt flag, the run stops (an open transaction
+//! rolls back) and the session goes on. A second Ctrl-C before the VM noticed the
+//! first ends the process (status 130), for a native call that does not return.
+
+mod helper;
+mod input;
+mod schema;
+mod session;
+
+use std::cell::RefCell;
+use std::io::{BufRead, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::Editor;
+
+use crate::commands::{data_dir, SharedStdout};
+use crate::exit::Failure;
+
+use helper::ReplHelper;
+use input::{completeness, continues, is_declaration, Completeness};
+use session::{Outcome, Session, REPL_FILE};
+
+/// The exit status of a session whose piped input had an error (as sqlite3's).
+pub const INPUT_ERROR: u8 = 1;
+
+const PROMPT: &str = "wo> ";
+const CONTINUE: &str = "... ";
+
+/// Where input comes from.
+enum Reader {
+    Editor(Box<Editor<ReplHelper, DefaultHistory>>, Option<PathBuf>),
+    Piped(std::io::StdinLock<'static>),
+}
+
+/// One read.
+enum Read {
+    Line(String),
+    /// Ctrl-C at the prompt.
+    Cancel,
+    Eof,
+}
+
+impl Reader {
+    fn read(&mut self, prompt: &str) -> Result<Read, Failure> {
+        match self {
+            Reader::Editor(ed, _) => match ed.readline(prompt) {
+                Ok(line) => Ok(Read::Line(line)),
+                Err(ReadlineError::Interrupted) => Ok(Read::Cancel),
+                Err(ReadlineError::Eof) => Ok(Read::Eof),
+                Err(e) => Err(Failure::Internal(format!(
+                    "internal error: reading input: {e}"
+                ))),
+            },
+            Reader::Piped(stdin) => {
+                let mut line = String::new();
+                match stdin.read_line(&mut line) {
+                    Ok(0) => Ok(Read::Eof),
+                    Ok(_) => {
+                        if line.ends_with('\n') {
+                            line.pop();
+                            if line.ends_with('\r') {
+                                line.pop();
+                            }
+                        }
+                        Ok(Read::Line(line))
+                    }
+                    Err(e) => Err(Failure::Input(format!("cannot read the input: {e}"))),
+                }
+            }
+        }
+    }
+
+    fn remember(&mut self, input: &str) {
+        if let Reader::Editor(ed, history) = self {
+            let _ = ed.add_history_entry(input.trim_end());
+            if let Some(path) = history {
+                let _ = ed.save_history(path);
+            }
+        }
+    }
+}
+
+/// The history file: `WO_HISTORY` (empty: none), else `$XDG_STATE_HOME/wo_history`,
+/// else `~/.wo_history`.
+fn history_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("WO_HISTORY") {
+        return (!p.is_empty()).then(|| PathBuf::from(p));
+    }
+    if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|s| !s.is_empty()) {
+        let dir = PathBuf::from(state);
+        if dir.is_dir() {
+            return Some(dir.join("wo_history"));
+        }
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".wo_history"))
+}
+
+/// The SIGINT handler: raises `flag`, or ends the process if it is raised already.
+fn handle_interrupts(flag: &Arc<AtomicBool>) {
+    use signal_hook::consts::SIGINT;
+    let first = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone());
+    let then = signal_hook::flag::register(SIGINT, flag.clone());
+    if let Err(e) = first.and(then) {
+        eprintln!("wo: warning: Ctrl-C will end the session: {e}");
+    }
+}
+
+struct Repl {
+    session: Session,
+    reader: Reader,
+    /// Lines of input read so far.
+    n_lines: usize,
+    n_errors: usize,
+    timer: bool,
+    /// A line read ahead (after an `if` that could have gone on with `else`).
+    ahead: Option<String>,
+}
+
+/// `wo repl [--data DIR]`.
+pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    handle_interrupts(&interrupt);
+    let stdout = SharedStdout(Rc::new(RefCell::new(BufWriter::new(std::io::stdout()))));
+    let mut session = Session::new(stdout, interrupt);
+    if let Some(dir) = data_dir(data) {
+        session.open_data(&dir)?;
+    }
+    let interactive = std::io::stdin().is_terminal();
+    let reader = if interactive {
+        let mut ed = Editor::<ReplHelper, DefaultHistory>::new().map_err(|e| {
+            Failure::Internal(format!("internal error: cannot start the line editor: {e}"))
+        })?;
+        ed.set_helper(Some(ReplHelper {
+            names: session.names.clone(),
+        }));
+        let history = history_path();
+        if let Some(p) = &history {
+            let _ = ed.load_history(p);
+        }
+        Reader::Editor(Box::new(ed), history)
+    } else {
+        Reader::Piped(std::io::stdin().lock())
+    };
+    let mut repl = Repl {
+        session,
+        reader,
+        n_lines: 0,
+        n_errors: 0,
+        timer: false,
+        ahead: None,
+    };
+    repl.run()?;
+    let _ = repl.session.stdout.flush();
+    if repl.n_errors > 0 && !interactive {
+        return Err(Failure::Reported(INPUT_ERROR));
+    }
+    Ok(())
+}
+
+impl Repl {
+    /// Reads and runs inputs until the end of input or `.quit`.
+    fn run(&mut self) -> Result<(), Failure> {
+        loop {
+            let first = match self.ahead.take() {
+                Some(line) => line,
+                None => match self.reader.read(PROMPT)? {
+                    Read::Line(l) => l,
+                    Read::Cancel => continue,
+                    Read::Eof => return Ok(()),
+                },
+            };
+            self.n_lines += 1;
+            let start = self.n_lines;
+            if first.trim_start().starts_with('.') {
+                self.reader.remember(&first);
+                if !self.command(first.trim()) {
+                    return Ok(());
+                }
+                continue;
+            }
+            let mut text = format!("{first}\n");
+            let mut cancelled = false;
+            loop {
+                match completeness(&text) {
+                    Completeness::Complete => break,
+                    Completeness::Incomplete => match self.reader.read(CONTINUE)? {
+                        Read::Line(l) => {
+                            self.n_lines += 1;
+                            text.push_str(&l);
+                            text.push('\n');
+                        }
+                        Read::Cancel => {
+                            cancelled = true;
+                            break;
+                        }
+                        Read::Eof => break,
+                    },
+                    Completeness::MayContinue => match self.reader.read(CONTINUE)? {
+                        Read::Line(l) if continues(&l) => {
+                            self.n_lines += 1;
+                            text.push_str(&l);
+                            text.push('\n');
+                        }
+                        Read::Line(l) if l.trim().is_empty() => {
+                            self.n_lines += 1;
+                            break;
+                        }
+                        Read::Line(l) => {
+                            self.ahead = Some(l);
+                            break;
+                        }
+                        Read::Cancel => {
+                            cancelled = true;
+                            break;
+                        }
+                        Read::Eof => break,
+                    },
+                }
+            }
+            if cancelled {
+                continue;
+            }
+            self.reader.remember(&text);
+            self.eval(&text, REPL_FILE, start);
+        }
+    }
+
+    /// Runs one input; counts it when it failed.
+    fn eval(&mut self, text: &str, file: &str, line: usize) {
+        if is_blank(text) {
+            return;
+        }
+        let started = Instant::now();
+        let outcome = if is_declaration(text) {
+            self.session.declare(text, file, line)
+        } else {
+            self.session.statements(text, file, line)
+        };
+        if self.timer {
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            let _ = writeln!(self.session.stdout, "time: {ms:.3} ms");
+            let _ = self.session.stdout.flush();
+        }
+        if outcome != Outcome::Ok {
+            self.n_errors += 1;
+        }
+    }
+
+    /// Runs a dot-command; `false` ends the session.
+    fn command(&mut self, line: &str) -> bool {
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("");
+        let arg = words.next();
+        let extra = words.next();
+        let mut out = self.session.stdout.clone();
+        let mut error: Option<String> = None;
+        if extra.is_some() {
+            set(&mut error, format!("`{cmd}` takes at most one argument"));
+        }
+        match (cmd, arg) {
+            _ if error.is_some() => {}
+            (".quit" | ".exit", None) => return false,
+            (".help", None) => {
+                let mut text = String::new();
+                for (c, what) in helper::COMMANDS {
+                    text.push_str(&format!("{c:<16} {what}\n"));
+                }
+                text.push_str(
+                    "Inputs are declarations (fn, class, const, use), statements and \
+                     expressions (their value is printed).\nAn input goes on while a \
+                     bracket is open or the line ends in an operator; Ctrl-C stops a \
+                     running input.\n",
+                );
+                let _ = out.write_all(text.as_bytes());
+            }
+            (".tables", None) => {
+                let mut text = String::new();
+                for (name, class, n) in self.session.tables() {
+                    let class = match class {
+                        Some(c) if c != name => format!(" (class {c})"),
+                        _ => String::new(),
+                    };
+                    let rows = if n == 1 { "row" } else { "rows" };
+                    text.push_str(&format!("{name}{class}: {n} {rows}\n"));
+                }
+                let _ = out.write_all(text.as_bytes());
+            }
+            (".schema", name) => {
+                let chunks: Vec<&session::Chunk> = self
+                    .session
+                    .chunks
+                    .iter()
+                    .filter(|c| match name {
+                        Some(n) => c.key == n || c.table.as_deref() == Some(n),
+                        None => c.table.is_some(),
+                    })
+                    .collect();
+                if let (true, Some(n)) = (chunks.is_empty(), name) {
+                    set(&mut error, format!("nothing named `{n}` is declared"));
+                }
+                let mut text = String::new();
+                for c in chunks {
+                    text.push_str(c.text.trim_end());
+                    text.push('\n');
+                }
+                let _ = out.write_all(text.as_bytes());
+            }
+            (".timer", Some("on")) => self.timer = true,
+            (".timer", Some("off")) => self.timer = false,
+            (".timer", _) => set(&mut error, "write `.timer on` or `.timer off`".into()),
+            (".load", Some(path)) => {
+                let _ = out.flush();
+                self.load(Path::new(path));
+            }
+            (".load", None) => set(&mut error, "`.load` needs a file: `.load FILE`".into()),
+            (".help" | ".tables" | ".quit" | ".exit", Some(_)) => {
+                set(&mut error, format!("`{cmd}` takes no argument"));
+            }
+            _ => set(
+                &mut error,
+                format!("unknown command `{cmd}`; `.help` lists the commands"),
+            ),
+        }
+        let _ = self.session.stdout.flush();
+        if let Some(msg) = error {
+            eprintln!("error: {msg}");
+            self.n_errors += 1;
+        }
+        true
+    }
+
+    /// `.load FILE`: the file's declarations join the session.
+    fn load(&mut self, path: &Path) {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read `{}`: {e}", path.display());
+                self.n_errors += 1;
+                return;
+            }
+        };
+        let name = path.display().to_string();
+        if is_blank(&text) {
+            return;
+        }
+        if !is_declaration(&text) {
+            eprintln!(
+                "error: `{name}` does not start with a declaration; `.load` takes a program's functions, classes and constants"
+            );
+            self.n_errors += 1;
+            return;
+        }
+        if self.session.declare(&text, &name, 1) != Outcome::Ok {
+            self.n_errors += 1;
+        }
+    }
+}
+
+/// Records a dot-command's error.
+fn set(error: &mut Option<String>, msg: String) {
+    *error = Some(msg);
+}
+
+/// Whether an input holds no token (blank, or comments only).
+fn is_blank(text: &str) -> bool {
+    let lexed = wo_compiler::lexer::tokenize(
+        text,
+        wo_compiler::FileId(0),
+        0,
+        0,
+        wo_compiler::lexer::Mode::File,
+    );
+    lexed.toks.is_empty() && lexed.diags.is_empty()
+}

@@ -1,0 +1,79 @@
+//! The declarations of a data directory's stored tables, so a session on any
+//! directory can query and insert at once: one `@table` class per stored table, with
+//! its columns (`ref` columns name the referred table's class). A class is named after
+//! its table with the first letter upper-cased and every character that cannot be in a
+//! name dropped; `@table(name: …)` keeps the stored name when the two differ. Indexes
+//! are not stored, so there are none; declaring the class again (with its indexes, or
+//! under another class name with the same `name:`) replaces this one.
+
+use wo_vm::{ColType, Schema};
+
+/// `(class name, stored table name, declaration)` for each stored table, in order.
+pub fn declarations(schema: &Schema) -> Vec<(String, String, String)> {
+    let mut classes: Vec<String> = Vec::new();
+    for t in &schema.tables {
+        let mut name: String = t
+            .name
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            name.insert(0, 'T');
+        }
+        let mut chars = name.chars();
+        let first = chars.next().map(|c| c.to_ascii_uppercase()).unwrap_or('T');
+        let mut name: String = std::iter::once(first).chain(chars).collect();
+        let base = name.clone();
+        let mut n = 2;
+        while classes.contains(&name) {
+            name = format!("{base}{n}");
+            n += 1;
+        }
+        classes.push(name);
+    }
+    schema
+        .tables
+        .iter()
+        .zip(&classes)
+        .map(|(t, class)| {
+            let mut text = String::new();
+            if *class == t.name {
+                text.push_str("@table\n");
+            } else {
+                text.push_str(&format!("@table(name: \"{}\")\n", escape(&t.name)));
+            }
+            text.push_str(&format!("class {class} {{\n"));
+            for c in &t.columns {
+                let ty = match c.ty {
+                    ColType::Int => "Int".to_string(),
+                    ColType::Float => "Float".to_string(),
+                    ColType::Bool => "Bool".to_string(),
+                    ColType::Text => "Text".to_string(),
+                    ColType::Ref(r) => format!(
+                        "ref {}",
+                        classes.get(r as usize).map_or("?", String::as_str)
+                    ),
+                };
+                let q = if c.nullable { "?" } else { "" };
+                text.push_str(&format!("  {}: {q}{ty}\n", c.name));
+            }
+            text.push_str("}\n");
+            (class.clone(), t.name.clone(), text)
+        })
+        .collect()
+}
+
+/// A stored name inside a text literal.
+fn escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '$' => out.push_str("\\$"),
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out
+}

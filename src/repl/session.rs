@@ -1,0 +1,831 @@
+//! A session's state and how one input runs. Declarations are kept as source, one
+//! chunk per item (a function, a class, a constant, a `use`); redefining a name
+//! replaces its chunk in place, so the order of classes, tables and functions never
+//! changes under data that depends on it. Each statement input is compiled with the
+//! current declarations as the body of a hidden function whose parameters are the
+//! session's variables:
+//!
+//! ```text
+//! fn __repl(x: Int, xs: multi Int) { if true { <input>
+//! } }
+//! ```
+//!
+//! and runs on a fiber whose registers hold the variables' values. Locals get
+//! registers in declaration order (parameters first, then the lets of the input's
+//! block), so after the run the registers hold the variables, changed or new. The
+//! `if true` block lets an input re-declare a variable (`let x = x + 1`, as Python
+//! rebinds), since a block may shadow a parameter. An expression input is compiled as
+//! `let __value = <input>` and its value printed from its register, Texts quoted.
+//!
+//! Positions: every file put in the program keeps the lines of the text it came from
+//! (the chunk of input 3 is padded to start on the line where the user typed it), so
+//! diagnostics and trap reports say `repl:LINE:COL` counting the user's lines. Only the
+//! hidden header shares the input's first line; its length is taken off the columns
+//! there, and spans or labels inside the header or footer are moved to the input or
+//! dropped, so no message shows the wrapper.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use wo_bytecode::Image;
+use wo_compiler::ast::{self, ExprKind, StmtKind, TextPart};
+use wo_compiler::tir;
+use wo_compiler::{Diagnostic, FileId, Severity, SourceMap, Span};
+use wo_vm::{Database, Host, StackFrame, Status, Value, Vm};
+
+use crate::commands::{checkpoint_min, clock_seed, replay_progress, SharedStdout};
+use crate::exit::Failure;
+use crate::render::{render_all, report_trap};
+
+/// The name of the hidden function an input runs in.
+const WRAPPER: &str = "__repl";
+/// The image's entry function (never run).
+const ENTRY: &str = "__repl_entry";
+/// The local an expression input's value goes to.
+const VALUE: &str = "__value";
+/// The file name of the user's typed input.
+pub const REPL_FILE: &str = "repl";
+/// The file name of the declarations made from a data directory's stored tables.
+pub const STORED_FILE: &str = "stored-schema";
+
+/// One declaration, as source.
+#[derive(Debug, Clone)]
+pub struct Chunk {
+    /// What it declares: a function, class or constant name, or `use NAME`.
+    pub key: String,
+    /// The stored table name, for a `@table` class.
+    pub table: Option<String>,
+    /// The file it came from (`repl`, a loaded path, `stored-schema`) and where it
+    /// starts there (1-based line, byte column).
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    pub text: String,
+}
+
+/// A session variable: a `let` of an earlier input.
+#[derive(Debug, Clone)]
+pub struct Var {
+    pub name: String,
+    /// Its type as written in source (`multi Int`, `?Note`).
+    pub ty: String,
+    pub value: Value,
+}
+
+/// What completion and the dot-commands need to know about the session.
+#[derive(Debug, Default, Clone)]
+pub struct Names {
+    /// Variables with their types.
+    pub vars: Vec<(String, String)>,
+    pub decls: Vec<String>,
+    /// Every class with its fields and methods.
+    pub classes: Vec<(String, Vec<String>)>,
+    /// Modules named by `use`.
+    pub modules: Vec<String>,
+}
+
+/// How an input ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    /// It did not compile or trapped (reported).
+    Failed,
+    /// Ctrl-C stopped it (reported).
+    Interrupted,
+}
+
+pub struct Session {
+    pub chunks: Vec<Chunk>,
+    pub vars: Vec<Var>,
+    globals: Vec<Value>,
+    database: Option<Database>,
+    host: Option<Host>,
+    fibers: Option<wo_vm::Fibers>,
+    pub stdout: SharedStdout,
+    pub interrupt: Arc<AtomicBool>,
+    pub names: Rc<RefCell<Names>>,
+}
+
+/// A compiled program of the session.
+struct Built {
+    image: Image,
+    program: tir::Program,
+    /// The wrapper's function index.
+    func: u32,
+}
+
+/// The hidden function around an input: its header, the user's text, and where the
+/// text starts in its file.
+struct Wrapped<'a> {
+    header: String,
+    body: &'a str,
+    file: &'a str,
+    line: usize,
+}
+
+impl Wrapped<'_> {
+    fn padding(&self) -> usize {
+        self.line.saturating_sub(1)
+    }
+
+    fn source(&self) -> String {
+        let mut s = "\n".repeat(self.padding());
+        s.push_str(&self.header);
+        s.push_str(self.body);
+        s.push_str("\n} }\n");
+        s
+    }
+
+    /// The file as the user wrote it (for rendering), and the offset map from the
+    /// compiled file to it: `None` for the header and footer.
+    fn shown(&self) -> String {
+        let mut s = "\n".repeat(self.padding());
+        s.push_str(self.body);
+        s
+    }
+
+    fn map(&self, offset: u32) -> Option<u32> {
+        let o = offset as usize;
+        let start = self.padding() + self.header.len();
+        let end = start + self.body.len();
+        if o < start || o > end {
+            return None;
+        }
+        u32::try_from(o - self.header.len()).ok()
+    }
+}
+
+impl Session {
+    pub fn new(stdout: SharedStdout, interrupt: Arc<AtomicBool>) -> Session {
+        Session {
+            chunks: Vec::new(),
+            vars: Vec::new(),
+            globals: Vec::new(),
+            database: None,
+            host: None,
+            fibers: None,
+            stdout,
+            interrupt,
+            names: Rc::new(RefCell::new(Names::default())),
+        }
+    }
+
+    /// Opens the data directory: its stored tables become declarations (a class per
+    /// table), then the directory is opened with them.
+    pub fn open_data(&mut self, dir: &std::path::Path) -> Result<(), Failure> {
+        let options = wo_vm::durable::Options::default();
+        if dir.is_dir() {
+            match wo_vm::durable::stored_schema(dir, &options) {
+                Ok(schema) => {
+                    for (key, table, text) in super::schema::declarations(&schema) {
+                        self.chunks.push(Chunk {
+                            key,
+                            table: Some(table),
+                            file: STORED_FILE.to_string(),
+                            line: 1,
+                            col: 0,
+                            text,
+                        });
+                    }
+                }
+                // An empty or new directory holds no tables yet.
+                Err(wo_vm::durable::OpenError::NotADataDirectory { .. }) => {}
+                Err(e) => return Err(Failure::data(&e)),
+            }
+        }
+        let built = match self.build(&self.chunks, None) {
+            Ok(b) => b,
+            Err((sources, diags)) => {
+                eprint!("{}", render_all(&sources, &diags));
+                return Err(Failure::Internal(
+                    "internal error: the declarations of the stored tables do not compile".into(),
+                ));
+            }
+        };
+        let host = self.new_host(&built.image);
+        let natives = |name: &str| wo_stdlib::lookup(name);
+        let mut vm = Vm::new(&built.image, &natives, host)
+            .map_err(|e| Failure::Internal(format!("internal error: {e}")))?;
+        let options = wo_vm::durable::Options {
+            progress: Some(replay_progress()),
+            checkpoint_min: checkpoint_min(),
+            ..wo_vm::durable::Options::default()
+        };
+        let mut out = self.stdout.clone();
+        let flush: Box<dyn FnMut()> = Box::new(move || {
+            let _ = out.flush();
+        });
+        vm.database_mut()
+            .open_data_dir(dir, options, Some(flush))
+            .map_err(|e| Failure::data(&e))?;
+        self.fibers = Some(vm.take_fibers());
+        let (host, globals, database) = vm.into_parts();
+        self.host = Some(host);
+        self.globals = globals;
+        self.database = Some(database);
+        self.update_names(&built.program);
+        Ok(())
+    }
+
+    fn new_host(&self, image: &Image) -> Host {
+        Host {
+            out: Box::new(self.stdout.clone()),
+            err: Box::new(std::io::stderr()),
+            classes: image.classes.clone().into(),
+            rng: clock_seed(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Compiles the declarations `chunks` with `input` (or an empty wrapper).
+    fn build(
+        &self,
+        chunks: &[Chunk],
+        input: Option<&Wrapped<'_>>,
+    ) -> Result<Built, (SourceMap, Vec<Diagnostic>)> {
+        let mut sources = SourceMap::default();
+        for c in chunks {
+            let mut src = "\n".repeat(c.line.saturating_sub(1));
+            src.push_str(&" ".repeat(c.col));
+            src.push_str(&c.text);
+            sources.add(c.file.clone(), src);
+        }
+        // The image's entry: a function as `main` may be (the wrapper, with its
+        // parameters, is run directly).
+        sources.add("<session>", format!("fn {ENTRY}() {{\n}}\n"));
+        let wrapper_file = match input {
+            Some(w) => sources.add(w.file, w.source()),
+            None => sources.add("<session>", format!("fn {WRAPPER}() {{\n}}\n")),
+        };
+        let mut diags = Vec::new();
+        let mut modules = Vec::new();
+        for (i, f) in sources.files.iter().enumerate() {
+            let (m, d) = wo_compiler::parse(&f.src, FileId(i as u32));
+            diags.extend(d);
+            modules.push(m);
+        }
+        let mut program = wo_compiler::check::check(&modules, &sources, &mut diags);
+        // A session has no `main`: the wrapper is its entry.
+        diags.retain(|d| d.code != "main");
+        if diags.iter().any(|d| d.severity == Severity::Error) {
+            return Err(self.shown(sources, diags, wrapper_file, input));
+        }
+        let Some(func) = program.funcs.iter().position(|f| f.name == WRAPPER) else {
+            let d = Diagnostic::error("repl", Span::default(), "the input does not compile");
+            return Err((sources, vec![d]));
+        };
+        program.main = program
+            .funcs
+            .iter()
+            .position(|f| f.name == ENTRY)
+            .unwrap_or(func);
+        match wo_compiler::codegen::generate(&program, &sources) {
+            Ok(image) => Ok(Built {
+                image,
+                program,
+                func: u32::try_from(func).unwrap_or(u32::MAX),
+            }),
+            Err(d) => Err(self.shown(sources, vec![d], wrapper_file, input)),
+        }
+    }
+
+    /// The diagnostics as the user should see them: positions in the wrapper's file
+    /// moved to the user's text, labels on the hidden parts dropped, in source order.
+    fn shown(
+        &self,
+        mut sources: SourceMap,
+        mut diags: Vec<Diagnostic>,
+        wrapper_file: FileId,
+        input: Option<&Wrapped<'_>>,
+    ) -> (SourceMap, Vec<Diagnostic>) {
+        if let Some(w) = input {
+            let end = u32::try_from(w.padding() + w.body.len()).unwrap_or(u32::MAX);
+            let start = u32::try_from(w.padding()).unwrap_or(u32::MAX);
+            for d in &mut diags {
+                if d.span.file == wrapper_file {
+                    // The wrapper is no function the user wrote.
+                    if d.message.starts_with("this function returns no value") {
+                        d.message = "`return` in an input takes no value".to_string();
+                    }
+                    let lo = w.map(d.span.lo);
+                    let hi = w.map(d.span.hi);
+                    let (lo, hi) = match (lo, hi) {
+                        (Some(lo), Some(hi)) => (lo, hi),
+                        (Some(lo), None) => (lo, end),
+                        (None, _) if (d.span.lo as usize) < w.padding() + w.header.len() => {
+                            (start, start)
+                        }
+                        (None, _) => (end, end),
+                    };
+                    d.span.lo = lo;
+                    d.span.hi = hi;
+                }
+                d.labels.retain_mut(|(span, _)| {
+                    if span.file != wrapper_file {
+                        return true;
+                    }
+                    match (w.map(span.lo), w.map(span.hi)) {
+                        (Some(lo), Some(hi)) => {
+                            span.lo = lo;
+                            span.hi = hi;
+                            true
+                        }
+                        _ => false,
+                    }
+                });
+            }
+            sources.files[wrapper_file.0 as usize] =
+                wo_compiler::SourceFile::new(w.file, w.shown());
+        }
+        diags.sort_by_key(|d| {
+            let line = sources
+                .files
+                .get(d.span.file.0 as usize)
+                .map_or(0, |f| f.line(d.span.lo));
+            (d.span.file.0, line)
+        });
+        (sources, diags)
+    }
+
+    /// One declaration input (from `file`, starting at `line`): each item replaces the
+    /// one of the same name (or the same stored table), or is added.
+    pub fn declare(&mut self, text: &str, file: &str, line: usize) -> Outcome {
+        let items = split_items(text);
+        let mut chunks = self.chunks.clone();
+        let mut replaced: Vec<String> = Vec::new();
+        for (i, (start, key, table)) in items.iter().enumerate() {
+            let (l, c) = line_col_of(text, *start, line);
+            let end = items.get(i + 1).map_or(text.len(), |next| next.0);
+            let chunk = Chunk {
+                key: key.clone(),
+                table: table.clone(),
+                file: file.to_string(),
+                line: l,
+                col: c,
+                text: text[*start..end].to_string(),
+            };
+            let at = chunks.iter().position(|old| {
+                &old.key == key || (table.is_some() && old.table.is_some() && &old.table == table)
+            });
+            match at {
+                Some(i) => {
+                    replaced.push(chunks[i].key.clone());
+                    chunks[i] = chunk;
+                }
+                None => chunks.push(chunk),
+            }
+        }
+        let built = match self.build(&chunks, None) {
+            Ok(b) => b,
+            Err((sources, diags)) => {
+                eprint!("{}", render_all(&sources, &diags));
+                return Outcome::Failed;
+            }
+        };
+        let saved = self.globals.clone();
+        let res = self.run(&built, true, Vec::new());
+        match res {
+            RunEnd::Done(_) => {
+                self.chunks = chunks;
+                self.forget_vars_of(&replaced, &built.program);
+                self.update_names(&built.program);
+                Outcome::Ok
+            }
+            RunEnd::Failed => {
+                self.globals = saved;
+                Outcome::Failed
+            }
+            RunEnd::Interrupted => {
+                self.globals = saved;
+                Outcome::Interrupted
+            }
+        }
+    }
+
+    /// Drops the variables whose type names a class that was just redefined (their
+    /// values have the old layout), saying so.
+    fn forget_vars_of(&mut self, replaced: &[String], program: &tir::Program) {
+        let classes: Vec<&String> = replaced
+            .iter()
+            .filter(|k| program.classes.iter().any(|c| &&c.name == k))
+            .collect();
+        if classes.is_empty() {
+            return;
+        }
+        self.vars.retain(|v| {
+            let uses =
+                v.ty.split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|w| classes.iter().any(|c| c.as_str() == w));
+            if uses {
+                eprintln!(
+                    "note: `{}` is forgotten: its type `{}` was redefined",
+                    v.name, v.ty
+                );
+            }
+            !uses
+        });
+    }
+
+    /// One statement input: runs it, keeps its variables, prints an expression's value.
+    pub fn statements(&mut self, text: &str, file: &str, line: usize) -> Outcome {
+        let params: Vec<String> = self
+            .vars
+            .iter()
+            .map(|v| format!("{}: {}", v.name, v.ty))
+            .collect();
+        let header = format!("fn {WRAPPER}({}) {{ if true {{ ", params.join(", "));
+        let body = text.trim_end();
+        let plain = Wrapped {
+            header: header.clone(),
+            body,
+            file,
+            line,
+        };
+        // An expression alone prints its value (unless it has none: a call of a
+        // function without a result).
+        let mut built = None;
+        let mut value = false;
+        if is_expression(body) {
+            let w = Wrapped {
+                header: format!("{header}let {VALUE} = "),
+                body,
+                file,
+                line,
+            };
+            match self.build(&self.chunks, Some(&w)) {
+                Ok(b) => {
+                    built = Some((b, w));
+                    value = true;
+                }
+                Err((sources, diags)) => {
+                    if !diags
+                        .iter()
+                        .any(|d| d.message == "this expression has no value")
+                    {
+                        eprint!("{}", render_all(&sources, &diags));
+                        return Outcome::Failed;
+                    }
+                }
+            }
+        }
+        let (built, wrapped) = match built {
+            Some(b) => b,
+            None => match self.build(&self.chunks, Some(&plain)) {
+                Ok(b) => (b, plain),
+                Err((sources, diags)) => {
+                    eprint!("{}", render_all(&sources, &diags));
+                    return Outcome::Failed;
+                }
+            },
+        };
+        let lets = new_lets(&built, &wrapped);
+        let regs: Vec<Value> = self.vars.iter().map(|v| v.value.clone()).collect();
+        let n_params = regs.len();
+        let header_chars = wrapped.header.chars().count();
+        let res = self.run_input(&built, regs, line, header_chars);
+        let regs = match res {
+            RunEnd::Done(regs) => regs,
+            RunEnd::Failed => return Outcome::Failed,
+            RunEnd::Interrupted => return Outcome::Interrupted,
+        };
+        for (v, r) in self.vars.iter_mut().zip(&regs) {
+            v.value = r.clone();
+        }
+        let mut shown = None;
+        for (k, (name, ty)) in lets.into_iter().enumerate() {
+            let r = regs.get(n_params + k).cloned().unwrap_or(Value::Nil);
+            if value && k == 0 {
+                shown = Some(r);
+                continue;
+            }
+            self.vars.retain(|v| v.name != name);
+            self.vars.push(Var { name, ty, value: r });
+        }
+        if let Some(v) = shown {
+            let mut s = String::new();
+            wo_vm::write_value(&mut s, &v, &built.image.classes, true);
+            s.push('\n');
+            let _ = self.stdout.write_all(s.as_bytes());
+            let _ = self.stdout.flush();
+        }
+        self.update_names(&built.program);
+        Outcome::Ok
+    }
+
+    /// Runs an input's wrapper, its trap frames shown at the user's positions.
+    fn run_input(
+        &mut self,
+        built: &Built,
+        regs: Vec<Value>,
+        line: usize,
+        header_chars: usize,
+    ) -> RunEnd {
+        let fix = move |stack: &mut Vec<StackFrame>| {
+            for f in stack.iter_mut() {
+                if f.function == WRAPPER {
+                    f.function = "input".to_string();
+                    if f.line as usize == line {
+                        f.col = f
+                            .col
+                            .saturating_sub(u32::try_from(header_chars).unwrap_or(0))
+                            .max(1);
+                    }
+                }
+            }
+        };
+        self.run_with(built, false, regs, &fix)
+    }
+
+    fn run(&mut self, built: &Built, init: bool, regs: Vec<Value>) -> RunEnd {
+        self.run_with(built, init, regs, &|_| {})
+    }
+
+    /// Runs the image's constants (`init`) or the wrapper on `regs`, with the host,
+    /// globals, database and fibers the session carries.
+    fn run_with(
+        &mut self,
+        built: &Built,
+        init: bool,
+        regs: Vec<Value>,
+        fix: &dyn Fn(&mut Vec<StackFrame>),
+    ) -> RunEnd {
+        let host = match self.host.take() {
+            Some(h) => h,
+            None => self.new_host(&built.image),
+        };
+        let natives = |name: &str| wo_stdlib::lookup(name);
+        let mut vm = match Vm::new(&built.image, &natives, host) {
+            Ok(vm) => vm,
+            Err(e) => {
+                eprintln!("wo: internal error: the session does not link: {e}");
+                return RunEnd::Failed;
+            }
+        };
+        vm.set_interrupt(self.interrupt.clone());
+        if let Some(fibers) = self.fibers.take() {
+            vm.adopt_fibers(fibers);
+        }
+        let database = self.database.take();
+        let adopted = match database {
+            Some(db) => vm.adopt(std::mem::take(&mut self.globals), db),
+            None => Ok(()),
+        };
+        let end = match adopted {
+            Err(e) => {
+                eprintln!("error: {e}");
+                RunEnd::Failed
+            }
+            Ok(()) => {
+                self.interrupt.store(false, Ordering::Relaxed);
+                let func = if init {
+                    built.image.init.map(|f| f.0)
+                } else {
+                    Some(built.func)
+                };
+                match func {
+                    None => RunEnd::Done(Vec::new()),
+                    Some(func) => self.finish(&mut vm, func, regs, fix),
+                }
+            }
+        };
+        let _ = self.stdout.flush();
+        if matches!(end, RunEnd::Interrupted) {
+            // The fibers the input left running stop with it.
+            drop(vm.take_fibers());
+            self.fibers = None;
+            eprintln!("interrupted");
+        } else {
+            self.fibers = Some(vm.take_fibers());
+        }
+        let (host, globals, database) = vm.into_parts();
+        self.host = Some(host);
+        self.globals = globals;
+        self.database = Some(database);
+        end
+    }
+
+    /// Runs `func` on `regs` to its end: the registers afterwards, or how it failed.
+    fn finish(
+        &mut self,
+        vm: &mut Vm<'_>,
+        func: u32,
+        regs: Vec<Value>,
+        fix: &dyn Fn(&mut Vec<StackFrame>),
+    ) -> RunEnd {
+        let mut fiber = match vm.fiber_at(func, 0, regs) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("wo: internal error: {e}");
+                return RunEnd::Failed;
+            }
+        };
+        match vm.run_to_end(&mut fiber) {
+            Status::Done(_) => RunEnd::Done(fiber.into_registers()),
+            Status::Trap { trap, mut stack } => {
+                let _ = self.stdout.flush();
+                fix(&mut stack);
+                report_trap(&trap, &stack);
+                RunEnd::Failed
+            }
+            Status::Exit(code) => {
+                let _ = self.stdout.flush();
+                std::process::exit(code);
+            }
+            Status::Fault(msg) => {
+                eprintln!("wo: {msg}");
+                RunEnd::Failed
+            }
+            Status::Interrupted => RunEnd::Interrupted,
+            Status::Yield | Status::Wait(_) => RunEnd::Failed,
+        }
+    }
+
+    fn update_names(&mut self, program: &tir::Program) {
+        let mut names = self.names.borrow_mut();
+        names.vars = self
+            .vars
+            .iter()
+            .map(|v| (v.name.clone(), v.ty.clone()))
+            .collect();
+        names.decls = self
+            .chunks
+            .iter()
+            .filter(|c| !c.key.starts_with("use "))
+            .map(|c| c.key.clone())
+            .collect();
+        names.modules = self
+            .chunks
+            .iter()
+            .filter_map(|c| c.key.strip_prefix("use ").map(str::to_string))
+            .collect();
+        names.classes = program
+            .classes
+            .iter()
+            .map(|c| {
+                let mut members: Vec<String> = c.fields.iter().map(|f| f.name.clone()).collect();
+                members.extend(c.methods.iter().map(|(m, _)| m.clone()));
+                if c.table.is_some() {
+                    members.push("id".to_string());
+                }
+                (c.name.clone(), members)
+            })
+            .collect();
+    }
+
+    /// The stored table names with their class and row count, in table order.
+    pub fn tables(&self) -> Vec<(String, Option<String>, usize)> {
+        let Some(db) = &self.database else {
+            return Vec::new();
+        };
+        let engine = db.db();
+        engine
+            .schema()
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(t, def)| {
+                let class = self
+                    .chunks
+                    .iter()
+                    .find(|c| c.table.as_deref() == Some(def.name.as_str()))
+                    .map(|c| c.key.clone());
+                let n = u32::try_from(t).map_or(0, |t| engine.len(t));
+                (def.name.clone(), class, n)
+            })
+            .collect()
+    }
+}
+
+enum RunEnd {
+    Done(Vec<Value>),
+    Failed,
+    Interrupted,
+}
+
+/// Whether a statement input is a lone expression (its value is printed).
+fn is_expression(body: &str) -> bool {
+    let src = format!("{}{body}\n}}\n", super::input::PARSE_HEADER);
+    let (m, d) = wo_compiler::parse(&src, FileId(0));
+    if !d.is_empty() {
+        return false;
+    }
+    match m.items.first() {
+        Some(ast::Item::Fn(f)) => {
+            f.body.stmts.len() == 1 && matches!(f.body.stmts[0].kind, StmtKind::Expr(_))
+        }
+        _ => false,
+    }
+}
+
+/// The variables an input declares at its top level, in order, with their types as
+/// source (the written annotation, else the inferred type).
+fn new_lets(built: &Built, w: &Wrapped<'_>) -> Vec<(String, String)> {
+    let Some(func) = built.program.funcs.get(built.func as usize) else {
+        return Vec::new();
+    };
+    let block = match func.body.first().map(|s| &s.kind) {
+        Some(tir::StmtKind::If { then, .. }) => then,
+        _ => &func.body,
+    };
+    let class_names: Vec<String> = built
+        .program
+        .classes
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let inferred: Vec<String> = block
+        .iter()
+        .filter_map(|s| match &s.kind {
+            tir::StmtKind::Let(_, e) => Some(e.ty.display(&class_names).to_string()),
+            _ => None,
+        })
+        .collect();
+    // The names and written types come from the syntax tree of the same source.
+    let src = w.source();
+    let (m, _) = wo_compiler::parse(&src, FileId(0));
+    let Some(ast::Item::Fn(f)) = m.items.first() else {
+        return Vec::new();
+    };
+    let stmts = match f.body.stmts.first().map(|s| &s.kind) {
+        Some(StmtKind::If { then, .. }) => &then.stmts,
+        _ => return Vec::new(),
+    };
+    let lets: Vec<(String, Option<String>)> = stmts
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Let { name, ty, .. } => Some((
+                name.name.clone(),
+                ty.as_ref()
+                    .and_then(|t| src.get(t.span.lo as usize..t.span.hi as usize))
+                    .map(str::to_string),
+            )),
+            _ => None,
+        })
+        .collect();
+    if lets.len() != inferred.len() {
+        return Vec::new();
+    }
+    lets.into_iter()
+        .zip(inferred)
+        .map(|((name, written), inferred)| (name, written.unwrap_or(inferred)))
+        .collect()
+}
+
+/// The items of a declaration input: where each starts, its key and its stored table.
+fn split_items(text: &str) -> Vec<(usize, String, Option<String>)> {
+    let (m, _) = wo_compiler::parse(text, FileId(0));
+    let mut out = Vec::new();
+    for item in &m.items {
+        let (start, key, table) = match item {
+            ast::Item::Use(id) => {
+                let lo = id.span.lo as usize;
+                let start = text[..lo].rfind("use").unwrap_or(lo);
+                (start, format!("use {}", id.name), None)
+            }
+            ast::Item::Const { name, span, .. } => (span.lo as usize, name.name.clone(), None),
+            ast::Item::Fn(f) => (f.span.lo as usize, f.name.name.clone(), None),
+            ast::Item::Class(c) => {
+                let start = c
+                    .annots
+                    .iter()
+                    .map(|a| a.span.lo)
+                    .chain(std::iter::once(c.span.lo))
+                    .min()
+                    .unwrap_or(c.span.lo) as usize;
+                (start, c.name.name.clone(), stored_name(c))
+            }
+        };
+        out.push((start, key, table));
+    }
+    if let Some(first) = out.first_mut() {
+        // Comments before the first item go with it.
+        first.0 = 0;
+    }
+    out
+}
+
+/// The stored name of a `@table` class: its `name:` argument, else the class name.
+fn stored_name(c: &ast::ClassDecl) -> Option<String> {
+    let table = c.annots.iter().find(|a| a.name.name == "table")?;
+    let named = table.args.iter().flatten().find(|a| a.name.name == "name");
+    if let Some(arg) = named {
+        if let ExprKind::Text(parts) = &arg.value.kind {
+            if let [TextPart::Lit(s)] = parts.as_slice() {
+                return Some(s.clone());
+            }
+        }
+    }
+    Some(c.name.name.clone())
+}
+
+/// The 1-based line and byte column of `offset` in `text`, which starts on `line`.
+fn line_col_of(text: &str, offset: usize, line: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let l = line + before.matches('\n').count();
+    let c = offset - before.rfind('\n').map_or(0, |i| i + 1);
+    (l, c)
+}
