@@ -142,6 +142,19 @@ impl<'a> Checker<'a> {
                     span,
                 });
             }
+            Some(b) if matches!(obj.kind, E::Local(_)) => {
+                // A local receiver is read twice in place: no expression can assign a
+                // local, so `o` is the same object for the read and the write, and the
+                // temporary copy (a reference count up and down) is not needed.
+                let cur = Expr::new(get(obj.clone()), fty.clone(), target.span);
+                let rhs = self.expr(value, Some(&fty));
+                let v = self.binary(b, cur, rhs, span);
+                self.expect_assignable(&v, &fty, value.span);
+                out.push(Stmt {
+                    kind: set(obj, v),
+                    span,
+                });
+            }
             Some(b) => {
                 // `o.f op= v` evaluates `o` once: `{ let t = o; t.f = t.f op v }`.
                 let tmp = self.ctx.locals.len();
