@@ -56,6 +56,53 @@ const NARROW: usize = 256;
 /// without a check. The register file then keeps 1.5 MB spare above the top frame.
 const WIDE: usize = 1 << 16;
 
+/// A builtin as the image links it: a native function, or one of the few hot `math`
+/// functions the instruction loop computes itself (no call through the native table, no
+/// `Result` to unpack). The native is still looked up, so linking fails the same way.
+#[derive(Clone, Copy)]
+enum Linked {
+    Native(NativeFn),
+    Float(FloatFn),
+}
+
+/// The builtins on one Float that [`Linked::Float`] runs in the loop; each computes
+/// exactly what its `wo-stdlib` native does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FloatFn {
+    Sqrt,
+    Floor,
+    Ceil,
+    Round,
+    Abs,
+}
+
+impl FloatFn {
+    #[inline(always)]
+    fn apply(self, x: f64) -> f64 {
+        match self {
+            FloatFn::Sqrt => x.sqrt(),
+            FloatFn::Floor => x.floor(),
+            FloatFn::Ceil => x.ceil(),
+            // Half away from zero, as `math.round` is specified.
+            FloatFn::Round => x.round(),
+            FloatFn::Abs => x.abs(),
+        }
+    }
+}
+
+impl Linked {
+    fn of(name: &str, native: NativeFn) -> Linked {
+        match name {
+            "math.sqrt" => Linked::Float(FloatFn::Sqrt),
+            "math.floor" => Linked::Float(FloatFn::Floor),
+            "math.ceil" => Linked::Float(FloatFn::Ceil),
+            "math.round" => Linked::Float(FloatFn::Round),
+            "abs_float" => Linked::Float(FloatFn::Abs),
+            _ => Linked::Native(native),
+        }
+    }
+}
+
 /// One activation: which function, where it continues, where its registers start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame {
@@ -206,7 +253,7 @@ enum Step {
 pub struct Vm<'img> {
     image: &'img Image,
     consts: Vec<Value>,
-    natives: Vec<NativeFn>,
+    natives: Vec<Linked>,
     /// The global slots up to the highest one an instruction names (the verifier keeps
     /// every such index below the image's `n_globals`).
     pub globals: Vec<Value>,
@@ -250,7 +297,7 @@ impl<'img> Vm<'img> {
                 });
             }
             let f = natives(&b.name).ok_or_else(|| LinkError::UnknownBuiltin(b.name.clone()))?;
-            linked.push(f);
+            linked.push(Linked::of(&b.name, f));
         }
         check_image(image)?;
         let database = Database::new(image)?;
@@ -654,7 +701,7 @@ impl<'img> Vm<'img> {
         macro_rules! float_arith {
             ($a:expr, $b:expr, $c:expr, $op:tt) => {{
                 let v = float!($b) $op float!($c);
-                r!($a) = Value::Float(v);
+                set_float(&mut r!($a), v);
             }};
         }
         macro_rules! back_edge {
@@ -684,14 +731,18 @@ impl<'img> Vm<'img> {
             match *op {
                 Op::Nop {} => {}
                 Op::Move { a, b } => {
-                    let v = r!(b).clone();
-                    r!(a) = v;
+                    if let Value::Float(x) = r!(b) {
+                        set_float(&mut r!(a), x);
+                        continue;
+                    }
+                    let v = copy(&r!(b));
+                    put(&mut r!(a), v);
                 }
-                Op::LoadConst { a, k } => r!(a) = consts[k.index()].clone(),
+                Op::LoadConst { a, k } => put(&mut r!(a), consts[k.index()].clone()),
                 Op::LoadInt { a, v } => set_int(&mut r!(a), i64::from(v)),
-                Op::LoadNil { a } => r!(a) = Value::Nil,
-                Op::LoadBool { a, v } => r!(a) = Value::Bool(v),
-                Op::GetGlobal { a, g } => r!(a) = globals[g.index()].clone(),
+                Op::LoadNil { a } => put(&mut r!(a), Value::Nil),
+                Op::LoadBool { a, v } => put(&mut r!(a), Value::Bool(v)),
+                Op::GetGlobal { a, g } => put(&mut r!(a), globals[g.index()].clone()),
                 Op::SetGlobal { g, a } => globals[g.index()] = r!(a).clone(),
 
                 Op::AddInt { a, b, c } => int_arith!(a, b, c, checked_add, "+"),
@@ -739,11 +790,11 @@ impl<'img> Vm<'img> {
                 Op::RemFloat { a, b, c } => float_arith!(a, b, c, %),
                 Op::NegFloat { a, b } => {
                     let v = -float!(b);
-                    r!(a) = Value::Float(v);
+                    put(&mut r!(a), Value::Float(v));
                 }
                 Op::IntToFloat { a, b } => {
                     let v = int!(b) as f64;
-                    r!(a) = Value::Float(v);
+                    put(&mut r!(a), Value::Float(v));
                 }
                 Op::FloatToInt { a, b } => {
                     let f = float!(b);
@@ -761,27 +812,27 @@ impl<'img> Vm<'img> {
 
                 Op::CmpInt { a, b, c, op } => {
                     let v = op.test(&int!(b), &int!(c));
-                    r!(a) = Value::Bool(v);
+                    put(&mut r!(a), Value::Bool(v));
                 }
                 Op::CmpFloat { a, b, c, op } => {
                     let v = op.test(&float!(b), &float!(c));
-                    r!(a) = Value::Bool(v);
+                    put(&mut r!(a), Value::Bool(v));
                 }
                 Op::CmpText { a, b, c, op } => {
                     let v = op.test(text!(b).as_bytes(), text!(c).as_bytes());
-                    r!(a) = Value::Bool(v);
+                    put(&mut r!(a), Value::Bool(v));
                 }
                 Op::Eq { a, b, c } => {
                     let v = values_eq(&r!(b), &r!(c));
-                    r!(a) = Value::Bool(v);
+                    put(&mut r!(a), Value::Bool(v));
                 }
                 Op::Ne { a, b, c } => {
                     let v = !values_eq(&r!(b), &r!(c));
-                    r!(a) = Value::Bool(v);
+                    put(&mut r!(a), Value::Bool(v));
                 }
                 Op::Not { a, b } => {
                     let v = !boolean!(b);
-                    r!(a) = Value::Bool(v);
+                    put(&mut r!(a), Value::Bool(v));
                 }
 
                 Op::Concat { a, b, c } => {
@@ -795,7 +846,7 @@ impl<'img> Vm<'img> {
                     scratch.push_str(x);
                     scratch.push_str(y);
                     match take_text(scratch) {
-                        Ok(t) => r!(a) = Value::Text(t),
+                        Ok(t) => put(&mut r!(a), Value::Text(t)),
                         Err(t) => {
                             save!();
                             return Step::Trap(t);
@@ -822,7 +873,7 @@ impl<'img> Vm<'img> {
                         }
                     }
                     match take_text(scratch) {
-                        Ok(t) => r!(a) = Value::Text(t),
+                        Ok(t) => put(&mut r!(a), Value::Text(t)),
                         Err(t) => {
                             save!();
                             return Step::Trap(t);
@@ -830,7 +881,7 @@ impl<'img> Vm<'img> {
                     }
                 }
                 Op::ToText { a, b } => match display::try_text_of(&r!(b), &host.classes) {
-                    Ok(t) => r!(a) = Value::Text(t),
+                    Ok(t) => put(&mut r!(a), Value::Text(t)),
                     Err(t) => {
                         save!();
                         return Step::Trap(t);
@@ -956,7 +1007,14 @@ impl<'img> Vm<'img> {
                 }
                 Op::CallBuiltin { f, base: b, n } => {
                     let lo = b.index();
-                    let native = natives[f.index()];
+                    let native = match natives[f.index()] {
+                        Linked::Native(native) => native,
+                        Linked::Float(op) => {
+                            let x = float!(b);
+                            set_float(&mut r!(b), op.apply(x));
+                            continue;
+                        }
+                    };
                     match native(host, &fr[lo..lo + usize::from(n)]) {
                         Ok(v) => fr[lo] = v,
                         Err(Stop::Trap(t)) => {
@@ -1044,13 +1102,16 @@ impl<'img> Vm<'img> {
                         trap!(Nil, "unwrap of nil");
                     }
                     let v = r!(b).clone();
-                    r!(a) = v;
+                    put(&mut r!(a), v);
                 }
 
                 Op::NewList { a, b, n } => {
                     let lo = b.index();
                     let items = fr[lo..lo + usize::from(n)].to_vec();
-                    r!(a) = Value::List(Rc::new(std::cell::RefCell::new(items)));
+                    put(
+                        &mut r!(a),
+                        Value::List(Rc::new(std::cell::RefCell::new(items))),
+                    );
                 }
                 Op::ListGet { a, b, c } => {
                     let i = int!(c);
@@ -1058,13 +1119,13 @@ impl<'img> Vm<'img> {
                         Value::List(l) => {
                             let l = l.borrow();
                             match usize::try_from(i).ok().and_then(|i| l.get(i)) {
-                                Some(v) => v.clone(),
+                                Some(v) => copy(v),
                                 None => trap!(Bounds, bounds_msg(i, l.len())),
                             }
                         }
                         other => fault!("expected a list, found {}", type_name(other)),
                     };
-                    r!(a) = v;
+                    put(&mut r!(a), v);
                 }
                 Op::ListSet { a, b, c } => {
                     let i = int!(b);
@@ -1100,7 +1161,7 @@ impl<'img> Vm<'img> {
                         };
                         m.insert(k, pair[1].clone());
                     }
-                    r!(a) = Value::Map(Rc::new(std::cell::RefCell::new(m)));
+                    put(&mut r!(a), Value::Map(Rc::new(std::cell::RefCell::new(m))));
                 }
                 Op::MapGet { a, b, c } => {
                     let v = match (&r!(b), &r!(c)) {
@@ -1112,7 +1173,7 @@ impl<'img> Vm<'img> {
                         }
                         (other, _) => fault!("expected a map, found {}", type_name(other)),
                     };
-                    r!(a) = v;
+                    put(&mut r!(a), v);
                 }
                 Op::MapSet { a, b, c } => {
                     let v = r!(c).clone();
@@ -1148,8 +1209,8 @@ impl<'img> Vm<'img> {
                         }
                         other => fault!("expected a map, found {}", type_name(other)),
                     };
-                    r!(k) = key;
-                    r!(v) = val;
+                    put(&mut r!(k), key);
+                    put(&mut r!(v), val);
                 }
 
                 Op::NewObj { a, c, b } => {
@@ -1162,9 +1223,30 @@ impl<'img> Vm<'img> {
                     }));
                 }
                 Op::GetField { a, b, f } => {
+                    // A number field goes straight into the register's payload, with no
+                    // `Value` in between (the general path below copies all 24 bytes).
+                    let num = match &r!(b) {
+                        Value::Obj(o) => match o.fields.borrow().get(f.index()) {
+                            Some(&Value::Float(x)) => Num::Float(x),
+                            Some(&Value::Int(x)) => Num::Int(x),
+                            _ => Num::Other,
+                        },
+                        _ => Num::Other,
+                    };
+                    match num {
+                        Num::Float(x) => {
+                            set_float(&mut r!(a), x);
+                            continue;
+                        }
+                        Num::Int(x) => {
+                            set_int(&mut r!(a), x);
+                            continue;
+                        }
+                        Num::Other => {}
+                    }
                     let v = match &r!(b) {
                         Value::Obj(o) => match o.fields.borrow().get(f.index()) {
-                            Some(v) => v.clone(),
+                            Some(v) => copy(v),
                             None => fault!("no field {} in the object", f.index()),
                         },
                         Value::Error(e) => match f.index() {
@@ -1176,13 +1258,19 @@ impl<'img> Vm<'img> {
                         },
                         other => fault!("expected an object, found {}", type_name(other)),
                     };
-                    r!(a) = v;
+                    put(&mut r!(a), v);
                 }
                 Op::SetField { a, f, b } => {
-                    let v = r!(b).clone();
+                    if let (&Value::Float(x), Value::Obj(o)) = (&r!(b), &r!(a)) {
+                        if let Some(slot) = o.fields.borrow_mut().get_mut(f.index()) {
+                            set_float(slot, x);
+                            continue;
+                        }
+                    }
+                    let v = copy(&r!(b));
                     match &r!(a) {
                         Value::Obj(o) => match o.fields.borrow_mut().get_mut(f.index()) {
-                            Some(slot) => *slot = v,
+                            Some(slot) => put(slot, v),
                             None => fault!("no field {} in the object", f.index()),
                         },
                         other => fault!("expected an object, found {}", type_name(other)),
@@ -1192,12 +1280,12 @@ impl<'img> Vm<'img> {
                     let lo = b.index();
                     let n = image.tables[t.index()].columns.len();
                     let v = db!(database.insert(t.0, &fr[lo..lo + n]));
-                    r!(a) = v;
+                    put(&mut r!(a), v);
                     commit_wait!();
                 }
                 Op::DbGetField { a, b, t, f } => {
                     let v = db!(database.get_field(t.0, &r!(b), f.index()));
-                    r!(a) = v;
+                    put(&mut r!(a), v);
                 }
                 Op::DbUpdateField { a, t, f, b } => {
                     db!(database.update_field(t.0, &r!(a), f.index(), &r!(b)));
@@ -1209,7 +1297,7 @@ impl<'img> Vm<'img> {
                 }
                 Op::DbFind { a, t, b } => {
                     let v = db!(database.find(t.0, &r!(b)));
-                    r!(a) = v;
+                    put(&mut r!(a), v);
                 }
                 Op::DbRowId { a, b } => {
                     let id = db!(database::row_id(&r!(b)));
@@ -1217,13 +1305,13 @@ impl<'img> Vm<'img> {
                 }
                 Op::DbAlive { a, b } => {
                     let v = db!(database.alive(&r!(b)));
-                    r!(a) = Value::Bool(v);
+                    put(&mut r!(a), Value::Bool(v));
                 }
                 Op::DbQuery { a, q, b } => {
                     let lo = b.index();
                     let n = usize::from(image.queries[q.index()].n_args);
                     let v = db!(database.query(q.0, &fr[lo..lo + n]));
-                    r!(a) = v;
+                    put(&mut r!(a), v);
                 }
                 Op::TxBegin {} => db!(database.begin(fiber_id, frames.len(), handlers.len())),
                 Op::TxCommit {} => {
@@ -1245,7 +1333,7 @@ impl<'img> Vm<'img> {
                         fault!("expected a task, found {}", type_name(&r!(b)))
                     };
                     match join(task, database.tx.is_some()) {
-                        Ok(v) => r!(a) = v,
+                        Ok(v) => put(&mut r!(a), v),
                         Err(JoinStop::Trap(t)) => {
                             save!();
                             return Step::Trap(t);
@@ -1361,7 +1449,50 @@ fn set_int(slot: &mut Value, v: i64) {
     if let Value::Int(x) = slot {
         *x = v;
     } else {
-        *slot = Value::Int(v);
+        put(slot, Value::Int(v));
+    }
+}
+
+/// Stores `v` in `slot`. The old value is dropped only when it holds a reference: for a
+/// number, a Bool, nil or a row handle there is nothing to release, and skipping the
+/// (out-of-line) drop glue is most of the cost of a register write in numeric code.
+#[inline(always)]
+fn put(slot: &mut Value, v: Value) {
+    if slot.is_plain() {
+        std::mem::forget(std::mem::replace(slot, v));
+    } else {
+        *slot = v;
+    }
+}
+
+/// `slot = v` for a Float: a register that already holds a Float (the usual case in a
+/// numeric loop) only has its payload rewritten.
+#[inline(always)]
+fn set_float(slot: &mut Value, v: f64) {
+    if let Value::Float(x) = slot {
+        *x = v;
+    } else {
+        put(slot, Value::Float(v));
+    }
+}
+
+/// A number read out of an object's field, or `Other` for anything the general path
+/// handles (a `Copy` type, so the fast path holds nothing that needs dropping).
+#[derive(Clone, Copy)]
+enum Num {
+    Float(f64),
+    Int(i64),
+    Other,
+}
+
+/// A copy of `v`: numbers are copied without going through `Clone`'s match over every
+/// variant; anything else is cloned (a reference count goes up).
+#[inline(always)]
+fn copy(v: &Value) -> Value {
+    match v {
+        Value::Float(f) => Value::Float(*f),
+        Value::Int(i) => Value::Int(*i),
+        other => other.clone(),
     }
 }
 

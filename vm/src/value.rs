@@ -143,6 +143,18 @@ pub enum Value {
     Task(Rc<TaskCell>),
 }
 
+impl Value {
+    /// Whether the value holds no reference (nil, a Bool, a number, a row handle): it
+    /// can be overwritten without dropping anything.
+    #[inline(always)]
+    pub fn is_plain(&self) -> bool {
+        matches!(
+            self,
+            Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Row(_)
+        )
+    }
+}
+
 /// What a `task` value refers to: the fiber that runs it, and how it ended.
 #[derive(Debug)]
 pub struct TaskCell {
