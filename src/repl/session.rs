@@ -592,6 +592,9 @@ impl Session {
                 }
             }
         };
+        // A Ctrl-C that came after the run ended is no second one (which would end
+        // the process).
+        self.interrupt.store(false, Ordering::Relaxed);
         let _ = self.stdout.flush();
         if matches!(end, RunEnd::Interrupted) {
             // The fibers the input left running stop with it.
