@@ -317,3 +317,26 @@ pub fn db_checkpoint(dir: &Path) -> Result<(), Failure> {
     );
     Ok(())
 }
+
+/// A failure of `wo db export` or `wo db mirror`, with its status.
+fn mirror_failure(e: &wo_mirror::Error) -> Failure {
+    Failure::Data {
+        status: e.exit_status(),
+        message: e.to_string(),
+    }
+}
+
+/// `wo db export DIR [--table NAME] [--format jsonl|csv|sql]`: the rows on stdout.
+pub fn db_export(dir: &Path, table: Option<&str>, format: &str) -> Result<(), Failure> {
+    use wo_mirror::export::Format;
+    let format = match format {
+        "csv" => Format::Csv,
+        "sql" => Format::Sql,
+        _ => Format::Jsonl,
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    wo_mirror::export::export(dir, table, format, &mut out)
+        .map(|_| ())
+        .map_err(|e| mirror_failure(&e))
+}

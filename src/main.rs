@@ -101,6 +101,17 @@ enum DbCommand {
         /// The data directory.
         dir: PathBuf,
     },
+    /// Write the rows out (read-only; allowed while a program runs on DIR).
+    Export {
+        /// The data directory.
+        dir: PathBuf,
+        /// Only this table (needed for csv).
+        #[arg(long, value_name = "NAME")]
+        table: Option<String>,
+        /// jsonl (the default), csv or sql.
+        #[arg(long, value_name = "FORMAT", default_value = "jsonl", value_parser = ["jsonl", "csv", "sql"])]
+        format: String,
+    },
 }
 
 /// Makes every panic an internal error: a message on stderr and exit status 70, never
@@ -134,6 +145,9 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Fmt { paths, check } => fmt::fmt(&paths, check),
         Command::Db(DbCommand::Verify { dir }) => commands::db_verify(&dir),
         Command::Db(DbCommand::Checkpoint { dir }) => commands::db_checkpoint(&dir),
+        Command::Db(DbCommand::Export { dir, table, format }) => {
+            commands::db_export(&dir, table.as_deref(), &format)
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The crate graph stays the one STYLE.md draws: `wo → wo-compiler → wo-bytecode ←
 //! wo-vm → wo-db`, `wo-stdlib → wo-vm` (and `wo-stdlib → wo-bytecode`), and the CLI
-//! `wo` on top of `wo-vm`, `wo-stdlib` and `wo-bytecode`. This test reads every
+//! `wo` on top of `wo-vm`, `wo-stdlib` and `wo-bytecode`; besides, `wo → wo-mirror →
+//! wo-db` (export and the PostgreSQL mirror read data directories, nothing else). This test reads every
 //! workspace manifest and fails on an internal dependency edge (normal, build or dev)
 //! that is not in that list, so the compiler never grows a dependency on the VM, nor
 //! the database on bytecode. Adding an edge is a design change: update STYLE.md and
@@ -20,6 +21,8 @@ const ALLOWED: &[(&str, &str)] = &[
     ("wo-vm", "wo-db"),
     ("wo-stdlib", "wo-vm"),
     ("wo-stdlib", "wo-bytecode"),
+    ("wo", "wo-mirror"),
+    ("wo-mirror", "wo-db"),
 ];
 
 /// One workspace crate: its package name and its manifest's text.

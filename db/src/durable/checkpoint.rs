@@ -275,13 +275,25 @@ impl Body<'_> {
     }
 }
 
-/// Checks a whole checkpoint file (header, both checksums) and decodes its schema:
-/// `(offset, what)` on any problem.
-pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
-    if buf.len() < CKPT_V1_HEADER_LEN + 4 {
+/// What a checkpoint's header says, checked: the header CRC, flags, LSN range, and the
+/// body length against the file length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub lsn: u64,
+    /// `None` in a version 1 file.
+    pub salts: Option<Salts>,
+    /// Header length: where the body starts.
+    pub hlen: usize,
+    pub body_len: u64,
+}
+
+/// Checks the header at the start of `buf` (at least the first 52 bytes of the file,
+/// fewer if the file is shorter) of a checkpoint file of `file_len` bytes.
+pub(crate) fn header(buf: &[u8], file_len: u64) -> Result<Header, (u64, String)> {
+    if buf.len() < CKPT_V1_HEADER_LEN || file_len < (CKPT_V1_HEADER_LEN + 4) as u64 {
         return Err((
             0,
-            format!("checkpoint is {} bytes, too short for a header", buf.len()),
+            format!("checkpoint is {file_len} bytes, too short for a header"),
         ));
     }
     if buf[0..8] != CKPT_MAGIC {
@@ -302,10 +314,10 @@ pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
             return Err((8, format!("checkpoint format version {version} is not supported (this build reads 1 and {CKPT_VERSION})")));
         }
     };
-    if buf.len() < hlen + 4 {
+    if buf.len() < hlen || file_len < (hlen + 4) as u64 {
         return Err((
             0,
-            format!("checkpoint is {} bytes, too short for a header", buf.len()),
+            format!("checkpoint is {file_len} bytes, too short for a header"),
         ));
     }
     let crc_at = hlen - 4;
@@ -329,15 +341,26 @@ pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
     });
     let body_len = le64(&buf[24..32]);
     let want = (hlen as u64).saturating_add(body_len).saturating_add(4);
-    if want != buf.len() as u64 {
+    if want != file_len {
         return Err((
             24,
-            format!(
-                "checkpoint body length {body_len} does not match the file length {}",
-                buf.len()
-            ),
+            format!("checkpoint body length {body_len} does not match the file length {file_len}"),
         ));
     }
+    Ok(Header {
+        lsn,
+        salts,
+        hlen,
+        body_len,
+    })
+}
+
+/// Checks a whole checkpoint file (header, both checksums) and decodes its schema:
+/// `(offset, what)` on any problem.
+pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
+    let Header {
+        lsn, salts, hlen, ..
+    } = header(buf, buf.len() as u64)?;
     let body = &buf[hlen..buf.len() - 4];
     if crc32fast::hash(body) != le32(&buf[buf.len() - 4..]) {
         return Err((

@@ -18,6 +18,7 @@
 mod checkpoint;
 mod codec;
 mod migrate;
+pub mod read;
 mod restore;
 mod sim;
 mod storage;

@@ -125,6 +125,8 @@ pub(crate) fn seal(rec: &mut [u8], salt: u64, lsn: u64, durable_lsn: u64) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Frame {
     pub lsn: u64,
+    /// The last LSN known durable when the record was written.
+    pub durable_lsn: u64,
     /// File offset of the payload.
     pub payload_at: u64,
     /// File offset just past the record.
@@ -246,7 +248,11 @@ impl<'f> LogSource<'f> {
 
     /// The record at `pos` if it is complete and its checksum (which covers this
     /// generation's salt) matches, with its payload.
-    fn frame_at(&mut self, pos: u64, salt: u64) -> Result<Option<(Frame, &[u8])>, ScanError> {
+    pub(crate) fn frame_at(
+        &mut self,
+        pos: u64,
+        salt: u64,
+    ) -> Result<Option<(Frame, &[u8])>, ScanError> {
         let Some(frame) = self.get(pos, FRAME_LEN)? else {
             return Ok(None);
         };
@@ -263,6 +269,7 @@ impl<'f> LogSource<'f> {
         }
         let fr = Frame {
             lsn: le64(&frame[8..16]),
+            durable_lsn: le64(&frame[16..24]),
             payload_at: pos + FRAME_LEN as u64,
             end: pos + (FRAME_LEN + len) as u64,
         };

@@ -1,0 +1,884 @@
+//! Reading a data directory beside the program that writes it, for `wo db export` and
+//! `wo db mirror`: no lock is taken or tested (the holder is looked up in
+//! `/proc/locks`), nothing is written, and only what recovery would restore is ever
+//! handed out.
+//!
+//! **The durable prefix.** A record the writer has written is not yet acknowledged:
+//! its sync may still fail, and then the writer cuts it from the log and undoes it. A
+//! reader cannot see the writer's syncs, but every record carries the last LSN known
+//! durable when it was written (`docs/wal-format.md`), and a checkpoint is taken only
+//! when everything before it is durable. So while a process holds the directory, the
+//! records that are *final* are those up to the largest durable LSN any record states
+//! (and the checkpoint's LSN, and the first record of a generation, which is synced
+//! before the log is renamed into place). When no process holds the directory (looked
+//! up before and after reading, and the last record read again after the second
+//! look), every valid record is final: it is what the next recovery replays. The
+//! records after the final ones are *in doubt* and are not handed out; they become
+//! final when a later record says so or the writer exits. So a writer that stops
+//! writing leaves its last batch in doubt for readers until it writes again or exits.
+//!
+//! [`snapshot`] streams the state at the final LSN table by table (the checkpoint's rows
+//! merged with the changes the log makes to them, in id order; memory for the log's
+//! changed rows and one read window, not for the data); the returned [`Follower`]
+//! then hands out every later final record in log order, across checkpoints (an old
+//! log generation stays readable through the descriptor it was opened with, so the
+//! records before a checkpoint are still read when the follower keeps up), or says
+//! the records it needs are gone ([`Poll::Gone`]), when the caller must copy again.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::checkpoint::{self, CKPT_HEADER_LEN};
+use super::codec::{self, Item, Reader, StoredType};
+use super::storage::{RealStorage, Storage, StorageFile};
+use super::wal::{LogSource, WalHeader, HEADER_LEN};
+use super::{check_tie, damaged, io_err, open_existing, read_header, OpenError};
+use crate::{Cell, RowId};
+
+/// A durable table as the directory stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<Column>,
+}
+
+/// A stored column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+}
+
+/// The type of a stored column; a reference names its target table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnType {
+    Int,
+    Float,
+    Bool,
+    Text,
+    Ref(String),
+}
+
+fn table_of(st: &codec::StoredTable) -> Table {
+    Table {
+        name: st.name.clone(),
+        columns: st
+            .columns
+            .iter()
+            .map(|c| Column {
+                name: c.name.clone(),
+                ty: match &c.ty {
+                    StoredType::Int => ColumnType::Int,
+                    StoredType::Float => ColumnType::Float,
+                    StoredType::Bool => ColumnType::Bool,
+                    StoredType::Text => ColumnType::Text,
+                    StoredType::Ref(t) => ColumnType::Ref(t.clone()),
+                },
+                nullable: c.nullable,
+            })
+            .collect(),
+    }
+}
+
+/// One change of a record; `table` indexes [`Follower::tables`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// A table the log declares for the first time (its definition is in `tables`).
+    CreateTable(usize),
+    Insert {
+        table: usize,
+        id: RowId,
+        cells: Vec<Cell>,
+    },
+    /// One column of a row (only the changed column is logged).
+    Update {
+        table: usize,
+        id: RowId,
+        col: usize,
+        cell: Cell,
+    },
+    Delete {
+        table: usize,
+        id: RowId,
+    },
+}
+
+/// One final log record: one committed statement or transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub lsn: u64,
+    pub changes: Vec<Change>,
+}
+
+/// What [`snapshot`] streams.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The rows of this table follow, in id order.
+    Table(&'a Table),
+    Row(RowId, &'a [Cell]),
+    EndTable,
+}
+
+/// How many times a checkpoint and log pair is read again when a writer's checkpoint
+/// replaces one of them between the two opens.
+const ATTEMPTS: usize = 50;
+/// Bytes read at once.
+const CHUNK: usize = 1 << 20;
+
+/// A checkpoint whose header and body checksum have been checked.
+struct Ckpt {
+    file: Box<dyn StorageFile>,
+    head: checkpoint::Header,
+}
+
+/// A checkpoint and the log generation that goes with it, each opened once.
+struct Pair {
+    dir: PathBuf,
+    wal: Box<dyn StorageFile>,
+    hdr: WalHeader,
+    ckpt: Option<Ckpt>,
+}
+
+/// Where the next record is expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pos {
+    offset: u64,
+    lsn: u64,
+}
+
+/// What a pass over the frames from some position found.
+#[derive(Debug, Clone, Copy)]
+struct Survey {
+    last_lsn: u64,
+    /// Offset of the last valid record (0 when none was read).
+    last_at: u64,
+    end: u64,
+    max_durable: u64,
+}
+
+fn open_pair(storage: &dyn Storage, dir: &Path) -> Result<Pair, OpenError> {
+    let wal_path = dir.join("wal");
+    let ckpt_path = dir.join("checkpoint");
+    let mut last = None;
+    for _ in 0..ATTEMPTS {
+        let ckpt = open_existing(storage, &ckpt_path)?;
+        let wal = open_existing(storage, &wal_path)?;
+        let wal = match (wal, &ckpt) {
+            (None, None) => {
+                return Err(OpenError::NotADataDirectory {
+                    dir: dir.to_path_buf(),
+                })
+            }
+            (None, Some(_)) => {
+                return Err(damaged(
+                    &wal_path,
+                    0,
+                    "the log is missing but a checkpoint exists",
+                ))
+            }
+            (Some(w), _) => w,
+        };
+        let hdr = read_header(wal.as_ref(), &wal_path)?;
+        let ckpt = match ckpt {
+            Some(file) => {
+                let len = file.len().map_err(|e| io_err("fstat", &ckpt_path, &e))?;
+                let head = file
+                    .read_vec(0, CKPT_HEADER_LEN)
+                    .map_err(|e| io_err("pread", &ckpt_path, &e))?;
+                let head = checkpoint::header(&head, len)
+                    .map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
+                check_body(file.as_ref(), &head, &ckpt_path)?;
+                Some(Ckpt { file, head })
+            }
+            None => None,
+        };
+        let (salts, lsn) = ckpt
+            .as_ref()
+            .map_or((None, 0), |c| (c.head.salts, c.head.lsn));
+        match check_tie(salts, &hdr, lsn, &wal_path) {
+            Ok(()) => {
+                return Ok(Pair {
+                    dir: dir.to_path_buf(),
+                    wal,
+                    hdr,
+                    ckpt,
+                })
+            }
+            // A writer renamed a new checkpoint in between the two opens: read again.
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or(OpenError::Busy {
+        dir: dir.to_path_buf(),
+    }))
+}
+
+/// Checks a checkpoint's body checksum, reading it a chunk at a time.
+fn check_body(
+    file: &dyn StorageFile,
+    head: &checkpoint::Header,
+    path: &Path,
+) -> Result<(), OpenError> {
+    let mut h = crc32fast::Hasher::new();
+    let mut at = head.hlen as u64;
+    let end = at + head.body_len;
+    while at < end {
+        let n = (end - at).min(CHUNK as u64) as usize;
+        let b = file
+            .read_vec(at, n)
+            .map_err(|e| io_err("pread", path, &e))?;
+        if b.len() < n {
+            return Err(damaged(
+                path,
+                at,
+                "checkpoint is shorter than its header says",
+            ));
+        }
+        h.update(&b);
+        at += n as u64;
+    }
+    let crc = file
+        .read_vec(end, 4)
+        .map_err(|e| io_err("pread", path, &e))?;
+    if crc.len() < 4 || h.finalize() != u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]) {
+        return Err(damaged(path, end, "checkpoint body checksum mismatch"));
+    }
+    Ok(())
+}
+
+/// A read window over a checkpoint's body: values are decoded from it with the
+/// bounds-checked [`Reader`], and a value cut by the window's end is decoded again
+/// from a refilled (and, for a value larger than the window, larger) window.
+struct Window<'f> {
+    file: &'f dyn StorageFile,
+    path: &'f Path,
+    /// File offset of `buf[0]`.
+    at: u64,
+    buf: Vec<u8>,
+    cur: usize,
+    end: u64,
+}
+
+impl Window<'_> {
+    fn decode<T>(
+        &mut self,
+        f: impl Fn(&mut Reader<'_>) -> Result<T, codec::CodecError>,
+    ) -> Result<T, OpenError> {
+        loop {
+            let mut r = Reader::new(&self.buf[self.cur..]);
+            match f(&mut r) {
+                Ok(v) => {
+                    self.cur += r.pos();
+                    return Ok(v);
+                }
+                Err(e) => {
+                    let start = self.at + self.cur as u64;
+                    if self.at + self.buf.len() as u64 >= self.end {
+                        return Err(damaged(self.path, start + e.at as u64, e.what));
+                    }
+                    let left = self.buf.len() - self.cur;
+                    let want = (left * 2).max(CHUNK).min((self.end - start) as usize);
+                    self.buf = self
+                        .file
+                        .read_vec(start, want)
+                        .map_err(|e| io_err("pread", self.path, &e))?;
+                    if self.buf.len() < want {
+                        return Err(damaged(self.path, start, "checkpoint changed while read"));
+                    }
+                    self.at = start;
+                    self.cur = 0;
+                }
+            }
+        }
+    }
+}
+
+/// Whether a process holds the directory's lock (read from `/proc/locks`).
+fn held(storage: &dyn Storage, dir: &Path) -> Result<bool, OpenError> {
+    let lock = dir.join("lock");
+    Ok(storage
+        .lock_holder(&lock)
+        .map_err(|e| io_err("flock", &lock, &e))?
+        .is_some())
+}
+
+impl Pair {
+    fn wal_path(&self) -> PathBuf {
+        self.dir.join("wal")
+    }
+
+    fn start(&self) -> Pos {
+        Pos {
+            offset: HEADER_LEN as u64,
+            lsn: self.hdr.first_lsn,
+        }
+    }
+
+    fn ckpt_lsn(&self) -> u64 {
+        self.ckpt.as_ref().map_or(0, |c| c.head.lsn)
+    }
+
+    /// Calls `f` with each valid record from `from` while its LSN is at most `upto`;
+    /// stops at the first bytes that are not the next valid record (the end of what
+    /// the writer has written, or a torn write). Returns the position after the last.
+    fn records<E: From<OpenError>>(
+        &self,
+        from: Pos,
+        upto: u64,
+        mut f: impl FnMut(u64, u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(Pos, Survey), E> {
+        let path = self.wal_path();
+        let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
+        let mut src = LogSource::new(self.wal.as_ref(), len);
+        let mut pos = from;
+        let mut survey = Survey {
+            last_lsn: from.lsn - 1,
+            last_at: 0,
+            end: from.offset,
+            max_durable: 0,
+        };
+        while pos.lsn <= upto {
+            let frame = src
+                .frame_at(pos.offset, self.hdr.salt)
+                .map_err(|e| match e {
+                    super::wal::ScanError::Io(e) => io_err("pread", &path, &e),
+                    super::wal::ScanError::Memory(n) => OpenError::OutOfMemory {
+                        dir: self.dir.clone(),
+                        what: format!("a log record of {n} bytes"),
+                    },
+                    super::wal::ScanError::Damage((off, what)) => damaged(&path, off, what),
+                })?;
+            let Some((fr, payload)) = frame else { break };
+            if fr.lsn != pos.lsn {
+                break;
+            }
+            f(fr.lsn, fr.payload_at, payload)?;
+            survey = Survey {
+                last_lsn: fr.lsn,
+                last_at: pos.offset,
+                end: fr.end,
+                max_durable: survey.max_durable.max(fr.durable_lsn),
+            };
+            pos = Pos {
+                offset: fr.end,
+                lsn: fr.lsn + 1,
+            };
+        }
+        Ok((pos, survey))
+    }
+
+    /// Whether the record a survey ended with is still in the file (a writer that
+    /// failed a sync cuts its records before it exits).
+    fn still_there(&self, s: &Survey) -> Result<bool, OpenError> {
+        if s.last_at == 0 {
+            return Ok(true);
+        }
+        let path = self.wal_path();
+        let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
+        if len < s.end {
+            return Ok(false);
+        }
+        let mut src = LogSource::new(self.wal.as_ref(), len);
+        Ok(matches!(
+            src.frame_at(s.last_at, self.hdr.salt),
+            Ok(Some((fr, _))) if fr.lsn == s.last_lsn && fr.end == s.end
+        ))
+    }
+
+    /// The last final LSN of this log from `from` on (`known`: a bound already
+    /// known), and the last LSN it holds at all.
+    fn settle(
+        &self,
+        storage: &dyn Storage,
+        from: Pos,
+        known: u64,
+    ) -> Result<(u64, u64), OpenError> {
+        let before = held(storage, &self.dir)?;
+        let (_, s) = self.records::<OpenError>(from, u64::MAX, |_, _, _| Ok(()))?;
+        let after = held(storage, &self.dir)?;
+        if !before && !after && self.still_there(&s)? {
+            return Ok((known.max(s.last_lsn), s.last_lsn));
+        }
+        // The first record of a generation and everything a checkpoint covers were
+        // synced before anyone could read them.
+        let floor = self.hdr.first_lsn.max(self.ckpt_lsn()).max(s.max_durable);
+        Ok((known.max(floor.min(s.last_lsn)), s.last_lsn))
+    }
+}
+
+/// Turns log items into [`Change`]s: table numbers in a record index the log's latest
+/// schema item; tables are known by name.
+#[derive(Debug, Clone, Default)]
+struct Binder {
+    tables: Vec<Table>,
+    bind: Vec<usize>,
+}
+
+impl Binder {
+    fn decode(
+        &mut self,
+        path: &Path,
+        lsn: u64,
+        payload_at: u64,
+        payload: &[u8],
+    ) -> Result<Vec<Change>, OpenError> {
+        let mut r = Reader::new(payload);
+        let mut out = Vec::new();
+        while !r.at_end() {
+            let p = payload_at + r.pos() as u64;
+            let item = r.item().map_err(|e| {
+                damaged(
+                    path,
+                    payload_at + e.at as u64,
+                    format!("record {lsn} does not decode: {}", e.what),
+                )
+            })?;
+            let tab = |t: u32, bind: &[usize]| {
+                bind.get(t as usize).copied().ok_or_else(|| {
+                    damaged(
+                        path,
+                        p,
+                        format!("record {lsn}: no table {t} in the log's schema"),
+                    )
+                })
+            };
+            match item {
+                Item::Schema(s) => {
+                    self.bind.clear();
+                    for st in &s {
+                        let i = match self.tables.iter().position(|t| t.name == st.name) {
+                            Some(i) => i,
+                            None => {
+                                self.tables.push(table_of(st));
+                                out.push(Change::CreateTable(self.tables.len() - 1));
+                                self.tables.len() - 1
+                            }
+                        };
+                        self.bind.push(i);
+                    }
+                }
+                Item::Insert { table, id, cells } => {
+                    let table = tab(table, &self.bind)?;
+                    if cells.len() != self.tables[table].columns.len() {
+                        return Err(damaged(
+                            path,
+                            p,
+                            format!(
+                                "record {lsn}: an insert into `{}` has {} cells for {} columns",
+                                self.tables[table].name,
+                                cells.len(),
+                                self.tables[table].columns.len()
+                            ),
+                        ));
+                    }
+                    out.push(Change::Insert { table, id, cells });
+                }
+                Item::Update {
+                    table,
+                    id,
+                    col,
+                    cell,
+                } => {
+                    let table = tab(table, &self.bind)?;
+                    if col >= self.tables[table].columns.len() {
+                        return Err(damaged(
+                            path,
+                            p,
+                            format!(
+                                "record {lsn}: an update of `{}` names column {col}",
+                                self.tables[table].name
+                            ),
+                        ));
+                    }
+                    out.push(Change::Update {
+                        table,
+                        id,
+                        col,
+                        cell,
+                    });
+                }
+                Item::Delete { table, id } => {
+                    let table = tab(table, &self.bind)?;
+                    out.push(Change::Delete { table, id });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A row the log changed after the checkpoint.
+#[derive(Debug)]
+enum Overlay {
+    /// Inserted after the checkpoint: the whole row, its cells encoded as in the log
+    /// (a fifth of the memory of decoded cells).
+    Full(Box<[u8]>),
+    /// A checkpoint row with these columns changed.
+    Patch(Vec<Option<Cell>>),
+    Deleted,
+}
+
+fn encode(cells: &[Cell]) -> Box<[u8]> {
+    let mut out = Vec::new();
+    for c in cells {
+        codec::put_cell(&mut out, c);
+    }
+    out.into_boxed_slice()
+}
+
+/// Cells [`encode`]d here (so they decode).
+fn decode_row(bytes: &[u8], n: usize) -> Result<Vec<Cell>, OpenError> {
+    let mut r = Reader::new(bytes);
+    let mut cells = Vec::with_capacity(n);
+    for _ in 0..n {
+        cells.push(r.cell().map_err(|e| OpenError::Schema {
+            message: format!("internal: a row kept in memory does not decode: {}", e.what),
+        })?);
+    }
+    Ok(cells)
+}
+
+/// Streams the state of the directory at its last final LSN through `f`, table by
+/// table in stored order, rows in id order, and returns a [`Follower`] positioned
+/// just after that LSN.
+pub fn snapshot<E: From<OpenError>>(
+    dir: &Path,
+    mut f: impl FnMut(Event<'_>) -> Result<(), E>,
+) -> Result<Follower, E> {
+    let storage = RealStorage;
+    let pair = open_pair(&storage, dir)?;
+    let path = pair.wal_path();
+    let (upto, _) = pair.settle(&storage, pair.start(), 0)?;
+    let ckpt_lsn = pair.ckpt_lsn();
+    // The checkpoint's schema, then its rows come through a window.
+    let ckpt_path = dir.join("checkpoint");
+    let mut win = pair.ckpt.as_ref().map(|c| Window {
+        file: c.file.as_ref(),
+        path: &ckpt_path,
+        at: c.head.hlen as u64,
+        buf: Vec::new(),
+        cur: 0,
+        end: c.head.hlen as u64 + c.head.body_len,
+    });
+    let stored = match &mut win {
+        Some(w) => w.decode(|r| r.schema())?,
+        None => Vec::new(),
+    };
+    let mut binder = Binder {
+        tables: stored.iter().map(table_of).collect(),
+        bind: Vec::new(),
+    };
+    let mut overlay: Vec<BTreeMap<RowId, Overlay>> = Vec::new();
+    let (pos, _) = pair.records::<OpenError>(pair.start(), upto, |lsn, at, payload| {
+        let changes = binder.decode(&path, lsn, at, payload)?;
+        if lsn <= ckpt_lsn {
+            return Ok(());
+        }
+        overlay.resize_with(binder.tables.len(), BTreeMap::new);
+        for ch in changes {
+            match ch {
+                Change::CreateTable(_) => {}
+                Change::Insert { table, id, cells } => {
+                    overlay[table].insert(id, Overlay::Full(encode(&cells)));
+                }
+                Change::Update {
+                    table,
+                    id,
+                    col,
+                    cell,
+                } => {
+                    let n = binder.tables[table].columns.len();
+                    let e = overlay[table]
+                        .entry(id)
+                        .or_insert_with(|| Overlay::Patch(vec![None; n]));
+                    match e {
+                        Overlay::Full(bytes) => {
+                            let mut cells = decode_row(bytes, n)?;
+                            cells[col] = cell;
+                            *bytes = encode(&cells);
+                        }
+                        Overlay::Patch(cells) => cells[col] = Some(cell),
+                        Overlay::Deleted => {}
+                    }
+                }
+                Change::Delete { table, id } => {
+                    if let Some(Overlay::Full(_)) = overlay[table].get(&id) {
+                        overlay[table].remove(&id);
+                    } else {
+                        overlay[table].insert(id, Overlay::Deleted);
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+    if pos.lsn <= upto {
+        return Err(damaged(
+            &path,
+            pos.offset,
+            format!("record {} changed while it was read", pos.lsn),
+        )
+        .into());
+    }
+    overlay.resize_with(binder.tables.len(), BTreeMap::new);
+    for (t, table) in binder.tables.iter().enumerate() {
+        f(Event::Table(table))?;
+        let changed = &mut overlay[t];
+        if let (Some(w), Some(st)) = (&mut win, stored.get(t)) {
+            let n = w.decode(|r| r.count(1, "row"))?;
+            let mut prev: RowId = 0;
+            let ncols = st.columns.len();
+            let next_id = st.next_id;
+            for _ in 0..n {
+                let (id, mut cells) = w.decode(|r| {
+                    let p = r.pos();
+                    let delta = r.ivar()?;
+                    let id = prev
+                        .checked_add(delta)
+                        .filter(|&id| delta > 0 && id < next_id)
+                        .ok_or_else(|| codec::CodecError {
+                            at: p,
+                            what: format!("row id after {prev} is out of order"),
+                        })?;
+                    let mut cells = Vec::with_capacity(ncols);
+                    for _ in 0..ncols {
+                        cells.push(r.cell()?);
+                    }
+                    Ok((id, cells))
+                })?;
+                prev = id;
+                match changed.remove(&id) {
+                    None => f(Event::Row(id, &cells))?,
+                    Some(Overlay::Deleted) => {}
+                    Some(Overlay::Full(full)) => f(Event::Row(id, &decode_row(&full, ncols)?))?,
+                    Some(Overlay::Patch(patch)) => {
+                        for (c, p) in cells.iter_mut().zip(patch) {
+                            if let Some(p) = p {
+                                *c = p;
+                            }
+                        }
+                        f(Event::Row(id, &cells))?;
+                    }
+                }
+            }
+        }
+        let ncols = table.columns.len();
+        for (id, e) in std::mem::take(changed) {
+            if let Overlay::Full(bytes) = e {
+                f(Event::Row(id, &decode_row(&bytes, ncols)?))?;
+            }
+        }
+        f(Event::EndTable)?;
+    }
+    Ok(Follower {
+        applied: upto,
+        durable: upto,
+        pos,
+        binder,
+        pair,
+    })
+}
+
+/// Why a [`Follower`] cannot go on from where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gone(pub String);
+
+/// What one [`Follower::poll`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Poll {
+    /// Records up to `applied` were handed out; the log holds records up to
+    /// `last_lsn`, final up to `final_lsn`.
+    Progress {
+        applied: u64,
+        final_lsn: u64,
+        last_lsn: u64,
+    },
+    /// The records after `applied` are no longer in the directory (a checkpoint
+    /// removed them, or the log was cut below them): copy again.
+    Gone(Gone),
+}
+
+/// Hands out the final records of a directory in log order, from a position.
+pub struct Follower {
+    pair: Pair,
+    pos: Pos,
+    binder: Binder,
+    /// The LSN of the last record handed out (or copied).
+    applied: u64,
+    /// Records up to here are known final.
+    durable: u64,
+}
+
+impl std::fmt::Debug for Follower {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follower")
+            .field("salt", &self.pair.hdr.salt)
+            .field("applied", &self.applied)
+            .finish()
+    }
+}
+
+impl Follower {
+    /// Resumes after LSN `lsn` of the log generation with salt `salt`, or says why
+    /// those records are gone.
+    pub fn resume(dir: &Path, salt: u64, lsn: u64) -> Result<Result<Follower, Gone>, OpenError> {
+        let storage = RealStorage;
+        let pair = open_pair(&storage, dir)?;
+        let stored = ckpt_schema(&pair)?;
+        let mut binder = Binder {
+            tables: stored.iter().map(table_of).collect(),
+            bind: Vec::new(),
+        };
+        if pair.hdr.salt != salt {
+            let Some(c) = &pair.ckpt else {
+                return Ok(Err(Gone("the log was replaced by a new one".into())));
+            };
+            if c.head.salts.is_some_and(|s| s.taken_from == salt) && c.head.lsn == lsn {
+                return Ok(Ok(Follower {
+                    pos: pair.start(),
+                    applied: lsn,
+                    durable: lsn,
+                    binder,
+                    pair,
+                }));
+            }
+            return Ok(Err(Gone(format!(
+                "a checkpoint at lsn {} replaced the log after lsn {lsn}",
+                c.head.lsn
+            ))));
+        }
+        if lsn + 1 < pair.hdr.first_lsn {
+            return Ok(Err(Gone(format!(
+                "the log starts at lsn {}, after lsn {lsn}",
+                pair.hdr.first_lsn
+            ))));
+        }
+        let path = pair.wal_path();
+        let (pos, _) = pair.records::<OpenError>(pair.start(), lsn, |l, at, payload| {
+            binder.decode(&path, l, at, payload).map(|_| ())
+        })?;
+        if pos.lsn <= lsn {
+            return Ok(Err(Gone(format!(
+                "the log ends at lsn {}, before lsn {lsn} that was applied",
+                pos.lsn - 1
+            ))));
+        }
+        Ok(Ok(Follower {
+            pos,
+            applied: lsn,
+            durable: lsn,
+            binder,
+            pair,
+        }))
+    }
+
+    /// The salt of the log generation being read.
+    pub fn salt(&self) -> u64 {
+        self.pair.hdr.salt
+    }
+
+    /// The LSN of the last record handed out.
+    pub fn applied(&self) -> u64 {
+        self.applied
+    }
+
+    /// Every table known so far, in the order the directory introduced them.
+    pub fn tables(&self) -> &[Table] {
+        &self.binder.tables
+    }
+
+    /// Hands the final records after the last one handed out to `f` (at most `max`),
+    /// in log order; moves to the next log generation after a checkpoint. After an
+    /// error or [`Poll::Gone`], what `f` was given must be dropped (and the follower
+    /// with it).
+    pub fn poll<E: From<OpenError>>(
+        &mut self,
+        max: usize,
+        mut f: impl FnMut(&Record, &[Table]) -> Result<(), E>,
+    ) -> Result<Poll, E> {
+        let storage = RealStorage;
+        // A checkpoint may move this follower to the next generation (and, in the
+        // old one, make the records it covers final): at most two turns.
+        for _ in 0..3 {
+            let (final_lsn, last_lsn) = self.pair.settle(&storage, self.pos, self.durable)?;
+            self.durable = final_lsn;
+            if final_lsn > self.applied {
+                let upto = final_lsn.min(self.applied.saturating_add(max as u64));
+                let path = self.pair.wal_path();
+                let binder = &mut self.binder;
+                let (pos, _) = self.pair.records(self.pos, upto, |lsn, at, payload| {
+                    let changes = binder.decode(&path, lsn, at, payload)?;
+                    f(&Record { lsn, changes }, &binder.tables)
+                })?;
+                if pos.lsn <= upto {
+                    return Ok(Poll::Gone(Gone(format!(
+                        "the log ends at lsn {}, before lsn {upto} that is final",
+                        pos.lsn - 1
+                    ))));
+                }
+                self.pos = pos;
+                self.applied = pos.lsn - 1;
+                return Ok(Poll::Progress {
+                    applied: self.applied,
+                    final_lsn,
+                    last_lsn,
+                });
+            }
+            let fresh = open_pair(&storage, &self.pair.dir)?;
+            if fresh.hdr.salt == self.pair.hdr.salt {
+                return Ok(Poll::Progress {
+                    applied: self.applied,
+                    final_lsn,
+                    last_lsn,
+                });
+            }
+            let Some(c) = fresh.ckpt.as_ref().filter(|c| {
+                c.head
+                    .salts
+                    .is_some_and(|s| s.taken_from == self.pair.hdr.salt)
+            }) else {
+                return Ok(Poll::Gone(Gone(
+                    "more than one checkpoint replaced the log since the last read".into(),
+                )));
+            };
+            let ckpt_lsn = c.head.lsn;
+            if self.applied < ckpt_lsn {
+                // Every record the checkpoint covers is final; the old log is still
+                // readable through our descriptor.
+                self.durable = self.durable.max(ckpt_lsn);
+                continue;
+            }
+            if self.applied > ckpt_lsn {
+                return Ok(Poll::Gone(Gone(format!(
+                    "a checkpoint at lsn {ckpt_lsn} is behind lsn {} that was applied",
+                    self.applied
+                ))));
+            }
+            self.pos = fresh.start();
+            self.binder.bind.clear();
+            self.pair = fresh;
+        }
+        Ok(Poll::Progress {
+            applied: self.applied,
+            final_lsn: self.durable,
+            last_lsn: self.applied,
+        })
+    }
+}
+
+fn ckpt_schema(pair: &Pair) -> Result<codec::StoredSchema, OpenError> {
+    let Some(c) = &pair.ckpt else {
+        return Ok(Vec::new());
+    };
+    let path = pair.dir.join("checkpoint");
+    let mut w = Window {
+        file: c.file.as_ref(),
+        path: &path,
+        at: c.head.hlen as u64,
+        buf: Vec::new(),
+        cur: 0,
+        end: c.head.hlen as u64 + c.head.body_len,
+    };
+    w.decode(|r| r.schema())
+}
