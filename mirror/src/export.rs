@@ -44,6 +44,7 @@ pub fn export(
     }
     let mut sum = Summary::default();
     let mut current: Option<Table> = None;
+    // Indexes and foreign keys, made after the rows (as pg_dump does).
     let mut fks: Vec<String> = Vec::new();
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let io = Error::Output;
@@ -83,6 +84,7 @@ pub fn export(
                             sql::copy_from_stdin(t)
                         )
                         .map_err(io)?;
+                        fks.extend(sql::indexes(t));
                         fks.extend(sql::foreign_keys(t));
                     }
                 }

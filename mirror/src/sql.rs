@@ -44,6 +44,27 @@ pub fn create_table(t: &Table) -> String {
     s
 }
 
+/// The indexes of a table: `ALTER TABLE … ADD UNIQUE` for a unique one (PostgreSQL,
+/// like wo, lets nulls repeat), `CREATE INDEX` for the others. Made after the rows.
+pub fn indexes(t: &Table) -> Vec<String> {
+    t.indexes
+        .iter()
+        .filter_map(|ix| {
+            let cols: Option<Vec<String>> = ix
+                .columns
+                .iter()
+                .map(|&c| t.columns.get(c).map(|c| ident(&c.name)))
+                .collect();
+            let cols = cols?.join(", ");
+            Some(if ix.unique {
+                format!("ALTER TABLE {} ADD UNIQUE ({cols})", ident(&t.name))
+            } else {
+                format!("CREATE INDEX ON {} ({cols})", ident(&t.name))
+            })
+        })
+        .collect()
+}
+
 /// `COPY "t" ("id", "a", …) FROM STDIN`.
 pub fn copy_from_stdin(t: &Table) -> String {
     let cols: Vec<String> = std::iter::once("\"id\"".to_string())

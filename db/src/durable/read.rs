@@ -40,6 +40,17 @@ use crate::{Cell, RowId};
 pub struct Table {
     pub name: String,
     pub columns: Vec<Column>,
+    /// The indexes the directory stores (none for a directory that does not store
+    /// them).
+    pub indexes: Vec<Index>,
+}
+
+/// A stored index: column positions in [`Table::columns`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    pub columns: Vec<usize>,
+    /// `@unique`: values (other than nil) are distinct.
+    pub unique: bool,
 }
 
 /// A stored column.
@@ -76,6 +87,15 @@ fn table_of(st: &codec::StoredTable) -> Table {
                     StoredType::Ref(t) => ColumnType::Ref(t.clone()),
                 },
                 nullable: c.nullable,
+            })
+            .collect(),
+        indexes: st
+            .indexes
+            .iter()
+            .flatten()
+            .map(|ix| Index {
+                columns: ix.columns.clone(),
+                unique: ix.kind == crate::IndexKind::Unique,
             })
             .collect(),
     }
