@@ -117,7 +117,7 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, budget: u32) -> End {
         .get(image.entry.index())
         .map_or(0, |f| f.arity);
     let args = if arity == 1 {
-        vec![Value::List(Rc::new(RefCell::new(Vec::new())))]
+        vec![Value::new_list(Vec::new())]
     } else {
         Vec::new()
     };

@@ -11,7 +11,7 @@
 //! bytecode: `order_by`, `skip_take`). This file holds the argument helpers and
 //! the equality and ordering rules they share.
 
-use std::cell::{Ref, RefCell, RefMut};
+use std::cell::{Ref, RefMut};
 use std::rc::Rc;
 
 use wo_vm::value::KeyRef;
@@ -165,7 +165,7 @@ fn new_text(s: impl Into<Rc<str>>) -> Value {
 
 /// A new list value.
 fn new_list(items: Vec<Value>) -> Value {
-    Value::List(Rc::new(RefCell::new(items)))
+    Value::new_list(items)
 }
 
 /// `v` as a map key (`Int`, `Bool` or `Text`).

@@ -74,7 +74,7 @@ pub fn t(s: &str) -> Value {
 }
 
 pub fn list(items: Vec<Value>) -> Value {
-    Value::List(Rc::new(RefCell::new(items)))
+    Value::new_list(items)
 }
 
 pub fn ints(items: &[i64]) -> Value {
@@ -94,7 +94,7 @@ pub fn map_of(entries: Vec<(Value, Value)>) -> Value {
     for (k, v) in entries {
         m.insert(crate::key(&k).expect("test keys are keys"), v);
     }
-    Value::Map(Rc::new(RefCell::new(m)))
+    Value::new_map(m)
 }
 
 /// The value's text by the printing rules, for comparing results.

@@ -799,7 +799,7 @@ impl Database {
                     crate::limit::list_room(&mut rows, "a query", ids.len())
                         .map_err(DbStop::Trap)?;
                     rows.extend(ids.iter().map(|&id| Value::Row(RowRef { class, id })));
-                    Ok(Value::List(Rc::new(std::cell::RefCell::new(rows))))
+                    Ok(Value::new_list(rows))
                 });
                 self.ids = ids;
                 out

@@ -35,8 +35,8 @@ use crate::database::{self, Database, DbStop};
 use crate::display;
 use crate::limit;
 use crate::value::{
-    ErrorValue, Host, Key, KeyRef, MapData, NativeFn, Object, Stop, TaskCell, TaskState, Trap,
-    TrapKind, Value,
+    ErrorValue, Host, Key, KeyRef, MapData, NativeFn, Stop, TaskCell, TaskState, Trap, TrapKind,
+    Value,
 };
 use crate::{LinkError, StackFrame};
 
@@ -475,6 +475,7 @@ impl<'img> Vm<'img> {
                         state: std::cell::RefCell::new(TaskState::Running),
                         waiters: std::cell::RefCell::new(Vec::new()),
                     });
+                    crate::gc::track_task(&task);
                     self.spawned
                         .push((Fiber::start(id, func, args), task.clone()));
                     match fiber.regs.get_mut(dst) {
@@ -1108,10 +1109,7 @@ impl<'img> Vm<'img> {
                 Op::NewList { a, b, n } => {
                     let lo = b.index();
                     let items = fr[lo..lo + usize::from(n)].to_vec();
-                    put(
-                        &mut r!(a),
-                        Value::List(Rc::new(std::cell::RefCell::new(items))),
-                    );
+                    put(&mut r!(a), Value::new_list(items));
                 }
                 Op::ListGet { a, b, c } => {
                     let i = int!(c);
@@ -1161,7 +1159,7 @@ impl<'img> Vm<'img> {
                         };
                         m.insert(k, pair[1].clone());
                     }
-                    put(&mut r!(a), Value::Map(Rc::new(std::cell::RefCell::new(m))));
+                    put(&mut r!(a), Value::new_map(m));
                 }
                 Op::MapGet { a, b, c } => {
                     let v = match (&r!(b), &r!(c)) {
@@ -1217,10 +1215,7 @@ impl<'img> Vm<'img> {
                     let n = image.classes[c.index()].fields.len();
                     let lo = b.index();
                     let fields = fr[lo..lo + n].to_vec();
-                    r!(a) = Value::Obj(Rc::new(Object {
-                        class: c.0,
-                        fields: std::cell::RefCell::new(fields),
-                    }));
+                    r!(a) = Value::new_object(c.0, fields);
                 }
                 Op::GetField { a, b, f } => {
                     // A number field goes straight into the register's payload, with no

@@ -4,6 +4,7 @@
 
 pub mod database;
 pub mod display;
+pub mod gc;
 pub mod interp;
 pub mod limit;
 pub mod map;
@@ -144,7 +145,7 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
         .map_or(0, |f| f.arity);
     let entry_args = if entry_arity == 1 {
         let list: Vec<Value> = args.into_iter().map(|a| Value::Text(Rc::from(a))).collect();
-        vec![Value::List(Rc::new(std::cell::RefCell::new(list)))]
+        vec![Value::new_list(list)]
     } else {
         Vec::new()
     };

@@ -1,8 +1,8 @@
 //! Script values as the interpreter holds them in registers, traps, and the host state
 //! that native functions (the standard library) see. Objects, lists and maps have
-//! reference semantics (`Rc` + `RefCell`); Text is immutable and shared. Reference
-//! cycles between objects, lists and maps are not collected (documented in
-//! `docs/language.md`): they leak until the process ends.
+//! reference semantics (`Rc` + `RefCell`); Text is immutable and shared. Every
+//! object, list, map and task is made by a constructor here (or `gc::track_task`), which
+//! registers it with the cycle collector (`gc.rs`).
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -70,9 +70,13 @@ pub use crate::map::MapData;
 pub use wo_db::float_order;
 
 /// An object of a (non-table) class: its class index and fields in declaration order.
+/// Made only by [`Value::new_object`].
 #[derive(Debug)]
 pub struct Object {
     pub class: u32,
+    /// Its place in the cycle collector's registry (`gc.rs`), which it leaves when it
+    /// is dropped.
+    pub(crate) gc: std::cell::Cell<u32>,
     pub fields: RefCell<Vec<Value>>,
 }
 
@@ -81,6 +85,7 @@ pub struct Object {
 /// by an object) cannot overflow the Rust stack when it is freed.
 impl Drop for Object {
     fn drop(&mut self) {
+        crate::gc::untrack_obj(self);
         let mut work = std::mem::take(self.fields.get_mut());
         while let Some(v) = work.pop() {
             match v {
@@ -152,6 +157,31 @@ impl Value {
             self,
             Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Row(_)
         )
+    }
+
+    /// A new list (registered with the cycle collector, like every container).
+    pub fn new_list(items: Vec<Value>) -> Value {
+        let rc = Rc::new(RefCell::new(items));
+        crate::gc::track_list(&rc);
+        Value::List(rc)
+    }
+
+    /// A new map.
+    pub fn new_map(m: MapData) -> Value {
+        let rc = Rc::new(RefCell::new(m));
+        crate::gc::track_map(&rc);
+        Value::Map(rc)
+    }
+
+    /// A new object of class `class` with `fields` in declaration order.
+    pub fn new_object(class: u32, fields: Vec<Value>) -> Value {
+        let rc = Rc::new(Object {
+            class,
+            gc: std::cell::Cell::new(u32::MAX),
+            fields: RefCell::new(fields),
+        });
+        crate::gc::track_obj(&rc);
+        Value::Obj(rc)
     }
 }
 

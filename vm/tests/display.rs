@@ -32,10 +32,10 @@ fn point_classes() -> Vec<Class> {
 }
 
 fn obj(class: u32, fields: Vec<Value>) -> Rc<Object> {
-    Rc::new(Object {
-        class,
-        fields: RefCell::new(fields),
-    })
+    match Value::new_object(class, fields) {
+        Value::Obj(o) => o,
+        _ => unreachable!("new_object makes an object"),
+    }
 }
 
 fn show(v: &Value) -> String {

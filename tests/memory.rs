@@ -1,0 +1,111 @@
+//! The cycle collector (`vm/src/gc.rs`) seen from outside: reference cycles nothing
+//! refers to any more are freed, so a program that makes and drops them runs in flat
+//! memory.
+
+mod common;
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
+use wo_compiler::SourceMap;
+use wo_vm::{gc, Host, RunResult};
+
+/// Output written to a shared buffer.
+#[derive(Clone, Default)]
+struct Buf(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Buf {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Compiles and runs `src` in this thread (whose collector the test then inspects);
+/// its stdout.
+fn run_here(src: &str, args: &[&str]) -> String {
+    let mut sources = SourceMap::default();
+    sources.add("main.wo", src);
+    let image = wo_compiler::compile(&sources).expect("the program compiles");
+    let out = Buf::default();
+    let host = Host {
+        out: Box::new(out.clone()),
+        err: Box::new(std::io::sink()),
+        classes: Rc::from(Vec::new()),
+        rng: 1,
+        started: std::time::Instant::now(),
+    };
+    let args = args.iter().map(|a| a.to_string()).collect();
+    let res = wo_vm::run(&image, &wo_stdlib::lookup, args, host).expect("the image links");
+    assert_eq!(res, RunResult::Exit(0));
+    let text = String::from_utf8(out.0.borrow().clone()).expect("UTF-8 output");
+    text
+}
+
+const PAIRS: &str = r#"
+class Pair {
+  id: Int
+  other: ?Pair
+  bag: multi Pair
+  index: map<Int, Pair>
+}
+
+fn main(args: multi Text) {
+  let n = unwrap(parse_int(args[0]))
+  let i = 0
+  while i < n {
+    -- through fields
+    let a = Pair { id: i, bag: [], index: {} }
+    let b = Pair { id: i, other: a, bag: [], index: {} }
+    a.other = b
+    -- through a list, and a map; and an object that refers to itself
+    let c = Pair { id: i, bag: [], index: {} }
+    push(c.bag, c)
+    c.index[i] = a
+    i += 1
+  }
+  print("done")
+}
+"#;
+
+#[test]
+fn dropped_cycles_are_freed_as_the_program_runs() {
+    let n = 100_000;
+    assert_eq!(run_here(PAIRS, &[&n.to_string()]), "done\n");
+    let stats = gc::stats();
+    // 3 objects, 3 lists and 3 maps a round, all in cycles: without the collector
+    // every one would still be alive.
+    assert!(stats.freed > 8 * n, "{stats:?}");
+    assert!(
+        stats.peak_tracked < 4 * gc::YOUNG,
+        "the registry grew with the garbage: {stats:?}"
+    );
+    gc::collect();
+    assert!(gc::live() < 10, "{} still alive", gc::live());
+}
+
+/// The program's peak resident memory in kB after `n` cycles.
+fn peak_kb(n: u32) -> u64 {
+    let dir = common::root().join("tests/memory");
+    let out = common::run_wo(&dir, &["run", "cycles.wo", "--", &n.to_string()]);
+    out.stdout
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("a number of kB:\n{}", out.snapshot()))
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn peak_memory_stays_flat_with_ten_times_the_cycles() {
+    // Leaked, 270k more pairs would take over 50 MB.
+    let small = peak_kb(30_000);
+    let big = peak_kb(300_000);
+    assert!(
+        big < small + 8 * 1024,
+        "peak RSS {small} kB with 30k cycles, {big} kB with 300k"
+    );
+}
