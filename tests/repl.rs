@@ -415,10 +415,11 @@ mod pty {
         line(&mut s, "@table", "", "... ");
         line(&mut s, "class T { value: Int }", "", "wo> ");
         line(&mut s, "insert T { value: 1 }", "T(1)", "wo> ");
-        // A statement that never ends, inside a transaction with a change.
+        // A statement that never ends, inside a transaction with a change; its
+        // output shows while it runs (stdout is line-buffered on a terminal).
         line(&mut s, "transaction {", "", "... ");
         line(&mut s, "  insert T { value: 2 }", "", "... ");
-        line(&mut s, "  print_err(\"looping\")", "", "... ");
+        line(&mut s, "  print(\"looping\")", "", "... ");
         line(&mut s, "  while true { }", "", "... ");
         line(&mut s, "}", "looping", "");
         s.send_control('c').unwrap();

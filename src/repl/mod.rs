@@ -136,7 +136,17 @@ struct Repl {
 pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
     let interrupt = Arc::new(AtomicBool::new(false));
     handle_interrupts(&interrupt);
-    let stdout = SharedStdout(Rc::new(RefCell::new(BufWriter::new(std::io::stdout()))));
+    // On a terminal, output appears line by line while an input runs (a BufWriter
+    // without capacity hands every write to stdout, which is line-buffered).
+    let capacity = if std::io::stdout().is_terminal() {
+        0
+    } else {
+        8 * 1024
+    };
+    let stdout = SharedStdout(Rc::new(RefCell::new(BufWriter::with_capacity(
+        capacity,
+        std::io::stdout(),
+    ))));
     let mut session = Session::new(stdout, interrupt);
     if let Some(dir) = data_dir(data) {
         session.open_data(&dir)?;
