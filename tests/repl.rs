@@ -99,6 +99,13 @@ fn a_session_without_errors_exits_0() {
 }
 
 #[test]
+fn exit_ends_the_session_with_its_status() {
+    let dir = scratch("exit");
+    let (status, out, err) = repl(&dir, &[], "print(1)\nexit(3)\nprint(2)\n");
+    assert_eq!((status, out.as_str()), (Some(3), "1\n"), "{err}");
+}
+
+#[test]
 fn text_results_are_quoted_and_differ_from_numbers() {
     let dir = scratch("quoted");
     let input =
