@@ -34,6 +34,12 @@ fn files_of(path: &Path) -> Result<Vec<PathBuf>, Failure> {
 fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure> {
     let bytes = std::fs::read(path)
         .map_err(|e| Failure::Input(format!("cannot read `{}`: {e}", path.display())))?;
+    if bytes.starts_with(crate::program::MAGIC) {
+        return Err(Failure::Refused(format!(
+            "`{}` is a bytecode image, not a source file",
+            path.display()
+        )));
+    }
     let src = String::from_utf8(bytes)
         .map_err(|_| Failure::BadSource(format!("`{}` is not valid UTF-8", path.display())))?;
     let formatted = match wo_compiler::fmt::format(&src) {

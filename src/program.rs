@@ -43,6 +43,16 @@ fn classify(path: &Path) -> Result<Input, Failure> {
     }
 }
 
+/// Whether PATH is a file that starts with the image magic.
+pub fn is_image(path: &Path) -> bool {
+    let mut head = [0u8; 4];
+    path.is_file()
+        && std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok()
+        && &head == MAGIC
+}
+
 fn input_error(path: &Path, e: &std::io::Error) -> Failure {
     Failure::Input(format!("cannot read `{}`: {e}", path.display()))
 }

@@ -102,6 +102,12 @@ fn compile(
     filter: Option<&str>,
     tally: &mut Tally,
 ) -> Result<(Vec<TestFn>, Image), Failure> {
+    if crate::program::is_image(path) {
+        return Err(Failure::Refused(format!(
+            "`{}` is a bytecode image; tests run from a program's sources",
+            path.display()
+        )));
+    }
     let mut sources = wo_compiler::load_sources(path).map_err(|e| match e {
         wo_compiler::LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
         _ => Failure::Input(e.to_string()),

@@ -154,6 +154,24 @@ fn compile_errors_and_missing_inputs() {
     res.expect_status(66);
     assert!(res.stderr.contains("missing.wo"), "{}", res.stderr);
     run_wo(&dir, &["test"]).expect_status(64);
+
+    // An image has no tests to find (nor a layout): refused as a usage error.
+    write(&dir, "prog.wo", "fn main() {}\n");
+    run_wo(&dir, &["build", "prog.wo"]).expect_status(0);
+    let res = run_wo(&dir, &["test", "prog.wob"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr.contains("`prog.wob` is a bytecode image"),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(&dir, &["fmt", "prog.wob"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr.contains("`prog.wob` is a bytecode image"),
+        "{}",
+        res.stderr
+    );
 }
 
 #[test]

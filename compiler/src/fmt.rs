@@ -185,7 +185,8 @@ fn block_braces(module: &Module, toks: &[Token]) -> std::collections::HashSet<us
             Item::Fn(f) => block(&f.body, &mut out),
             Item::Class(c) => {
                 let after_name = c.name.span.hi as usize;
-                if let Some(t) = toks.iter().find(|t| t.lo >= after_name) {
+                let idx = toks.partition_point(|t| t.lo < after_name);
+                if let Some(t) = toks.get(idx) {
                     out.insert(t.lo);
                 }
                 for m in &c.methods {
@@ -670,6 +671,12 @@ mod tests {
     fn a_minus_that_starts_a_statement_is_unary() {
         let src = "fn main() {\n  let z = 1\n  -1\n  let v = try f() catch (e) -1\n}\n";
         assert_eq!(fmt(src), src);
+    }
+
+    #[test]
+    fn crlf_line_ends_become_lf() {
+        let src = "-- note\r\nfn main() {\r\n  print(1) -- one\r\n}\r\n";
+        assert_eq!(fmt(src), "-- note\nfn main() {\n  print(1) -- one\n}\n");
     }
 
     #[test]
