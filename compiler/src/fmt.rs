@@ -203,6 +203,8 @@ fn block_braces(module: &Module, toks: &[Token]) -> std::collections::HashSet<us
 struct Frame {
     /// The indentation of lines inside.
     indent: usize,
+    /// The base of the line it was opened on (see `line_base`).
+    open_base: usize,
     /// Whether statements live here (a block, a class body, the file), where a
     /// line that continues a statement is indented one level more.
     stmts: bool,
@@ -376,9 +378,14 @@ fn layout(src: &str, module: &Module) -> String {
     };
     let mut frames = vec![Frame {
         indent: 0,
+        open_base: 0,
         stmts: true,
         class: false,
     }];
+    // The indentation brackets opened on the current line build on: the line's own,
+    // or less once a bracket opened on an earlier line closes on it, so the body of
+    // `fn f(a: Int,\n  b: Int) {` is one level in, not two.
+    let mut line_base = 0usize;
     // Open generic `<` of `map<…>` / `task<…>`.
     let mut n_generic = 0usize;
     for i in (0..n).filter(|&i| keep[i]) {
@@ -437,12 +444,14 @@ fn layout(src: &str, module: &Module) -> String {
 
         if out.line.is_empty() && out.n_lines == 0 {
             out.start(tok_indent);
+            line_base = tok_indent;
         } else if brk[i] {
             out.finish_line();
             if n_nl >= 2 && !is_close(&t.tok) {
                 out.blank();
             }
             out.start(tok_indent);
+            line_base = tok_indent;
         } else if let Some(p) = p {
             if space_between(&toks, p, i, n_generic > 0, &brace_kind, &partner) {
                 out.line.push(' ');
@@ -463,13 +472,16 @@ fn layout(src: &str, module: &Module) -> String {
                     && matches!(toks[i - 2].tok, Tok::Class)
                     && matches!(toks[i - 1].tok, Tok::UId(_));
                 frames.push(Frame {
-                    indent: out.indent + 1,
+                    indent: line_base + 1,
+                    open_base: line_base,
                     stmts: is_block,
                     class,
                 });
             }
             tok if is_close(tok) && frames.len() > 1 => {
-                frames.pop();
+                if let Some(f) = frames.pop() {
+                    line_base = line_base.min(f.open_base);
+                }
             }
             _ => {}
         }
@@ -670,6 +682,12 @@ mod tests {
     #[test]
     fn a_minus_that_starts_a_statement_is_unary() {
         let src = "fn main() {\n  let z = 1\n  -1\n  let v = try f() catch (e) -1\n}\n";
+        assert_eq!(fmt(src), src);
+    }
+
+    #[test]
+    fn a_block_after_a_split_signature_is_one_level_in() {
+        let src = "fn f(a: Int,\n  b: Int) -> Int {\n  return foo(bar(\n    a,\n  ))\n}\n";
         assert_eq!(fmt(src), src);
     }
 
