@@ -1,5 +1,6 @@
 //! Source text -> `wo_compiler::compile`: diagnostics or an image, never a panic. An
-//! image the compiler makes must survive the `.wob` round trip unchanged.
+//! image the compiler makes must survive the `.wob` round trip unchanged, and a source
+//! that parses must keep `wo fmt`'s contract (`wo_fuzz::check_format`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
@@ -7,10 +8,12 @@ fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(image) = wo_fuzz::compile(src) {
-        let bytes = wo_bytecode::write_image(&image);
+    let compiled = wo_fuzz::compile(src);
+    if let Ok(image) = &compiled {
+        let bytes = wo_bytecode::write_image(image);
         let back = wo_bytecode::read_image(&bytes)
             .unwrap_or_else(|e| panic!("the verifier refused a compiled image: {e}"));
-        assert!(back == image, "the .wob round trip changed the image");
+        assert!(back == *image, "the .wob round trip changed the image");
     }
+    wo_fuzz::check_format(src, compiled.as_ref().ok());
 });

@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(i) => i,
             Err(d) => panic!("a generated program does not compile: {d:?}\n{src}"),
         };
+        wo_fuzz::check_format(&src, Some(&image));
         let a = run_budgeted(&image, BUDGET);
         if std::env::var_os("WO_FUZZ_PRINT").is_some() {
             eprintln!("{attr}: {:?}\n{}", a.end, String::from_utf8_lossy(&a.out));

@@ -162,6 +162,35 @@ pub fn compile(src: &str) -> Result<Image, Vec<wo_compiler::Diagnostic>> {
     wo_compiler::compile(&sources)
 }
 
+/// The formatter's contract (docs/tools.md) on a source that parses: `wo fmt` formats
+/// it, formatting the result changes nothing, and when the source compiled (`image`)
+/// the formatted one compiles to the same image, source positions aside.
+pub fn check_format(src: &str, image: Option<&Image>) {
+    if !wo_compiler::parse(src, wo_compiler::FileId(0)).1.is_empty() {
+        return;
+    }
+    let once = wo_compiler::fmt::format(src)
+        .unwrap_or_else(|d| panic!("wo fmt refused a source that parses: {d:?}\n{src}"));
+    let twice = wo_compiler::fmt::format(&once)
+        .unwrap_or_else(|d| panic!("wo fmt refused its own output: {d:?}\n{once}"));
+    assert!(twice == once, "wo fmt is not idempotent\n{src}\n---\n{once}\n---\n{twice}");
+    if let Some(image) = image {
+        let again = compile(&once)
+            .unwrap_or_else(|d| panic!("the formatted program does not compile: {d:?}\n{once}"));
+        let strip = |i: &Image| {
+            let mut i = i.clone();
+            for f in &mut i.functions {
+                f.pos.clear();
+            }
+            i
+        };
+        assert!(
+            strip(&again) == strip(image),
+            "the formatted program compiles differently\n{src}\n---\n{once}"
+        );
+    }
+}
+
 /// The data-directory target's input: `[u32 LE wal length][wal][checkpoint]`, the
 /// length clamped to what is there; an empty part means no such file.
 pub fn split_datadir(data: &[u8]) -> (&[u8], &[u8]) {
