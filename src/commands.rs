@@ -90,6 +90,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
     let host = Host {
         out: Box::new(stdout.clone()),
         err: Box::new(std::io::stderr()),
+        input: Box::new(wo_vm::Stdin),
         classes: program.image.classes.clone().into(),
         rng: clock_seed(),
         started: Instant::now(),

@@ -158,6 +158,8 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
     let host = Host {
         out: Box::new(output.clone()),
         err: Box::new(output.clone()),
+        // A test reads no input: `io.read_line` gives nil, `io.read_all` "".
+        input: Box::new(std::io::empty()),
         classes: image.classes.clone().into(),
         rng: crate::commands::clock_seed(),
         started: Instant::now(),

@@ -98,6 +98,18 @@ fn a_session_without_errors_exits_0() {
     assert_eq!((status, out.as_str()), (Some(0), "2\n"), "{err}");
 }
 
+/// Piped into the REPL, stdin is the session's own input: `io` sees an empty input (it
+/// neither takes the next inputs as data nor waits on the lock the REPL holds), while
+/// counted loops and `io.write` work as in a program.
+#[test]
+fn io_and_range_in_a_piped_session() {
+    let dir = scratch("io");
+    let input = "use io\nio.read_line()\nio.read_all()\nfor i in range(3) { io.write(i) }\nprint(\"\")\nrange(2)\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "nil\n\"\"\n012\n[0, 1]\n");
+}
+
 #[test]
 fn exit_ends_the_session_with_its_status() {
     let dir = scratch("exit");

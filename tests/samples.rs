@@ -72,3 +72,29 @@ fn every_sample_compiles() {
     let res = run_wo(&common::root(), &args);
     res.expect_status(0);
 }
+
+/// `wc` reads standard input: the lighthouse text piped in (its counts are those of
+/// `wc -lwm`: 20 lines, 242 words, 1253 characters), then the same with `--top 3`,
+/// then CRLF input whose last line has no newline.
+#[test]
+fn wc_reads_standard_input() {
+    let with_input = |args: &[&str], input: &str| {
+        let mut cmd = common::wo();
+        cmd.current_dir(common::root())
+            .args(["run", "samples/wc.wo", "--"])
+            .args(args)
+            .stdin(std::fs::File::open(common::root().join(input)).expect("the input exists"));
+        common::output(cmd)
+    };
+    let res = with_input(&[], "samples/data/lighthouse.txt");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "      20     242    1253\n");
+    let res = with_input(&["--top", "3"], "samples/data/lighthouse.txt");
+    insta::assert_snapshot!(res.snapshot());
+    let res = with_input(&[], "tests/stdin/lines_crlf.in");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "       7      11      55\n");
+    let res = with_input(&["--top"], "samples/data/lighthouse.txt");
+    res.expect_status(64);
+    assert!(res.stderr.starts_with("usage: "), "{}", res.stderr);
+}

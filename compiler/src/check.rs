@@ -32,7 +32,7 @@ use types::assignable;
 use types::{nil_note, ty_is_comparable_eq, unify};
 
 /// The standard modules a program may `use`.
-pub const MODULES: &[&str] = &["time", "math", "env", "fs", "random"];
+pub const MODULES: &[&str] = &["time", "math", "env", "fs", "random", "io"];
 
 struct FnSig {
     name: String,

@@ -88,6 +88,7 @@ pub fn run_budgeted(image: &Image, budget: u32) -> Outcome {
     let host = Host {
         out: Box::new(out.clone()),
         err: Box::new(std::io::sink()),
+        input: Box::new(std::io::empty()),
         classes: Rc::from(Vec::new()),
         rng: 1,
         started: Instant::now(),

@@ -152,6 +152,7 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         session.open_data(&dir)?;
     }
     let interactive = std::io::stdin().is_terminal();
+    session.reads_stdin = interactive;
     let reader = if interactive {
         let mut ed = Editor::<ReplHelper, DefaultHistory>::new().map_err(|e| {
             Failure::Internal(format!("internal error: cannot start the line editor: {e}"))

@@ -108,6 +108,10 @@ pub struct Session {
     pub stdout: SharedStdout,
     pub interrupt: Arc<AtomicBool>,
     pub names: Rc<RefCell<Names>>,
+    /// Whether `io.read_line` and `io.read_all` read the process's stdin: only when the
+    /// session's own input comes from the line editor (a terminal). Piped into the
+    /// REPL, stdin is the session's source, so they see an empty input instead.
+    pub reads_stdin: bool,
 }
 
 /// A compiled program of the session.
@@ -171,6 +175,7 @@ impl Session {
             stdout,
             interrupt,
             names: Rc::new(RefCell::new(Names::default())),
+            reads_stdin: false,
         }
     }
 
@@ -235,6 +240,11 @@ impl Session {
         Host {
             out: Box::new(self.stdout.clone()),
             err: Box::new(std::io::stderr()),
+            input: if self.reads_stdin {
+                Box::new(wo_vm::Stdin)
+            } else {
+                Box::new(std::io::empty())
+            },
             classes: image.classes.clone().into(),
             rng: clock_seed(),
             started: Instant::now(),

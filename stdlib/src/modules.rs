@@ -1,13 +1,15 @@
-//! The standard modules a program opts into with `use`: `time`, `math`, `env`, `fs`
-//! and `random`. They are the natives that touch the world outside the VM (clocks, the
-//! environment, files) or keep state in the host (the random generator), which is why
-//! they sit apart from the pure functions of the other modules.
+//! The standard modules a program opts into with `use`: `time`, `math`, `env`, `fs`,
+//! `random` and `io`. They are the natives that touch the world outside the VM (clocks,
+//! the environment, files, standard input and output) or keep state in the host (the
+//! random generator), which is why they sit apart from the pure functions of the other
+//! modules.
 //!
 //! `random` is splitmix64 (Steele, Lea and Flood, 2014; the generator Java's
 //! `SplittableRandom` uses): its whole state is the 64-bit `Host::rng`, every seed
 //! (including 0) is good, and the sequence for a seed is fixed forever, so scripts that
 //! call `random.seed(n)` are reproducible across runs and platforms.
 
+use std::io::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use wo_vm::{limit, Host, Stop, TrapKind, Value};
@@ -30,7 +32,100 @@ pub(crate) const NATIVES: &[Native] = &[
     ("random.seed", random_seed),
     ("random.int", random_int),
     ("random.float", random_float),
+    ("io.read_line", io_read_line),
+    ("io.read_all", io_read_all),
+    ("io.write", io_write),
 ];
+
+/// Flushes stdout before a read, so a prompt written with `io.write` is visible while
+/// the program waits for its answer.
+fn flush_before_read(host: &mut Host) -> Result<(), Stop> {
+    host.out
+        .flush()
+        .map_err(|e| trap(TrapKind::Io, format!("cannot write to stdout: {e}")))
+}
+
+fn read_failed(e: &std::io::Error) -> Stop {
+    trap(TrapKind::Io, format!("cannot read standard input: {e}"))
+}
+
+/// Bytes read from standard input as a Text: IO when they are not UTF-8, LIMIT past the
+/// size limit.
+fn input_text(what: &str, part: &str, bytes: Vec<u8>) -> Result<Value, Stop> {
+    limit::check_text(what, Some(bytes.len()))?;
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(new_text(s)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let byte = e.as_bytes().get(at).copied().unwrap_or_default();
+            Err(trap(
+                TrapKind::Io,
+                format!(
+                    "{what}: standard input is not UTF-8 (byte 0x{byte:02x} at offset {at} of {part})"
+                ),
+            ))
+        }
+    }
+}
+
+/// `io.read_line() -> ?Text`: the next line of standard input without its `\n` or
+/// `\r\n` (a last line without a newline counts), or nil at the end of the input.
+/// Flushes stdout first; blocks the whole program until a line (or the end) arrives.
+fn io_read_line(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [] = args("io.read_line", argv)?;
+    flush_before_read(host)?;
+    // A line at the size limit may still end in `\r\n`; one byte more is over it.
+    let max = u64::try_from(limit::max_bytes())
+        .unwrap_or(u64::MAX)
+        .saturating_add(3);
+    let mut line = Vec::new();
+    let n = host
+        .input
+        .read_line(&mut line, max)
+        .map_err(|e| read_failed(&e))?;
+    if n == 0 {
+        return Ok(Value::Nil);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+    }
+    input_text("io.read_line", "the line", line)
+}
+
+/// `io.read_all() -> Text`: the rest of standard input ("" at the end). Flushes stdout
+/// first; blocks the whole program until the input ends.
+fn io_read_all(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [] = args("io.read_all", argv)?;
+    flush_before_read(host)?;
+    // One byte past the limit is enough to know the rest is too long.
+    let max = u64::try_from(limit::max_bytes())
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut all = Vec::new();
+    host.input
+        .read_all(&mut all, max)
+        .map_err(|e| read_failed(&e))?;
+    input_text("io.read_all", "the rest of the input", all)
+}
+
+/// `io.write(v)`: the value's text on stdout, like `print` without the newline. A write
+/// error (a closed pipe) traps IO.
+fn io_write(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [v] = args("io.write", argv)?;
+    let io = |e: std::io::Error| trap(TrapKind::Io, format!("cannot write to stdout: {e}"));
+    // A Text is written as it is (no copy of a big text); anything else is rendered
+    // within the size limit first.
+    if let Value::Text(t) = v {
+        host.out.write_all(t.as_bytes()).map_err(io)?;
+    } else {
+        let t = wo_vm::display::try_to_text(v, &host.classes)?;
+        host.out.write_all(t.as_bytes()).map_err(io)?;
+    }
+    Ok(Value::Nil)
+}
 
 /// `time.ticks() -> Int`: microseconds since the program started, from a monotonic
 /// clock (never goes back, unaffected by changes to the wall clock).
@@ -219,6 +314,104 @@ fn random_float(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 mod tests {
     use super::*;
     use crate::testing::*;
+
+    /// A host whose standard input holds `input`.
+    fn host_reading(input: &[u8]) -> TestHost {
+        let mut h = host();
+        h.host.input = Box::new(std::io::Cursor::new(input.to_vec()));
+        h
+    }
+
+    #[test]
+    fn read_line_strips_newlines_and_ends_with_nil() {
+        let mut h = host_reading(b"a\nb\r\n\r\nc\rd\nlast");
+        for want in ["a", "b", "", "c\rd", "last"] {
+            assert_shows(h.call("io.read_line", &[]), want);
+        }
+        assert_shows(h.call("io.read_line", &[]), "nil");
+        assert_shows(h.call("io.read_all", &[]), "");
+        assert_shows(h.call("io.read_line", &[]), "nil");
+    }
+
+    #[test]
+    fn read_all_takes_the_rest() {
+        let mut h = host_reading(b"first\r\nsecond\r\nthird");
+        assert_shows(h.call("io.read_line", &[]), "first");
+        assert_shows(h.call("io.read_all", &[]), "second\r\nthird");
+        assert_shows(h.call("io.read_all", &[]), "");
+    }
+
+    #[test]
+    fn input_that_is_not_utf8_traps_io() {
+        let mut h = host_reading(b"ok\nbad \xff\nnext\n\xc3");
+        assert_shows(h.call("io.read_line", &[]), "ok");
+        assert_trap(
+            h.call("io.read_line", &[]),
+            TrapKind::Io,
+            "io.read_line: standard input is not UTF-8 (byte 0xff at offset 4 of the line)",
+        );
+        assert_shows(h.call("io.read_line", &[]), "next");
+        assert_trap(
+            h.call("io.read_all", &[]),
+            TrapKind::Io,
+            "io.read_all: standard input is not UTF-8 (byte 0xc3 at offset 0 of the rest of the input)",
+        );
+    }
+
+    #[test]
+    fn input_past_the_size_limit_traps_limit() {
+        limit::set_max_bytes(8);
+        let mut h = host_reading(b"12345678\r\n123456789\n");
+        assert_shows(h.call("io.read_line", &[]), "12345678");
+        assert_trap(
+            h.call("io.read_line", &[]),
+            TrapKind::Limit,
+            "io.read_line would make a text of 9 bytes, over the limit of 8 bytes",
+        );
+        let mut h = host_reading(b"123456789");
+        assert_trap(
+            h.call("io.read_all", &[]),
+            TrapKind::Limit,
+            "io.read_all would make a text of 9 bytes, over the limit of 8 bytes",
+        );
+        limit::set_max_bytes(usize::MAX);
+    }
+
+    /// Stdout that keeps what is written until it is flushed.
+    struct Held {
+        pending: Vec<u8>,
+        shown: std::rc::Rc<std::cell::RefCell<Vec<u8>>>,
+    }
+
+    impl std::io::Write for Held {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.pending.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.shown.borrow_mut().append(&mut self.pending);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn reading_flushes_stdout_first() {
+        let shown = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut h = host_reading(b"answer\n");
+        h.host.out = Box::new(Held {
+            pending: Vec::new(),
+            shown: shown.clone(),
+        });
+        assert_shows(h.call("io.write", &[t("name? ")]), "nil");
+        assert_shows(h.call("io.write", &[i(42)]), "nil");
+        assert!(shown.borrow().is_empty(), "io.write itself does not flush");
+        assert_shows(h.call("io.read_line", &[]), "answer");
+        assert_eq!(&*shown.borrow(), b"name? 42");
+        assert_shows(h.call("io.write", &[ints(&[1, 2])]), "nil");
+        assert_shows(h.call("io.read_all", &[]), "");
+        assert_eq!(&*shown.borrow(), b"name? 42[1, 2]");
+    }
 
     fn i(n: i64) -> Value {
         Value::Int(n)

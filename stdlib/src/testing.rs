@@ -41,6 +41,7 @@ pub fn host() -> TestHost {
     let host = Host {
         out: Box::new(out.clone()),
         err: Box::new(err.clone()),
+        input: Box::new(std::io::empty()),
         classes: Rc::from(vec![wo_bytecode::image::Class {
             name: "Point".to_string(),
             fields: vec!["x".to_string(), "y".to_string()],

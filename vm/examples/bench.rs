@@ -31,6 +31,7 @@ fn host() -> Host {
     Host {
         out: Box::new(std::io::sink()),
         err: Box::new(std::io::sink()),
+        input: Box::new(std::io::empty()),
         classes: Rc::from(Vec::new()),
         rng: 1,
         started: Instant::now(),

@@ -16,8 +16,8 @@ pub use display::{to_text, write_value};
 pub use interp::{Fiber, Status, Vm, Wait};
 pub use sched::Fibers;
 pub use value::{
-    ErrorValue, Host, Key, MapData, NativeFn, Object, RowRef, Stop, TaskCell, TaskState, Trap,
-    TrapKind, Value,
+    ErrorValue, Host, Input, Key, MapData, NativeFn, Object, RowRef, Stdin, Stop, TaskCell,
+    TaskState, Trap, TrapKind, Value,
 };
 /// The durable half of the database, for the CLI (`wo db …`, `--data` errors).
 pub use wo_db::durable;

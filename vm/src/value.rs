@@ -5,7 +5,7 @@
 //! registers it with the cycle collector (`gc.rs`).
 
 use std::cell::RefCell;
-use std::io::Write;
+use std::io::{BufRead, Read as _, Write};
 use std::rc::Rc;
 
 /// A map key: the key types the checker allows (`Int`, `Text`, `Bool`).
@@ -298,12 +298,48 @@ impl From<Trap> for Stop {
     }
 }
 
-/// What natives see of the VM: output streams, class names for printing, the random
-/// generator and the monotonic clock origin. Kept apart from the register file so a
-/// native can borrow its arguments and the host at once.
+/// Standard input as the `io` natives read it. Any `BufRead` is one (tests pass a
+/// byte slice or `std::io::empty()`); [`Stdin`] is the process's own.
+pub trait Input {
+    /// Appends the bytes up to and including the next `\n` (or up to the end of the
+    /// input), at most `max` of them; returns how many (0 at the end).
+    fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize>;
+    /// Appends the rest of the input, at most `max` bytes; returns how many.
+    fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize>;
+}
+
+impl<R: BufRead> Input for R {
+    fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+        self.take(max).read_until(b'\n', buf)
+    }
+
+    fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+        self.take(max).read_to_end(buf)
+    }
+}
+
+/// The process's standard input, buffered by the standard library's `Stdin` and locked
+/// only for the length of one read, so a REPL's line editor can read it in between.
+pub struct Stdin;
+
+impl Input for Stdin {
+    fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+        Input::read_line(&mut std::io::stdin().lock(), buf, max)
+    }
+
+    fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+        Input::read_all(&mut std::io::stdin().lock(), buf, max)
+    }
+}
+
+/// What natives see of the VM: output streams, standard input, class names for
+/// printing, the random generator and the monotonic clock origin. Kept apart from the
+/// register file so a native can borrow its arguments and the host at once.
 pub struct Host {
     pub out: Box<dyn Write>,
     pub err: Box<dyn Write>,
+    /// Read by `io.read_line` and `io.read_all` (which flush `out` first).
+    pub input: Box<dyn Input>,
     /// Class names and field names, indexed by class index (for printing objects).
     pub classes: Rc<[wo_bytecode::Class]>,
     /// xorshift-style state for `random.*`; seeded from the clock unless `random.seed`.

@@ -174,6 +174,9 @@ const MODULE_FUNCTIONS: &[(&str, &str)] = &[
     ("random", "seed"),
     ("random", "int"),
     ("random", "float"),
+    ("io", "read_line"),
+    ("io", "read_all"),
+    ("io", "write"),
 ];
 
 fn module_of(name: &str) -> Option<&'static str> {
@@ -182,6 +185,7 @@ fn module_of(name: &str) -> Option<&'static str> {
         "sqrt" | "floor" | "ceil" | "round" | "pow" => "math",
         "read_text" | "write_text" => "fs",
         "seed" => "random",
+        "read_line" | "read_all" | "write" => "io",
         _ => return None,
     })
 }
@@ -559,6 +563,28 @@ pub(crate) fn module_call(
         ("random", "seed") => Some(("random.seed", vec![Int], Void)),
         ("random", "int") => Some(("random.int", vec![Int, Int], Int)),
         ("random", "float") => Some(("random.float", vec![], f)),
+        ("io", "read_line") => Some(("io.read_line", vec![], Ty::nullable(Text))),
+        ("io", "read_all") => Some(("io.read_all", vec![], Text)),
+        ("io", "write") => {
+            // Like `print`: a value of any type.
+            if args.len() != 1 {
+                let n = args.len();
+                c.err(
+                    "arity",
+                    span,
+                    format!("`io.write` takes 1 argument, found {n}"),
+                );
+                for a in args {
+                    c.expr(a, None);
+                }
+                return c.unknown(span);
+            }
+            let v = c.expr(&args[0], None);
+            if v.ty == Ty::Void {
+                c.err("type", args[0].span, "this expression has no value");
+            }
+            return builtin("io.write", vec![v], Void, span);
+        }
         _ => None,
     };
     let Some((bname, params, ret)) = sig else {

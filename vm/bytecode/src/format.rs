@@ -26,7 +26,7 @@ pub const MAGIC: [u8; 4] = *b"WOB\0";
 ///
 /// Version 2 added the tables and queries sections, the database instructions
 /// (`0x70`–`0x79`) and the `order_by` and `skip_take` builtins.
-pub const FORMAT_VERSION: u16 = 4;
+pub const FORMAT_VERSION: u16 = 5;
 
 /// Magic, version, reserved u16.
 const HEADER_LEN: usize = 8;

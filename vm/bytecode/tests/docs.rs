@@ -221,6 +221,7 @@ fn format_version_covers_opcodes_and_builtins() {
         (2, 0xe783_3a65),
         (3, 0xd9ca_7e00),
         (4, 0x96e1_b8ce),
+        (5, 0x9456_2536),
     ];
     let found = (FORMAT_VERSION, fingerprint());
     assert!(

@@ -475,13 +475,13 @@ fn older_fixtures_are_refused_with_the_version_message() {
             err,
             ImageError::TooOld {
                 found: old,
-                supported: 4
+                supported: 5
             }
         );
         assert_eq!(
             err.to_string(),
             format!(
-                "image format version {old} is older than version 4, the one this wo reads; \
+                "image format version {old} is older than version 5, the one this wo reads; \
                  rebuild the image from source with `wo build`"
             )
         );

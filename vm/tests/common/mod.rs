@@ -123,6 +123,7 @@ pub fn host() -> (Host, Out) {
             pending: Vec::new(),
             shared: err.clone(),
         }),
+        input: Box::new(std::io::empty()),
         classes: Rc::from(Vec::new()),
         rng: 1,
         started: Instant::now(),
