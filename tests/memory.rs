@@ -35,6 +35,7 @@ fn run_here(src: &str, args: &[&str]) -> String {
     let host = Host {
         out: Box::new(out.clone()),
         err: Box::new(std::io::sink()),
+        input: Box::new(std::io::empty()),
         classes: Rc::from(Vec::new()),
         rng: 1,
         started: std::time::Instant::now(),
