@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::ast::{self};
 use crate::diag::{Diagnostic, SourceMap, Span};
+use crate::facts::{Facts, FuncFact, Ref, Target};
 use crate::tir::{self, ClassId, ClassInfo, Expr, ExprKind as E, FuncId, Global, LocalId, Ty};
 
 mod assign;
@@ -26,6 +27,7 @@ mod stmt;
 mod table;
 mod types;
 
+pub use builtin::{CORE, MODULE_FUNCTIONS};
 use flow::{diverges, diverging};
 use names::{did_you_mean, other_language, suggest};
 use types::assignable;
@@ -63,6 +65,8 @@ struct GlobalSlot {
 #[derive(Default)]
 struct FnCtx {
     locals: Vec<Ty>,
+    /// Where each local is declared (its name), by `LocalId`.
+    local_spans: Vec<Span>,
     scopes: Vec<HashMap<String, LocalId>>,
     narrowed: HashMap<LocalId, Ty>,
     assigned_log: Vec<LocalId>,
@@ -97,15 +101,37 @@ pub(crate) struct Checker<'a> {
     default_fns: HashMap<(ClassId, usize), FuncId>,
     /// How many constants are being checked inside one another.
     const_depth: usize,
+    /// Notes for tools (`crate::analyze`); `None` when compiling.
+    facts: Option<Facts>,
 }
 
 /// Checks a whole program. Diagnostics are appended to `diags`; the returned program is
 /// only meaningful when no error was reported.
 pub fn check(
     modules: &[ast::Module],
-    _sources: &SourceMap,
+    sources: &SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> tir::Program {
+    checker(modules, sources, diags, None).0
+}
+
+/// Like [`check`], and also returns what the checker learnt about each name and
+/// expression (for the language server).
+pub fn check_with_facts(
+    modules: &[ast::Module],
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> (tir::Program, Facts) {
+    let (program, facts) = checker(modules, sources, diags, Some(Facts::default()));
+    (program, facts.unwrap_or_default())
+}
+
+fn checker(
+    modules: &[ast::Module],
+    _sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+    facts: Option<Facts>,
+) -> (tir::Program, Option<Facts>) {
     let mut c = Checker {
         modules,
         diags,
@@ -127,13 +153,75 @@ pub fn check(
         tx_depth: 0,
         default_fns: HashMap::new(),
         const_depth: 0,
+        facts,
     };
-    c.run()
+    let program = c.run();
+    let mut facts = c.facts.take();
+    if let Some(f) = facts.as_mut() {
+        f.class_names = c.class_names.clone();
+        f.funcs = (0..c.funcs.len())
+            .map(|id| FuncFact {
+                name: c.funcs[id].name.clone(),
+                params: c.funcs[id].params.clone(),
+                ret: c.funcs[id].ret.clone(),
+                def: c.fn_decl(id).map(|d| d.name.span),
+            })
+            .collect();
+    }
+    (program, facts)
 }
 
 impl<'a> Checker<'a> {
     fn err(&mut self, code: &'static str, span: Span, msg: impl Into<String>) {
         self.diags.push(Diagnostic::error(code, span, msg));
+    }
+
+    /// Notes that the name at `span` refers to `target`, declared at `def`.
+    fn note_ref(&mut self, span: Span, def: Option<Span>, target: Target) {
+        if let Some(f) = self.facts.as_mut() {
+            f.refs.push(Ref { span, def, target });
+        }
+    }
+
+    /// Notes the name of field `i` of class `cid`, written at `span`.
+    fn note_field(&mut self, span: Span, cid: ClassId, i: usize) {
+        if self.facts.is_none() {
+            return;
+        }
+        let (mi, ii) = self.class_decls[cid];
+        let def = match &self.modules[mi].items[ii] {
+            ast::Item::Class(c) => c.fields.get(i).map(|f| f.name.span),
+            _ => None,
+        };
+        let Some(field) = self.classes.get(cid).and_then(|c| c.fields.get(i)) else {
+            return;
+        };
+        let target = Target::Field {
+            class: cid,
+            name: field.name.clone(),
+            ty: field.ty.clone(),
+        };
+        self.note_ref(span, def, target);
+    }
+
+    /// Notes a use of function (or method) `f` at `span`.
+    fn note_func(&mut self, span: Span, f: FuncId) {
+        if self.facts.is_some() {
+            let def = self.fn_decl(f).map(|d| d.name.span);
+            self.note_ref(span, def, Target::Func(f));
+        }
+    }
+
+    /// Notes a use of class `cid` at `span`.
+    fn note_class(&mut self, span: Span, cid: ClassId) {
+        if self.facts.is_some() {
+            let (mi, ii) = self.class_decls[cid];
+            let def = match &self.modules[mi].items[ii] {
+                ast::Item::Class(c) => Some(c.name.span),
+                _ => None,
+            };
+            self.note_ref(span, def, Target::Class(cid));
+        }
     }
 
     fn tyname(&self, t: &Ty) -> String {
@@ -143,6 +231,7 @@ impl<'a> Checker<'a> {
     fn run(&mut self) -> tir::Program {
         self.collect();
         self.check_constants();
+        self.note_declarations();
         // Function bodies (and field defaults).
         let mut funcs = Vec::with_capacity(self.funcs.len());
         for f in 0..self.funcs.len() {
@@ -169,6 +258,37 @@ impl<'a> Checker<'a> {
             init_order: std::mem::take(&mut self.init_order),
             main,
             tables: std::mem::take(&mut self.tables),
+        }
+    }
+
+    /// Notes every declared class, field, function and constant at its own name, so a
+    /// tool finds them there as at their uses.
+    fn note_declarations(&mut self) {
+        if self.facts.is_none() {
+            return;
+        }
+        for cid in 0..self.classes.len() {
+            let (mi, ii) = self.class_decls[cid];
+            let ast::Item::Class(c) = &self.modules[mi].items[ii] else {
+                continue;
+            };
+            self.note_class(c.name.span, cid);
+            for (i, f) in c.fields.iter().enumerate() {
+                self.note_field(f.name.span, cid, i);
+            }
+        }
+        for f in 0..self.funcs.len() {
+            if let Some(d) = self.fn_decl(f) {
+                self.note_func(d.name.span, f);
+            }
+        }
+        for g in 0..self.globals.len() {
+            let span = self.const_span(g);
+            let target = Target::Const {
+                name: self.globals[g].name.clone(),
+                ty: self.globals[g].ty.clone(),
+            };
+            self.note_ref(span, Some(span), target);
         }
     }
 

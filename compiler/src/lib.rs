@@ -7,6 +7,7 @@ pub mod ast;
 pub mod check;
 pub mod codegen;
 pub mod diag;
+pub mod facts;
 pub mod fmt;
 pub mod lexer;
 pub mod parser;
@@ -49,6 +50,42 @@ pub fn compile(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
             Err(_) => compile_here(sources),
         }
     })
+}
+
+/// Everything the compiler knows about a program short of its image: the parsed files,
+/// every diagnostic `compile` would report, the checked program and the checker's
+/// notes on names and types ([`facts::Facts`]). For tools (the language server), which
+/// ask about positions. Runs on the caller's thread: a caller that analyses large or
+/// deeply nested programs gives that thread a large stack, as [`compile`] does.
+pub struct Analysis {
+    pub modules: Vec<ast::Module>,
+    pub diags: Vec<Diagnostic>,
+    pub program: tir::Program,
+    pub facts: facts::Facts,
+}
+
+/// Parses and checks `sources` (and generates code, for its diagnostics, when checking
+/// found no error), recording [`facts::Facts`].
+pub fn analyze(sources: &SourceMap) -> Analysis {
+    let mut diags = Vec::new();
+    let mut modules = Vec::new();
+    for (i, f) in sources.files.iter().enumerate() {
+        let (m, d) = parse(&f.src, FileId(i as u32));
+        diags.extend(d);
+        modules.push(m);
+    }
+    let (program, facts) = check::check_with_facts(&modules, sources, &mut diags);
+    if !diags.iter().any(|d| d.severity == Severity::Error) {
+        if let Err(d) = codegen::generate(&program, sources) {
+            diags.push(d);
+        }
+    }
+    Analysis {
+        modules,
+        diags,
+        program,
+        facts,
+    }
 }
 
 fn compile_here(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {

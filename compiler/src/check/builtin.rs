@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
 
 /// Core functions callable without `use`.
-pub(super) const CORE: &[&str] = &[
+pub const CORE: &[&str] = &[
     "print",
     "print_err",
     "len",
@@ -158,7 +158,7 @@ pub(crate) fn call(
 }
 
 /// Every function of the standard modules, for "did you mean" hints.
-const MODULE_FUNCTIONS: &[(&str, &str)] = &[
+pub const MODULE_FUNCTIONS: &[(&str, &str)] = &[
     ("time", "ticks"),
     ("time", "now"),
     ("time", "sleep"),

@@ -3,6 +3,7 @@
 use super::{builtin, did_you_mean, nil_note, Checker, MODULES};
 use crate::ast::{self, ExprKind as A};
 use crate::diag::{Diagnostic, Span};
+use crate::facts::Target;
 use crate::tir::{Expr, ExprKind as E, Ty};
 
 impl<'a> Checker<'a> {
@@ -14,6 +15,7 @@ impl<'a> Checker<'a> {
         expect: Option<&Ty>,
     ) -> Expr {
         if let Some(&f) = self.func_index.get(&callee.name) {
+            self.note_func(callee.span, f);
             let params: Vec<Ty> = self.funcs[f]
                 .params
                 .iter()
@@ -24,6 +26,7 @@ impl<'a> Checker<'a> {
             return Expr::new(E::Call { func: f, args }, ret, span);
         }
         if callee.name == "join" && args.len() == 1 && self.lookup_local("join").is_none() {
+            self.note_ref(callee.span, None, Target::Builtin("join".to_string()));
             return self.join(&args[0], span);
         }
         if self.lookup_local(&callee.name).is_some() {
@@ -36,6 +39,10 @@ impl<'a> Checker<'a> {
                 self.expr(a, None);
             }
             return self.unknown(span);
+        }
+        if builtin::is_builtin(&callee.name) {
+            let target = Target::Builtin(callee.name.clone());
+            self.note_ref(callee.span, None, target);
         }
         builtin::call(self, &callee.name, callee.span, args, span, expect)
     }
@@ -82,6 +89,9 @@ impl<'a> Checker<'a> {
     ) -> Expr {
         if let A::Name(m) = &recv.kind {
             if self.lookup_local(m).is_none() && MODULES.contains(&m.as_str()) {
+                self.note_ref(recv.span, None, Target::Module(m.clone()));
+                let target = Target::Builtin(format!("{m}.{}", method.name));
+                self.note_ref(method.span, None, target);
                 if !self.uses.contains(m) {
                     self.err(
                         "use",
@@ -96,7 +106,8 @@ impl<'a> Checker<'a> {
             }
         }
         if let A::TypeName(t) = &recv.kind {
-            if self.class_index.contains_key(t) {
+            if let Some(&cid) = self.class_index.get(t) {
+                self.note_class(recv.span, cid);
                 return self.find(t, method, args, span);
             } else {
                 let hint = did_you_mean(t, self.class_names.iter().map(String::as_str));
@@ -141,6 +152,7 @@ impl<'a> Checker<'a> {
                     }
                     return self.unknown(span);
                 };
+                self.note_func(method.span, f);
                 let params: Vec<Ty> = self.funcs[f].params[1..]
                     .iter()
                     .map(|(_, t)| t.clone())

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use super::{did_you_mean, nil_note, suggest, Checker, FnCtx};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
+use crate::facts::Target;
 use crate::tir::{ClassId, Expr, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
 
 impl<'a> Checker<'a> {
@@ -19,10 +20,14 @@ impl<'a> Checker<'a> {
             Ty::Class(c) => {
                 let class = &self.classes[*c];
                 match class.fields.iter().position(|f| f.name == name.name) {
-                    Some(i) => Some((
-                        u16::try_from(i).unwrap_or(u16::MAX),
-                        class.fields[i].ty.clone(),
-                    )),
+                    Some(i) => {
+                        let res = (
+                            u16::try_from(i).unwrap_or(u16::MAX),
+                            class.fields[i].ty.clone(),
+                        );
+                        self.note_field(name.span, *c, i);
+                        Some(res)
+                    }
                     None => {
                         let cname = class.name.clone();
                         if class.methods.iter().any(|(m, _)| *m == name.name) {
@@ -75,6 +80,11 @@ impl<'a> Checker<'a> {
                         return None;
                     }
                 };
+                let target = Target::ErrorField {
+                    name: name.name.clone(),
+                    ty: t.clone(),
+                };
+                self.note_ref(name.span, None, target);
                 Some((i, t))
             }
             Ty::Nullable(inner) if matches!(**inner, Ty::Class(_) | Ty::Error) => {
@@ -128,6 +138,7 @@ impl<'a> Checker<'a> {
             }
             return self.unknown(span);
         };
+        self.note_class(class.span, cid);
         if self.table_classes.contains(&cid) {
             self.err(
                 "table",
@@ -195,6 +206,7 @@ impl<'a> Checker<'a> {
                 self.expr(&init.value, None);
                 continue;
             };
+            self.note_field(init.name.span, cid, i);
             let fty = self.classes[cid].fields[i].ty.clone();
             let v = self.expr(&init.value, Some(&fty));
             self.expect_assignable(&v, &fty, init.value.span);

@@ -4,10 +4,19 @@ use std::collections::HashMap;
 use super::{did_you_mean, diverging, other_language, unify, Checker, MODULES};
 use crate::ast::{self, ExprKind as A};
 use crate::diag::{Diagnostic, Span};
+use crate::facts::Target;
 use crate::tir::{Expr, ExprKind as E, Ty, UnOp};
 
 impl<'a> Checker<'a> {
     pub(super) fn expr(&mut self, e: &ast::Expr, expect: Option<&Ty>) -> Expr {
+        let v = self.expr_kind(e, expect);
+        if let Some(f) = self.facts.as_mut() {
+            f.exprs.push((e.span, v.ty.clone()));
+        }
+        v
+    }
+
+    fn expr_kind(&mut self, e: &ast::Expr, expect: Option<&Ty>) -> Expr {
         let span = e.span;
         match &e.kind {
             A::Int(v) => Expr::new(E::Int(*v), Ty::Int, span),
@@ -203,6 +212,14 @@ impl<'a> Checker<'a> {
     fn const_ref(&mut self, n: &str, span: Span) -> Expr {
         if let Some(&g) = self.global_index.get(n) {
             let ty = self.ensure_global(g, Some(span));
+            if self.facts.is_some() {
+                let def = Some(self.const_span(g));
+                let target = Target::Const {
+                    name: n.to_string(),
+                    ty: ty.clone(),
+                };
+                self.note_ref(span, def, target);
+            }
             Expr::new(E::Global(g), ty, span)
         } else if self.class_index.contains_key(n) {
             self.err(
@@ -228,6 +245,7 @@ impl<'a> Checker<'a> {
     fn field_expr(&mut self, recv: &ast::Expr, name: &ast::Ident, span: Span) -> Expr {
         if let A::Name(m) = &recv.kind {
             if self.lookup_local(m).is_none() && MODULES.contains(&m.as_str()) {
+                self.note_ref(recv.span, None, Target::Module(m.clone()));
                 return self.module_member(m, name, span);
             }
         }
@@ -293,7 +311,7 @@ impl<'a> Checker<'a> {
     ) -> Expr {
         let b = self.expr(body, expect);
         self.ctx.scopes.push(HashMap::new());
-        let eid = self.new_local(&err.name, Ty::Error);
+        let eid = self.new_local(&err.name, err.span, Ty::Error);
         let h = self.expr(handler, expect.or(Some(&b.ty)));
         self.ctx.scopes.pop();
         // A side that cannot produce a value (`fail(…)`, `exit(…)`) takes the

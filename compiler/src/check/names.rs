@@ -3,6 +3,7 @@
 use super::{builtin, Checker, MODULES};
 use crate::ast::{self};
 use crate::diag::Span;
+use crate::facts::Target;
 use crate::tir::{Expr, ExprKind as E, LocalId, Ty};
 
 /// `"; did you mean `x`?"` for the closest candidate, or nothing.
@@ -64,9 +65,18 @@ pub(super) fn suggest<'a>(
 }
 
 impl<'a> Checker<'a> {
-    pub(super) fn new_local(&mut self, name: &str, ty: Ty) -> LocalId {
+    /// Declares a local `name` (written at `span`) in the innermost scope.
+    pub(super) fn new_local(&mut self, name: &str, span: Span, ty: Ty) -> LocalId {
         let id = self.ctx.locals.len();
+        if self.facts.is_some() {
+            let target = Target::Local {
+                name: name.to_string(),
+                ty: ty.clone(),
+            };
+            self.note_ref(span, Some(span), target);
+        }
         self.ctx.locals.push(ty);
+        self.ctx.local_spans.push(span);
         if let Some(scope) = self.ctx.scopes.last_mut() {
             scope.insert(name.to_string(), id);
         }
@@ -91,6 +101,14 @@ impl<'a> Checker<'a> {
 
     pub(super) fn name(&mut self, n: &str, span: Span) -> Expr {
         if let Some(id) = self.lookup_local(n) {
+            if self.facts.is_some() {
+                let def = self.ctx.local_spans.get(id).copied();
+                let target = Target::Local {
+                    name: n.to_string(),
+                    ty: self.ctx.locals[id].clone(),
+                };
+                self.note_ref(span, def, target);
+            }
             return Expr::new(E::Local(id), self.local_ty(id), span);
         }
         if MODULES.contains(&n) {
@@ -144,6 +162,11 @@ impl<'a> Checker<'a> {
             );
         }
         if m == "math" && name.name == "PI" {
+            let target = Target::Const {
+                name: "math.PI".to_string(),
+                ty: Ty::Float,
+            };
+            self.note_ref(name.span, None, target);
             return Expr::new(E::Float(std::f64::consts::PI), Ty::Float, span);
         }
         self.err(

@@ -90,8 +90,18 @@ impl<'a> Checker<'a> {
         self.tx_depth = 0;
         self.ctx.scopes.push(HashMap::new());
         let mut params = Vec::new();
-        for (pname, pty) in self.funcs[f].params.clone() {
-            let id = self.new_local(&pname, pty);
+        // The written parameters, after a method's `self` (which is written nowhere:
+        // it points at the method's name).
+        let written: Vec<Span> = decl
+            .map(|d| d.params.iter().map(|p| p.name.span).collect())
+            .unwrap_or_default();
+        let n_self = self.funcs[f].params.len().saturating_sub(written.len());
+        for (k, (pname, pty)) in self.funcs[f].params.clone().into_iter().enumerate() {
+            let span = match k.checked_sub(n_self) {
+                Some(w) => written.get(w).copied().unwrap_or_default(),
+                None => decl.map(|d| d.name.span).unwrap_or_default(),
+            };
+            let id = self.new_local(&pname, span, pty);
             params.push(id);
         }
         let (body, span) = match decl {
@@ -184,7 +194,7 @@ impl<'a> Checker<'a> {
             S::Try { body, err, handler } => {
                 let b = self.block(&body.stmts);
                 self.ctx.scopes.push(HashMap::new());
-                let eid = self.new_local(&err.name, Ty::Error);
+                let eid = self.new_local(&err.name, err.span, Ty::Error);
                 let h = self.block(&handler.stmts);
                 self.ctx.scopes.pop();
                 push(
@@ -246,7 +256,7 @@ impl<'a> Checker<'a> {
                 format!("`{}` is already defined in this block", name.name),
             );
         }
-        let id = self.new_local(&name.name, ty);
+        let id = self.new_local(&name.name, name.span, ty);
         push(out, T::Let(id, v));
     }
 
@@ -396,7 +406,7 @@ impl<'a> Checker<'a> {
             _ => None,
         };
         if let Some((start, stop, step)) = range {
-            let v = self.new_local(&var.name, Ty::Int);
+            let v = self.new_local(&var.name, var.span, Ty::Int);
             let b = self.block(&body.stmts);
             push(
                 out,
@@ -421,7 +431,7 @@ impl<'a> Checker<'a> {
                 );
             }
             (Ty::List(elem), None) => {
-                let v = self.new_local(&var.name, *elem);
+                let v = self.new_local(&var.name, var.span, *elem);
                 let b = self.block(&body.stmts);
                 push(
                     out,
@@ -433,8 +443,8 @@ impl<'a> Checker<'a> {
                 );
             }
             (Ty::Map(k, v), Some(var2)) => {
-                let kid = self.new_local(&var.name, *k);
-                let vid = self.new_local(&var2.name, *v);
+                let kid = self.new_local(&var.name, var.span, *k);
+                let vid = self.new_local(&var2.name, var2.span, *v);
                 let b = self.block(&body.stmts);
                 push(
                     out,
@@ -461,9 +471,9 @@ impl<'a> Checker<'a> {
                 );
             }
             (Ty::Unknown, _) => {
-                self.new_local(&var.name, Ty::Unknown);
+                self.new_local(&var.name, var.span, Ty::Unknown);
                 if let Some(v2) = var2 {
-                    self.new_local(&v2.name, Ty::Unknown);
+                    self.new_local(&v2.name, v2.span, Ty::Unknown);
                 }
                 self.block(&body.stmts);
             }
@@ -496,7 +506,7 @@ impl<'a> Checker<'a> {
         if c.table.is_some() {
             self.ctx.scopes.push(HashMap::new());
             self.ctx.loop_depth += 1;
-            let v = self.new_local(&var.name, c.select_ty.clone());
+            let v = self.new_local(&var.name, var.span, c.select_ty.clone());
             let b = self.block(&body.stmts);
             self.ctx.loop_depth -= 1;
             self.ctx.scopes.pop();
@@ -520,12 +530,11 @@ impl<'a> Checker<'a> {
         );
         self.ctx.scopes.push(HashMap::new());
         self.ctx.loop_depth += 1;
-        let v = self.new_local(&var.name, it.ty.strip().clone());
         let v_ty = match &it.ty {
             Ty::List(t) => (**t).clone(),
             _ => Ty::Unknown,
         };
-        self.ctx.locals[v] = v_ty;
+        let v = self.new_local(&var.name, var.span, v_ty);
         let b = self.block(&body.stmts);
         self.ctx.loop_depth -= 1;
         self.ctx.scopes.pop();

@@ -248,7 +248,10 @@ impl Checker<'_> {
         span: Span,
     ) -> Expr {
         let cid = match self.class_index.get(&table.name) {
-            Some(&c) if self.table_classes.contains(&c) => c,
+            Some(&c) if self.table_classes.contains(&c) => {
+                self.note_class(table.span, c);
+                c
+            }
             Some(_) => {
                 self.err(
                     "table",
@@ -341,6 +344,7 @@ impl Checker<'_> {
                     .is_some_and(|c| self.table_classes.contains(c)) =>
             {
                 let c = self.class_index[n];
+                self.note_class(q.source.span, c);
                 (self.table_of(&Ty::Class(c)), Ty::Class(c), None)
             }
             A::TypeName(n) if self.class_index.contains_key(n) => {
@@ -373,7 +377,7 @@ impl Checker<'_> {
             }
         };
         self.ctx.scopes.push(HashMap::new());
-        let var = self.new_local(&q.var.name, var_ty.clone());
+        let var = self.new_local(&q.var.name, q.var.span, var_ty.clone());
         let mut wheres = Vec::new();
         for w in &q.wheres {
             let c = self.cond(w);

@@ -83,7 +83,10 @@ impl<'a> Checker<'a> {
                 "Text" => Ty::Text,
                 "Error" => Ty::Error,
                 _ => match self.class_index.get(n) {
-                    Some(&c) => Ty::Class(c),
+                    Some(&c) => {
+                        self.note_class(t.span, c);
+                        Ty::Class(c)
+                    }
                     None => {
                         let hint = match other_language(n) {
                             Some(h) => h.to_string(),
@@ -133,6 +136,7 @@ impl<'a> Checker<'a> {
             TypeKind::Ref(name) => {
                 match self.class_index.get(&name.name) {
                     Some(&c) if self.table_classes.contains(&c) => {
+                        self.note_class(name.span, c);
                         if !self.in_table {
                             self.err(
                             "type",
