@@ -6,6 +6,7 @@
 mod commands;
 mod exit;
 mod fmt;
+mod lsp;
 mod program;
 mod render;
 mod repl;
@@ -87,6 +88,9 @@ enum Command {
     /// Inspect or maintain a data directory.
     #[command(subcommand)]
     Db(DbCommand),
+    /// A language server on stdin/stdout (diagnostics, hover, go to definition,
+    /// completion, document symbols), for editors.
+    Lsp,
 }
 
 #[derive(Debug, Subcommand)]
@@ -148,6 +152,7 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Db(DbCommand::Export { dir, table, format }) => {
             commands::db_export(&dir, table.as_deref(), &format)
         }
+        Command::Lsp => lsp::serve(),
     }
 }
 

@@ -1,0 +1,250 @@
+//! `wo lsp`: a language server on stdin/stdout (LANGUAGE.md §12), built on `lsp-server`
+//! (the JSON-RPC transport rust-analyzer uses) and `lsp-types`. This module is the
+//! protocol loop: it keeps the open documents ([`document`]), hands questions about a
+//! position to [`world`], and turns answers into messages. Nothing here knows the
+//! language; everything it answers comes from `wo_compiler::analyze`.
+//!
+//! Documents are analysed lazily: a change only marks its program stale, and a stale
+//! program is analysed again when the loop has no message waiting (then its
+//! diagnostics are published) or when a request needs it, so a burst of keystrokes
+//! costs one analysis, not one per keystroke.
+
+mod builtins;
+mod document;
+mod query;
+mod world;
+
+use std::path::PathBuf;
+
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
+    Notification as _, PublishDiagnostics,
+};
+use lsp_types::request::{
+    Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest, Request as _,
+};
+use lsp_types::{
+    CompletionOptions, HoverProviderCapability, InitializeParams, OneOf, PositionEncodingKind,
+    PublishDiagnosticsParams, ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind,
+    Url,
+};
+
+use crate::exit::Failure;
+use document::Encoding;
+use world::World;
+
+/// The stack of the thread that analyses: as `wo_compiler::compile` gives the compiler,
+/// for programs nested deeply (reserved, touched only as used).
+const ANALYSIS_STACK: usize = 1 << 30;
+
+/// `wo lsp`: serves one client on stdin/stdout until it says `exit`.
+pub fn serve() -> Result<(), Failure> {
+    let (connection, io_threads) = Connection::stdio();
+    let served = std::thread::Builder::new()
+        .name("wo-lsp".to_string())
+        .stack_size(ANALYSIS_STACK)
+        .spawn(move || run(connection))
+        .map_err(|e| Failure::Internal(format!("internal error: cannot start the server: {e}")))?
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    served?;
+    io_threads
+        .join()
+        .map_err(|e| Failure::Input(format!("language server: {e}")))
+}
+
+fn capabilities(enc: Encoding) -> ServerCapabilities {
+    ServerCapabilities {
+        position_encoding: Some(match enc {
+            Encoding::Utf8 => PositionEncodingKind::UTF8,
+            Encoding::Utf16 => PositionEncodingKind::UTF16,
+        }),
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(
+            TextDocumentSyncKind::INCREMENTAL,
+        )),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec![".".to_string(), "@".to_string()]),
+            ..CompletionOptions::default()
+        }),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        document_formatting_provider: world::CAN_FORMAT.then_some(OneOf::Left(true)),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// UTF-8 columns when the client offers them (no conversion), else UTF-16, the
+/// protocol's default.
+fn encoding(params: &InitializeParams) -> Encoding {
+    let offered = params
+        .capabilities
+        .general
+        .as_ref()
+        .and_then(|g| g.position_encodings.as_ref());
+    match offered {
+        Some(kinds) if kinds.contains(&PositionEncodingKind::UTF8) => Encoding::Utf8,
+        _ => Encoding::Utf16,
+    }
+}
+
+fn protocol(e: impl std::fmt::Display) -> Failure {
+    Failure::Input(format!("language server: {e}"))
+}
+
+fn run(connection: Connection) -> Result<(), Failure> {
+    let (id, params) = connection.initialize_start().map_err(protocol)?;
+    let params: InitializeParams = serde_json::from_value(params).map_err(protocol)?;
+    let enc = encoding(&params);
+    let caps = serde_json::to_value(capabilities(enc)).map_err(protocol)?;
+    let result = serde_json::json!({
+        "capabilities": caps,
+        "serverInfo": { "name": "wo", "version": env!("CARGO_PKG_VERSION") },
+    });
+    connection.initialize_finish(id, result).map_err(protocol)?;
+    let mut world = World::new(enc);
+    loop {
+        // With stale programs, take only what is already waiting; when nothing is,
+        // analyse them and publish their diagnostics.
+        let msg = if world.has_stale() {
+            match connection.receiver.try_recv() {
+                Ok(msg) => msg,
+                Err(e) if e.is_empty() => {
+                    publish(&connection, &mut world)?;
+                    continue;
+                }
+                Err(_) => return Ok(()),
+            }
+        } else {
+            match connection.receiver.recv() {
+                Ok(msg) => msg,
+                Err(_) => return Ok(()),
+            }
+        };
+        match msg {
+            Message::Request(req) => {
+                if connection.handle_shutdown(&req).map_err(protocol)? {
+                    return Ok(());
+                }
+                let resp = answer(&mut world, req);
+                send(&connection, Message::Response(resp))?;
+            }
+            Message::Notification(n) => {
+                if n.method == "exit" {
+                    return Ok(());
+                }
+                notify(&mut world, n);
+            }
+            Message::Response(_) => {}
+        }
+    }
+}
+
+fn send(connection: &Connection, msg: Message) -> Result<(), Failure> {
+    connection.sender.send(msg).map_err(protocol)
+}
+
+/// Analyses every stale program and publishes the diagnostics of its open documents.
+fn publish(connection: &Connection, world: &mut World) -> Result<(), Failure> {
+    for (uri, version, diagnostics) in world.refresh() {
+        let params = PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version,
+        };
+        let n = Notification::new(PublishDiagnostics::METHOD.to_string(), params);
+        send(connection, Message::Notification(n))?;
+    }
+    Ok(())
+}
+
+fn notify(world: &mut World, n: Notification) {
+    match n.method.as_str() {
+        DidOpenTextDocument::METHOD => {
+            if let Ok(p) =
+                n.extract::<lsp_types::DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD)
+            {
+                let d = p.text_document;
+                world.open(d.uri, d.text, d.version);
+            }
+        }
+        DidChangeTextDocument::METHOD => {
+            if let Ok(p) =
+                n.extract::<lsp_types::DidChangeTextDocumentParams>(DidChangeTextDocument::METHOD)
+            {
+                world.change(
+                    &p.text_document.uri,
+                    p.text_document.version,
+                    p.content_changes,
+                );
+            }
+        }
+        DidCloseTextDocument::METHOD => {
+            if let Ok(p) =
+                n.extract::<lsp_types::DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
+            {
+                world.close(&p.text_document.uri);
+            }
+        }
+        DidSaveTextDocument::METHOD => {
+            if let Ok(p) =
+                n.extract::<lsp_types::DidSaveTextDocumentParams>(DidSaveTextDocument::METHOD)
+            {
+                world.saved(&p.text_document.uri);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The response to one request (an error response for a method not served or
+/// parameters that do not parse).
+fn answer(world: &mut World, req: Request) -> Response {
+    let id = req.id.clone();
+    let res = match req.method.as_str() {
+        HoverRequest::METHOD => params::<lsp_types::HoverParams>(req).map(|p| {
+            let at = p.text_document_position_params;
+            to_json(world.hover(&at.text_document.uri, at.position))
+        }),
+        GotoDefinition::METHOD => params::<lsp_types::GotoDefinitionParams>(req).map(|p| {
+            let at = p.text_document_position_params;
+            to_json(world.definition(&at.text_document.uri, at.position))
+        }),
+        Completion::METHOD => params::<lsp_types::CompletionParams>(req).map(|p| {
+            let at = p.text_document_position;
+            to_json(world.completion(&at.text_document.uri, at.position))
+        }),
+        DocumentSymbolRequest::METHOD => params::<lsp_types::DocumentSymbolParams>(req)
+            .map(|p| to_json(world.symbols(&p.text_document.uri))),
+        Formatting::METHOD => params::<lsp_types::DocumentFormattingParams>(req)
+            .map(|p| to_json(world.format(&p.text_document.uri))),
+        other => Err((
+            ErrorCode::MethodNotFound,
+            format!("`wo lsp` does not serve `{other}`"),
+        )),
+    };
+    match res {
+        Ok(v) => Response::new_ok(id, v),
+        Err((code, msg)) => Response::new_err(id, code as i32, msg),
+    }
+}
+
+fn params<P: serde::de::DeserializeOwned>(req: Request) -> Result<P, (ErrorCode, String)> {
+    serde_json::from_value(req.params).map_err(|e| {
+        (
+            ErrorCode::InvalidParams,
+            format!("bad parameters for `{}`: {e}", req.method),
+        )
+    })
+}
+
+fn to_json(v: impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// The file a `file:` URI names (`None` for other schemes: such a document is analysed
+/// alone).
+fn path_of(uri: &Url) -> Option<PathBuf> {
+    uri.to_file_path().ok()
+}

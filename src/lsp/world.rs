@@ -1,0 +1,543 @@
+//! The server's state: the open documents, the program each belongs to, and each
+//! program's last analysis. A document is analysed as part of its directory's program
+//! (every `.wo` file below it, as `wo run DIR` compiles them) when that directory holds
+//! one program (at most one `fn main` among its files); otherwise, as in a directory of
+//! separate programs like `samples/`, alone. Open documents are read from the editor,
+//! the other files of a program from disk.
+//!
+//! Answers are computed here from [`query`] and converted to the protocol's types.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use lsp_types::{
+    CompletionItem, CompletionItemKind, CompletionResponse, DiagnosticRelatedInformation,
+    DiagnosticSeverity, DocumentSymbol, DocumentSymbolResponse, GotoDefinitionResponse, Hover,
+    HoverContents, Location, MarkupContent, MarkupKind, NumberOrString, Position, SymbolKind,
+    TextDocumentContentChangeEvent, TextEdit, Url,
+};
+use wo_compiler::tir::Ty;
+use wo_compiler::{Analysis, Diagnostic, FileId, Severity, SourceMap, Span};
+
+use super::document::{Document, Encoding};
+use super::path_of;
+use super::query::{self, At, Item, Kind};
+
+/// Whether `textDocument/formatting` is served (through `wo fmt`).
+pub const CAN_FORMAT: bool = false;
+
+/// A directory with more `.wo` files than this is not taken as one program.
+const MAX_PROGRAM_FILES: usize = 256;
+
+/// One program: its files (in the compiler's file order) and its last analysis.
+struct Program {
+    files: Vec<Url>,
+    sources: SourceMap,
+    analysis: Option<Rc<Analysis>>,
+    /// The last analysis without a syntax error, and its sources: completion falls
+    /// back on it while the function being written does not parse.
+    clean: Option<(Rc<Analysis>, SourceMap)>,
+}
+
+pub struct World {
+    enc: Encoding,
+    docs: HashMap<Url, Document>,
+    /// The program (its key: a directory's or a file's URI) of each open document.
+    doc_program: HashMap<Url, Url>,
+    programs: HashMap<Url, Program>,
+    /// Programs changed since their last analysis.
+    stale: HashSet<Url>,
+    /// Programs analysed whose diagnostics are not yet published.
+    unpublished: HashSet<Url>,
+}
+
+impl World {
+    pub fn new(enc: Encoding) -> World {
+        World {
+            enc,
+            docs: HashMap::new(),
+            doc_program: HashMap::new(),
+            programs: HashMap::new(),
+            stale: HashSet::new(),
+            unpublished: HashSet::new(),
+        }
+    }
+
+    pub fn has_stale(&self) -> bool {
+        !self.stale.is_empty() || !self.unpublished.is_empty()
+    }
+
+    pub fn open(&mut self, uri: Url, text: String, version: i32) {
+        self.docs.insert(uri.clone(), Document::new(text, version));
+        self.regroup(&uri);
+    }
+
+    pub fn change(
+        &mut self,
+        uri: &Url,
+        version: i32,
+        changes: Vec<TextDocumentContentChangeEvent>,
+    ) {
+        let Some(doc) = self.docs.get_mut(uri) else {
+            return;
+        };
+        for c in changes {
+            doc.apply(c, self.enc);
+        }
+        doc.version = version;
+        if let Some(p) = self.doc_program.get(uri) {
+            self.stale.insert(p.clone());
+        }
+    }
+
+    pub fn close(&mut self, uri: &Url) {
+        self.docs.remove(uri);
+        if let Some(p) = self.doc_program.remove(uri) {
+            if !self.doc_program.values().any(|q| *q == p) {
+                self.programs.remove(&p);
+                self.stale.remove(&p);
+                self.unpublished.remove(&p);
+            } else {
+                self.stale.insert(p);
+            }
+        }
+    }
+
+    /// A save may add a `fn main` or a file: the grouping is decided again.
+    pub fn saved(&mut self, uri: &Url) {
+        if self.docs.contains_key(uri) {
+            self.regroup(uri);
+        }
+    }
+
+    /// Decides which program `uri` belongs to, and marks it stale.
+    fn regroup(&mut self, uri: &Url) {
+        let (key, files) = self.program_of(uri);
+        if let Some(old) = self.doc_program.insert(uri.clone(), key.clone()) {
+            if old != key && !self.doc_program.values().any(|q| *q == old) {
+                self.programs.remove(&old);
+                self.stale.remove(&old);
+            }
+        }
+        let p = self.programs.entry(key.clone()).or_insert(Program {
+            files: Vec::new(),
+            sources: SourceMap::default(),
+            analysis: None,
+            clean: None,
+        });
+        p.files = files;
+        self.stale.insert(key);
+    }
+
+    /// The key and the files of the program `uri` is part of.
+    fn program_of(&self, uri: &Url) -> (Url, Vec<Url>) {
+        let alone = (uri.clone(), vec![uri.clone()]);
+        let Some(path) = path_of(uri) else {
+            return alone;
+        };
+        let Some(dir) = path.parent() else {
+            return alone;
+        };
+        let mut paths = Vec::new();
+        if !wo_files(dir, &mut paths, &mut HashSet::new()) || !paths.contains(&path) {
+            return alone;
+        }
+        paths.sort();
+        let mains = paths
+            .iter()
+            .filter(|p| {
+                let text = Url::from_file_path(p)
+                    .ok()
+                    .and_then(|u| self.docs.get(&u).map(|d| d.text.clone()))
+                    .or_else(|| std::fs::read_to_string(p).ok())
+                    .unwrap_or_default();
+                declares_main(&text)
+            })
+            .count();
+        if paths.len() == 1 || mains > 1 {
+            return alone;
+        }
+        let files: Vec<Url> = paths
+            .iter()
+            .filter_map(|p| Url::from_file_path(p).ok())
+            .collect();
+        match Url::from_directory_path(dir) {
+            Ok(key) => (key, files),
+            Err(()) => alone,
+        }
+    }
+
+    /// Analyses every stale program; returns the diagnostics of the open documents of
+    /// each program analysed since the last call.
+    pub fn refresh(&mut self) -> Vec<(Url, Option<i32>, Vec<lsp_types::Diagnostic>)> {
+        for key in std::mem::take(&mut self.stale) {
+            self.analyse(&key);
+        }
+        let mut out = Vec::new();
+        for key in std::mem::take(&mut self.unpublished) {
+            let Some(p) = self.programs.get(&key) else {
+                continue;
+            };
+            let Some(a) = &p.analysis else {
+                continue;
+            };
+            for (i, uri) in p.files.iter().enumerate() {
+                let Some(doc) = self.docs.get(uri) else {
+                    continue;
+                };
+                let file = FileId(u32::try_from(i).unwrap_or(u32::MAX));
+                let diags = a
+                    .diags
+                    .iter()
+                    .filter(|d| d.span.file == file)
+                    .map(|d| self.diagnostic(d, doc, p))
+                    .collect();
+                out.push((uri.clone(), Some(doc.version), diags));
+            }
+        }
+        out
+    }
+
+    fn analyse(&mut self, key: &Url) {
+        let Some(p) = self.programs.get_mut(key) else {
+            return;
+        };
+        let mut sources = SourceMap::default();
+        for uri in &p.files {
+            let name = path_of(uri).map_or(uri.to_string(), |p| p.display().to_string());
+            let text = match self.docs.get(uri) {
+                Some(d) => d.text.clone(),
+                None => path_of(uri)
+                    .and_then(|p| std::fs::read_to_string(p).ok())
+                    .unwrap_or_default(),
+            };
+            let text = text
+                .strip_prefix('\u{feff}')
+                .map(str::to_string)
+                .unwrap_or(text);
+            sources.add(name, text);
+        }
+        let a = Rc::new(wo_compiler::analyze(&sources));
+        if !a.diags.iter().any(|d| matches!(d.code, "syntax" | "lex")) {
+            p.clean = Some((Rc::clone(&a), sources.clone()));
+        }
+        p.analysis = Some(a);
+        p.sources = sources;
+        self.unpublished.insert(key.clone());
+    }
+
+    fn diagnostic(&self, d: &Diagnostic, doc: &Document, p: &Program) -> lsp_types::Diagnostic {
+        let mut message = d.message.clone();
+        for n in &d.notes {
+            message.push_str("\nnote: ");
+            message.push_str(n);
+        }
+        let related: Vec<DiagnosticRelatedInformation> = d
+            .labels
+            .iter()
+            .filter_map(|(span, text)| {
+                Some(DiagnosticRelatedInformation {
+                    location: self.location(p, *span)?,
+                    message: text.clone(),
+                })
+            })
+            .collect();
+        lsp_types::Diagnostic {
+            range: doc.range(d.span.lo as usize, d.span.hi as usize, self.enc),
+            severity: Some(match d.severity {
+                Severity::Error => DiagnosticSeverity::ERROR,
+                Severity::Warning => DiagnosticSeverity::WARNING,
+            }),
+            code: Some(NumberOrString::String(d.code.to_string())),
+            source: Some("wo".to_string()),
+            message,
+            related_information: (!related.is_empty()).then_some(related),
+            ..lsp_types::Diagnostic::default()
+        }
+    }
+
+    /// A span of program `p` as a protocol location.
+    fn location(&self, p: &Program, span: Span) -> Option<Location> {
+        let uri = p.files.get(span.file.0 as usize)?;
+        let range = match self.docs.get(uri) {
+            Some(doc) => doc.range(span.lo as usize, span.hi as usize, self.enc),
+            None => {
+                let src = &p.sources.files.get(span.file.0 as usize)?.src;
+                Document::new(src.clone(), 0).range(span.lo as usize, span.hi as usize, self.enc)
+            }
+        };
+        Some(Location {
+            uri: uri.clone(),
+            range,
+        })
+    }
+
+    /// The analysed program of an open document (analysed now if stale), and the
+    /// document's file in it.
+    fn at(&mut self, uri: &Url) -> Option<(&Program, FileId, &Document)> {
+        let key = self.doc_program.get(uri)?.clone();
+        if self.stale.remove(&key) {
+            self.analyse(&key);
+        }
+        let p = self.programs.get(&key)?;
+        let i = p.files.iter().position(|f| f == uri)?;
+        let doc = self.docs.get(uri)?;
+        Some((p, FileId(u32::try_from(i).ok()?), doc))
+    }
+
+    pub fn hover(&mut self, uri: &Url, pos: Position) -> Option<Hover> {
+        let enc = self.enc;
+        let (p, file, doc) = self.at(uri)?;
+        let at = At {
+            analysis: p.analysis.as_ref()?,
+            sources: &p.sources,
+            file,
+        };
+        let (text, span) = at.hover(doc.offset(pos, enc))?;
+        Some(Hover {
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value: text,
+            }),
+            range: Some(doc.range(span.lo as usize, span.hi as usize, enc)),
+        })
+    }
+
+    pub fn definition(&mut self, uri: &Url, pos: Position) -> Option<GotoDefinitionResponse> {
+        let enc = self.enc;
+        let (p, file, doc) = self.at(uri)?;
+        let at = At {
+            analysis: p.analysis.as_ref()?,
+            sources: &p.sources,
+            file,
+        };
+        let span = at.definition(doc.offset(pos, enc))?;
+        let loc = self.programs_location(uri, span)?;
+        Some(GotoDefinitionResponse::Scalar(loc))
+    }
+
+    fn programs_location(&self, uri: &Url, span: Span) -> Option<Location> {
+        let p = self.programs.get(self.doc_program.get(uri)?)?;
+        self.location(p, span)
+    }
+
+    pub fn completion(&mut self, uri: &Url, pos: Position) -> Option<CompletionResponse> {
+        let enc = self.enc;
+        let (p, file, doc) = self.at(uri)?;
+        let off = doc.offset(pos, enc);
+        let items = complete(p, file, &doc.text, off);
+        Some(CompletionResponse::Array(
+            items.into_iter().map(completion_item).collect(),
+        ))
+    }
+
+    pub fn symbols(&mut self, uri: &Url) -> Option<DocumentSymbolResponse> {
+        let enc = self.enc;
+        let (p, file, doc) = self.at(uri)?;
+        let at = At {
+            analysis: p.analysis.as_ref()?,
+            sources: &p.sources,
+            file,
+        };
+        let symbols = at
+            .symbols()
+            .into_iter()
+            .map(|s| symbol(s, doc, enc))
+            .collect();
+        Some(DocumentSymbolResponse::Nested(symbols))
+    }
+
+    pub fn format(&mut self, _uri: &Url) -> Option<Vec<TextEdit>> {
+        None
+    }
+}
+
+/// Collects the `.wo` files under `dir` as `wo_compiler::load_sources` does (names
+/// starting with `.` skipped); false when there are too many to be one program.
+fn wo_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> bool {
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        return true;
+    };
+    if !seen.insert(real) {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return true;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            if !wo_files(&path, out, seen) {
+                return false;
+            }
+        } else if path.extension().is_some_and(|e| e == "wo") {
+            out.push(path);
+            if out.len() > MAX_PROGRAM_FILES {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Whether a file declares `fn main` (at the start of a line, as every program writes it).
+fn declares_main(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.strip_prefix("fn main")
+            .is_some_and(|rest| rest.trim_start().starts_with('('))
+    })
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// What may be written at `off` of file `file`: after `use `, a module; after `@`, an
+/// annotation; after `x.`, the members of `x`'s type; else any name in scope.
+fn complete(p: &Program, file: FileId, text: &str, off: usize) -> Vec<Item> {
+    let Some(analysis) = &p.analysis else {
+        return Vec::new();
+    };
+    let at = At {
+        analysis,
+        sources: &p.sources,
+        file,
+    };
+    let line_start = text[..off].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[line_start..off];
+    let word_len = line.len() - line.trim_end_matches(is_ident).len();
+    let before = &line[..line.len() - word_len];
+    if before.trim() == "use" {
+        return query::modules();
+    }
+    if before.ends_with('@') {
+        return query::annotations();
+    }
+    if !before.ends_with('.') || before.ends_with("..") {
+        return at.names(off);
+    }
+    let dot = line_start + before.len() - 1;
+    let recv = &before[..before.len() - 1];
+    let recv_word = &recv[recv.trim_end_matches(is_ident).len()..];
+    let simple = !recv[..recv.len() - recv_word.len()].ends_with('.');
+    let is_module = query::modules().iter().any(|m| m.label == recv_word);
+    if simple && is_module && at.local_before(recv_word, off).is_none() {
+        return query::module_members(recv_word);
+    }
+    if simple && recv_word.starts_with(|c: char| c.is_ascii_uppercase()) {
+        if let Some(c) = at.class_named(recv_word) {
+            return at.class_members(c);
+        }
+    }
+    // A receiver whose type has no members (or an error recovery's guess) leaves the
+    // question to the fallbacks below.
+    let members = |at: &At, ty: Option<Ty>| ty.map(|t| at.members(&t)).filter(|m| !m.is_empty());
+    if let Some(m) = members(&at, at.receiver_ty(dot)) {
+        return m;
+    }
+    // The statement being written may not parse: with a name after the dot it may,
+    // and the receiver's type is then known.
+    if word_len == 0 {
+        let mut patched = p.sources.clone();
+        let f = &mut patched.files[file.0 as usize];
+        let src = format!("{}__complete{}", &f.src[..off], &f.src[off..]);
+        *f = wo_compiler::SourceFile::new(f.name.clone(), src);
+        let a = wo_compiler::analyze(&patched);
+        let at2 = At {
+            analysis: &a,
+            sources: &patched,
+            file,
+        };
+        if let Some(m) = members(&at, at2.receiver_ty(dot)) {
+            return m;
+        }
+    }
+    if !simple || recv_word.is_empty() {
+        return Vec::new();
+    }
+    // A query variable of a query that does not parse yet: `from e in Employee where e.`
+    if let Some(m) = members(&at, query_var(&at, &text[..off], recv_word)) {
+        return m;
+    }
+    if let Some(m) = members(&at, at.local_before(recv_word, off)) {
+        return m;
+    }
+    // The whole function may be lost to a syntax error: the local as the last
+    // analysis that parsed knew it (offsets there are close to those here).
+    let Some((a, sources)) = &p.clean else {
+        return Vec::new();
+    };
+    let old = At {
+        analysis: a,
+        sources,
+        file,
+    };
+    let ty = query_var(&old, &text[..off], recv_word).or_else(|| old.local_before(recv_word, off));
+    ty.map(|t| old.members(&t)).unwrap_or_default()
+}
+
+/// The type of `var` in the last `from var in SOURCE` of `text`: SOURCE's rows, or the
+/// elements of a list SOURCE.
+fn query_var(at: &At, text: &str, var: &str) -> Option<Ty> {
+    let pat = format!("from {var} in ");
+    let i = text.rfind(&pat)? + pat.len();
+    let rest = &text[i..];
+    let source: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+    if source.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return at.class_named(&source).map(Ty::Class);
+    }
+    match at.local_before(&source, i)? {
+        Ty::List(t) => Some(*t),
+        _ => None,
+    }
+}
+
+
+fn completion_item(i: Item) -> CompletionItem {
+    CompletionItem {
+        label: i.label,
+        kind: Some(match i.kind {
+            Kind::Keyword => CompletionItemKind::KEYWORD,
+            Kind::Local => CompletionItemKind::VARIABLE,
+            Kind::Function => CompletionItemKind::FUNCTION,
+            Kind::Method => CompletionItemKind::METHOD,
+            Kind::Field => CompletionItemKind::FIELD,
+            Kind::Class => CompletionItemKind::CLASS,
+            Kind::Const => CompletionItemKind::CONSTANT,
+            Kind::Module => CompletionItemKind::MODULE,
+        }),
+        detail: i.detail,
+        documentation: i.doc.map(lsp_types::Documentation::String),
+        ..CompletionItem::default()
+    }
+}
+
+#[allow(deprecated)] // reason: `DocumentSymbol::deprecated` must be written, as `None`
+fn symbol(s: query::Symbol, doc: &Document, enc: Encoding) -> DocumentSymbol {
+    let children: Vec<DocumentSymbol> = s
+        .children
+        .into_iter()
+        .map(|c| symbol(c, doc, enc))
+        .collect();
+    DocumentSymbol {
+        name: s.name,
+        detail: s.detail,
+        kind: match s.kind {
+            query::SymbolKind::Function => SymbolKind::FUNCTION,
+            query::SymbolKind::Class => SymbolKind::CLASS,
+            query::SymbolKind::Table => SymbolKind::STRUCT,
+            query::SymbolKind::Field => SymbolKind::FIELD,
+            query::SymbolKind::Method => SymbolKind::METHOD,
+            query::SymbolKind::Const => SymbolKind::CONSTANT,
+        },
+        tags: None,
+        deprecated: None,
+        range: doc.range(s.span.lo as usize, s.span.hi as usize, enc),
+        selection_range: doc.range(s.name_span.lo as usize, s.name_span.hi as usize, enc),
+        children: (!children.is_empty()).then_some(children),
+    }
+}
