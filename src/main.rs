@@ -89,7 +89,7 @@ enum Command {
     #[command(subcommand)]
     Db(DbCommand),
     /// A language server on stdin/stdout (diagnostics, hover, go to definition,
-    /// completion, document symbols), for editors.
+    /// completion, document symbols, formatting), for editors.
     Lsp,
 }
 

@@ -88,6 +88,7 @@ impl Client {
         assert_eq!(caps["definitionProvider"], json!(true), "{init}");
         assert_eq!(caps["documentSymbolProvider"], json!(true), "{init}");
         assert!(caps["completionProvider"].is_object(), "{init}");
+        assert_eq!(caps["documentFormattingProvider"], json!(true), "{init}");
         c.notify("initialized", json!({}));
         c
     }
@@ -518,6 +519,48 @@ fn document_symbols_outline_the_file() {
         symbols[3]["selectionRange"]["start"],
         json!({ "line": line, "character": col })
     );
+    c.stop();
+}
+
+#[test]
+fn formatting_gives_wo_fmt_layout() {
+    let dir = scratch("format");
+    let path = dir.join("messy.wo");
+    let messy = "fn main() {\nlet x=1\n      print(x)\n}\n";
+    std::fs::write(&path, messy).expect("write");
+    let uri = uri_of(&path);
+    let mut c = Client::start();
+    c.open(&uri, messy);
+    let format = |c: &mut Client| {
+        let params = json!({
+            "textDocument": { "uri": uri },
+            "options": { "tabSize": 2, "insertSpaces": true },
+        });
+        c.request("textDocument/formatting", params)
+    };
+    let r = format(&mut c);
+    let edits = r["result"].as_array().cloned().unwrap_or_default();
+    assert_eq!(edits.len(), 1, "{r}");
+    let tidy = "fn main() {\n  let x = 1\n  print(x)\n}\n";
+    assert_eq!(edits[0]["newText"], json!(tidy));
+    assert_eq!(
+        edits[0]["range"]["start"],
+        json!({ "line": 0, "character": 0 })
+    );
+    assert_eq!(
+        edits[0]["range"]["end"],
+        json!({ "line": 4, "character": 0 })
+    );
+    // Formatted already: no edit.
+    change_all(&mut c, &uri, 2, tidy);
+    let r = format(&mut c);
+    assert_eq!(r["result"], json!([]), "{r}");
+    // A file that does not parse is refused with its first syntax error.
+    change_all(&mut c, &uri, 3, "fn main() {\n  let = 1\n}\n");
+    let r = format(&mut c);
+    assert_eq!(r["error"]["code"], json!(-32803), "{r}");
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("does not parse: 2:"), "{msg}");
     c.stop();
 }
 

@@ -228,6 +228,7 @@ pub const DOCS: &[(&str, &str, &str)] = &[
         "The first element of a list or query; nil when empty.",
     ),
     ("yield", "yield()", "Lets the other fibers run."),
+    ("range", "range([start: Int,] stop: Int [, step: Int]) -> multi Int", "The Ints from `start` (0) up to `stop` excluded, by `step` (1); `for i in range(…)` counts without building the list."),
     (
         "time.ticks",
         "time.ticks() -> Int",

@@ -1,4 +1,5 @@
-//! `wo lsp`: a language server on stdin/stdout (LANGUAGE.md §12), built on `lsp-server`
+//! `wo lsp`: a language server on stdin/stdout (LANGUAGE.md §12): diagnostics, hover,
+//! go to definition, completion, document symbols and formatting (`wo fmt`), built on `lsp-server`
 //! (the JSON-RPC transport rust-analyzer uses) and `lsp-types`. This module is the
 //! protocol loop: it keeps the open documents ([`document`]), hands questions about a
 //! position to [`world`], and turns answers into messages. Nothing here knows the
@@ -70,7 +71,7 @@ fn capabilities(enc: Encoding) -> ServerCapabilities {
             ..CompletionOptions::default()
         }),
         document_symbol_provider: Some(OneOf::Left(true)),
-        document_formatting_provider: world::CAN_FORMAT.then_some(OneOf::Left(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
         ..ServerCapabilities::default()
     }
 }
@@ -217,8 +218,12 @@ fn answer(world: &mut World, req: Request) -> Response {
         }),
         DocumentSymbolRequest::METHOD => params::<lsp_types::DocumentSymbolParams>(req)
             .map(|p| to_json(world.symbols(&p.text_document.uri))),
-        Formatting::METHOD => params::<lsp_types::DocumentFormattingParams>(req)
-            .map(|p| to_json(world.format(&p.text_document.uri))),
+        Formatting::METHOD => params::<lsp_types::DocumentFormattingParams>(req).and_then(|p| {
+            let edits = world.format(&p.text_document.uri);
+            edits
+                .map(to_json)
+                .map_err(|e| (ErrorCode::RequestFailed, e))
+        }),
         other => Err((
             ErrorCode::MethodNotFound,
             format!("`wo lsp` does not serve `{other}`"),

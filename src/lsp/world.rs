@@ -24,9 +24,6 @@ use super::document::{Document, Encoding};
 use super::path_of;
 use super::query::{self, At, Item, Kind};
 
-/// Whether `textDocument/formatting` is served (through `wo fmt`).
-pub const CAN_FORMAT: bool = false;
-
 /// A directory with more `.wo` files than this is not taken as one program.
 const MAX_PROGRAM_FILES: usize = 256;
 
@@ -348,8 +345,27 @@ impl World {
         Some(DocumentSymbolResponse::Nested(symbols))
     }
 
-    pub fn format(&mut self, _uri: &Url) -> Option<Vec<TextEdit>> {
-        None
+    /// The edits that put an open document in `wo fmt`'s layout (none when it already
+    /// is); the first syntax error when it does not parse.
+    pub fn format(&mut self, uri: &Url) -> Result<Vec<TextEdit>, String> {
+        let doc = self
+            .docs
+            .get(uri)
+            .ok_or_else(|| format!("`{uri}` is not open"))?;
+        match wo_compiler::fmt::format(&doc.text) {
+            Ok(text) if text == doc.text => Ok(Vec::new()),
+            Ok(text) => Ok(vec![TextEdit {
+                range: doc.range(0, doc.text.len(), self.enc),
+                new_text: text,
+            }]),
+            Err(diags) => {
+                let first = diags.first().map_or_else(String::new, |d| {
+                    let p = doc.position(d.span.lo as usize, self.enc);
+                    format!(": {}:{}: {}", p.line + 1, p.character + 1, d.message)
+                });
+                Err(format!("cannot format a file that does not parse{first}"))
+            }
+        }
     }
 }
 
@@ -495,7 +511,6 @@ fn query_var(at: &At, text: &str, var: &str) -> Option<Ty> {
         _ => None,
     }
 }
-
 
 fn completion_item(i: Item) -> CompletionItem {
     CompletionItem {
