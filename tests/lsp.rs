@@ -636,7 +636,7 @@ fn measure(c: &mut Client, mut step: impl FnMut(&mut Client, usize)) -> (f64, Op
 }
 
 /// The figure of issue 10: answers within 50 ms on a 5,000-line program. Measured
-/// here and printed (`cargo test --release --test lsp answers_on -- --nocapture`), not
+/// here and printed (`cargo test --test lsp answers_on -- --nocapture`), not
 /// asserted: a timed assertion would fail on a loaded machine. The server's CPU time
 /// is printed beside the wall-clock time, which other processes inflate.
 #[test]
