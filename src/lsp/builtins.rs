@@ -300,6 +300,9 @@ pub const DOCS: &[(&str, &str, &str)] = &[
         "random.float() -> Float",
         "A random Float in `[0, 1)`.",
     ),
+    ("io.read_line", "io.read_line() -> ?Text", "The next line of standard input without its newline; nil at the end."),
+    ("io.read_all", "io.read_all() -> Text", "The rest of standard input."),
+    ("io.write", "io.write(v: any)", "Writes the value's text on stdout, without a newline."),
 ];
 
 /// The signature and doc of builtin `name` (`len`, `time.ticks`).
@@ -317,6 +320,8 @@ pub fn module_doc(module: &str) -> &'static str {
         "env" => "Environment variables.",
         "fs" => "Reading and writing files.",
         "random" => "Pseudo-random numbers.",
+        "io" => "Standard input, and output without a newline.",
+        "io" => "Standard input, and output without a newline.",
         _ => "",
     }
 }
