@@ -1,7 +1,6 @@
+-- 10M-iteration Int loop, written with a numeric for
 local s = 0
-local i = 0
-while i < 10000000 do
+for i = 0, 10000000 - 1 do
   s = s + i
-  i = i + 1
 end
 print(s)

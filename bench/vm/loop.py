@@ -1,9 +1,9 @@
+# 10M-iteration Int loop, written with for … in range
 def main():
     s = 0
-    i = 0
-    while i < 10_000_000:
-        s = s + i
-        i = i + 1
+    for i in range(10_000_000):
+        s += i
     print(s)
+
 
 main()
