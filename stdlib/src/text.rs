@@ -124,13 +124,27 @@ fn split(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     if sep.is_empty() {
         return Err(trap(TrapKind::Fail, "split with an empty separator"));
     }
+    // A one-byte separator is an ASCII character: a byte count and a `char` split
+    // (a plain byte search) instead of the general substring searcher, which cost
+    // more than half of a word count's time on `split(line, " ")`.
+    let one = match sep.as_bytes() {
+        [c] => Some(*c),
+        _ => None,
+    };
     // One more piece than separators: count them first, so a huge result traps
     // before anything is built.
-    let n_pieces = t.matches(&**sep).count().saturating_add(1);
+    let n_seps = match one {
+        Some(c) => t.bytes().filter(|&b| b == c).count(),
+        None => t.matches(&**sep).count(),
+    };
+    let n_pieces = n_seps.saturating_add(1);
     limit::check_list("split", Some(n_pieces))?;
     let mut pieces = Vec::new();
     limit::list_room(&mut pieces, "split", n_pieces)?;
-    pieces.extend(t.split(&**sep).map(new_text));
+    match one {
+        Some(c) => pieces.extend(t.split(char::from(c)).map(new_text)),
+        None => pieces.extend(t.split(&**sep).map(new_text)),
+    }
     Ok(new_list(pieces))
 }
 
