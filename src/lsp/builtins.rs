@@ -321,7 +321,6 @@ pub fn module_doc(module: &str) -> &'static str {
         "fs" => "Reading and writing files.",
         "random" => "Pseudo-random numbers.",
         "io" => "Standard input, and output without a newline.",
-        "io" => "Standard input, and output without a newline.",
         _ => "",
     }
 }
