@@ -341,3 +341,8 @@ pub fn db_export(dir: &Path, table: Option<&str>, format: &str) -> Result<(), Fa
         .map(|_| ())
         .map_err(|e| mirror_failure(&e))
 }
+
+/// `wo db mirror DIR --to URL [--follow]`: copy into PostgreSQL and keep it current.
+pub fn db_mirror(dir: &Path, url: &str, follow: bool) -> Result<(), Failure> {
+    wo_mirror::mirror::mirror(dir, url, follow).map_err(|e| mirror_failure(&e))
+}

@@ -116,6 +116,18 @@ enum DbCommand {
         #[arg(long, value_name = "FORMAT", default_value = "jsonl", value_parser = ["jsonl", "csv", "sql"])]
         format: String,
     },
+    /// Copy the data into PostgreSQL and keep it current.
+    Mirror {
+        /// The data directory.
+        dir: PathBuf,
+        /// A PostgreSQL connection string (`postgresql://user@host:port/db` or
+        /// `host=… port=… user=… dbname=…`).
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// Keep following the log while a program writes.
+        #[arg(long)]
+        follow: bool,
+    },
 }
 
 /// Makes every panic an internal error: a message on stderr and exit status 70, never
@@ -151,6 +163,9 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Db(DbCommand::Checkpoint { dir }) => commands::db_checkpoint(&dir),
         Command::Db(DbCommand::Export { dir, table, format }) => {
             commands::db_export(&dir, table.as_deref(), &format)
+        }
+        Command::Db(DbCommand::Mirror { dir, to, follow }) => {
+            commands::db_mirror(&dir, &to, follow)
         }
         Command::Lsp => lsp::serve(),
     }

@@ -93,3 +93,280 @@ fn export_sql_loads_into_postgresql_with_every_value_exact() {
     let (ok, _, err) = pg.psql(&["-c", "UPDATE employees SET dept = 99 WHERE id = 1"]);
     assert!(!ok && err.contains("foreign key"), "{err}");
 }
+
+/// `wo db mirror d --to URL` (once) in `dir`.
+fn mirror_once(pg: &Pg, dir: &Path) -> common::Outcome {
+    let out = run_wo(dir, &["db", "mirror", "d", "--to", &pg.url()]);
+    out.expect_status(0);
+    out
+}
+
+/// The LSN the mirror's position in PostgreSQL holds (0 before the first copy).
+fn mirrored_lsn(pg: &Pg) -> i64 {
+    let mut c = pg.client();
+    c.query_opt("SELECT lsn FROM wo_mirror_position WHERE id = 1", &[])
+        .ok()
+        .flatten()
+        .map_or(0, |r| r.get(0))
+}
+
+/// The last LSN of the source's log, as `wo db verify` reports it.
+fn source_lsn(dir: &Path) -> i64 {
+    let out = run_wo(dir, &["db", "verify", "d"]);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("log: "))
+        .unwrap_or_else(|| panic!("verify names the log:\n{}", out.stdout));
+    line.rsplit("..")
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .expect("an lsn")
+}
+
+/// Waits until the mirror's position reaches the source's last LSN (the writer has
+/// exited, so every record is final); fails after a minute.
+fn wait_caught_up(pg: &Pg, dir: &Path) {
+    let want = source_lsn(dir);
+    let started = std::time::Instant::now();
+    loop {
+        let at = mirrored_lsn(pg);
+        assert!(
+            at <= want,
+            "the mirror applied lsn {at}, past the source's last lsn {want}"
+        );
+        if at == want {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the mirror did not reach lsn {want} (at {})",
+            mirrored_lsn(pg)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `wo db mirror d --to URL --follow` in the background, stderr to `log`.
+fn spawn_follower(pg: &Pg, dir: &Path, log: &Path) -> std::process::Child {
+    let mut cmd = wo();
+    cmd.current_dir(dir)
+        .args(["db", "mirror", "d", "--to", &pg.url(), "--follow"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(log).expect("create the mirror's log"));
+    cmd.spawn().expect("start the mirror")
+}
+
+/// The ledger sample on `d` in `dir`, under `wrapper` (strace) if any.
+fn ledger(
+    dir: &Path,
+    wrapper: &[&str],
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> std::process::Command {
+    let src = common::root().join("samples/ledger/ledger.wo");
+    let mut cmd = if wrapper.is_empty() {
+        wo()
+    } else {
+        let mut c = std::process::Command::new(wrapper[0]);
+        c.args(&wrapper[1..])
+            .arg(env!("CARGO_BIN_EXE_wo"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    cmd.current_dir(dir)
+        .args(["run", &src.display().to_string(), "--data", "d", "--"])
+        .args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+#[test]
+fn mirror_once_then_again_after_more_writes_applies_every_kind_of_change() {
+    let Some(pg) = Pg::start("mirror_once") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_once");
+    run_on(&dir, "values.wo", &[]);
+    let out = mirror_once(&pg, &dir);
+    assert!(
+        out.stderr.contains("copied 3 tables, 8 rows"),
+        "{}",
+        out.stderr
+    );
+    let all = ["departments", "employees", "weird \"names\", too"];
+    assert_same(&pg, &dir, &all);
+    assert_eq!(mirrored_lsn(&pg), source_lsn(&dir));
+    // Updates of every type, a delete, inserts and a new table, applied as changes.
+    run_on(&dir, "more.wo", &["1"]);
+    run_on(&dir, "more.wo", &["2"]);
+    let out = mirror_once(&pg, &dir);
+    assert!(!out.stderr.contains("copying"), "{}", out.stderr);
+    assert_same(
+        &pg,
+        &dir,
+        &[
+            "departments",
+            "employees",
+            "weird \"names\", too",
+            "projects",
+        ],
+    );
+    assert_eq!(mirrored_lsn(&pg), source_lsn(&dir));
+    // Nothing new: a third run applies nothing and changes nothing.
+    let out = mirror_once(&pg, &dir);
+    assert!(!out.stderr.contains("copying"), "{}", out.stderr);
+    assert_same(&pg, &dir, &["departments", "employees", "projects"]);
+    // The referential constraints came along, checked at commit.
+    let (ok, _, err) = pg.psql(&["-c", "UPDATE projects SET lead = 99 WHERE id = 1"]);
+    assert!(!ok && err.contains("foreign key"), "{err}");
+    // Two checkpoints while the mirror is stopped remove the records it needs: it
+    // copies again, and the copy replaces the tables.
+    run_on(&dir, "more.wo", &["3"]);
+    run_wo(&dir, &["db", "checkpoint", "d"]).expect_status(0);
+    run_on(&dir, "more.wo", &["4"]);
+    run_wo(&dir, &["db", "checkpoint", "d"]).expect_status(0);
+    let out = mirror_once(&pg, &dir);
+    assert!(
+        out.stderr.contains("copying the tables again"),
+        "{}",
+        out.stderr
+    );
+    assert_same(
+        &pg,
+        &dir,
+        &[
+            "departments",
+            "employees",
+            "weird \"names\", too",
+            "projects",
+        ],
+    );
+}
+
+#[test]
+fn a_mirror_killed_while_following_resumes_exactly_where_it_was() {
+    let Some(pg) = Pg::start("mirror_kill") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_kill");
+    output(ledger(&dir, &[], &[], &["stress", "10"])).expect_status(0);
+    mirror_once(&pg, &dir);
+    let mut writer = ledger(&dir, &[], &[], &["stress", "1500"]);
+    writer
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut writer = writer.spawn().expect("start the writer");
+    let mut rounds = 0;
+    let mut seed = std::process::id() as u64;
+    // Kill the mirror at random moments while the writer writes.
+    while writer.try_wait().expect("poll the writer").is_none() || rounds < 3 {
+        let log = dir.join(format!("mirror-{rounds}.log"));
+        let mut m = spawn_follower(&pg, &dir, &log);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        std::thread::sleep(std::time::Duration::from_millis(50 + (seed >> 33) % 300));
+        m.kill().expect("kill -9 the mirror");
+        m.wait().expect("reap the mirror");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(!text.contains("copying"), "round {rounds}: {text}");
+        rounds += 1;
+        assert!(rounds < 200, "the writer did not finish");
+    }
+    assert_eq!(writer.wait().expect("the writer").code(), Some(0));
+    let out = mirror_once(&pg, &dir);
+    assert!(!out.stderr.contains("copying"), "{}", out.stderr);
+    assert_eq!(mirrored_lsn(&pg), source_lsn(&dir));
+    assert_same(&pg, &dir, &["accounts", "transfers"]);
+}
+
+#[test]
+fn a_following_mirror_never_applies_a_commit_whose_sync_failed() {
+    let Some(pg) = Pg::start("mirror_eio") else {
+        return;
+    };
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "strace is missing"
+        );
+        eprintln!("SKIPPED: strace is missing");
+        return;
+    }
+    let dir = scratch_dir("mirror_eio");
+    output(ledger(&dir, &[], &[], &["stress", "10"])).expect_status(0);
+    let log = dir.join("mirror.log");
+    let mut m = spawn_follower(&pg, &dir, &log);
+    // The 40th sync fails after hanging for 300 ms: the record it was to make durable
+    // sits in the log, in doubt, while the mirror reads it many times over; then the
+    // writer cuts it, undoes it and exits 74.
+    let wrapper = [
+        "strace",
+        "-f",
+        "-o",
+        "/dev/null",
+        "-e",
+        "trace=fdatasync",
+        "-e",
+        "inject=fdatasync:error=EIO:delay_enter=300000:when=40",
+    ];
+    let out = output(ledger(&dir, &wrapper, &[], &["stress", "100"]));
+    out.expect_status(74);
+    let acked = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("acked"))
+        .count();
+    assert_eq!(acked, 39, "{}", out.stdout);
+    wait_caught_up(&pg, &dir);
+    m.kill().expect("stop the mirror");
+    m.wait().expect("reap the mirror");
+    // The source has the 10 + 39 acknowledged transfers and not the failed one; so
+    // does PostgreSQL (a mirror that had applied it would hold transfer 50).
+    assert_same(&pg, &dir, &["accounts", "transfers"]);
+    assert_eq!(pg.rows("transfers").len(), 49);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!text.contains("copying"), "{text}");
+}
+
+#[test]
+fn a_following_mirror_goes_on_across_checkpoints() {
+    let Some(pg) = Pg::start("mirror_ckpt") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_ckpt");
+    output(ledger(&dir, &[], &[], &["stress", "10"])).expect_status(0);
+    let log = dir.join("mirror.log");
+    let mut m = spawn_follower(&pg, &dir, &log);
+    // A checkpoint every ~100 KB of log: several during the run.
+    let out = output(ledger(
+        &dir,
+        &[],
+        &[("WO_CHECKPOINT_MIN", "100000")],
+        &["stress", "2500"],
+    ));
+    out.expect_status(0);
+    let verify = run_wo(&dir, &["db", "verify", "d"]);
+    assert!(
+        !verify.stdout.contains("checkpoint: none"),
+        "a checkpoint was written: {}",
+        verify.stdout
+    );
+    wait_caught_up(&pg, &dir);
+    m.kill().expect("stop the mirror");
+    m.wait().expect("reap the mirror");
+    assert_same(&pg, &dir, &["accounts", "transfers"]);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    eprintln!("{text}");
+}

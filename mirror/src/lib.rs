@@ -8,6 +8,7 @@
 //! PostgreSQL side; it is cut here so the engine never depends on a database client.
 
 pub mod export;
+pub mod mirror;
 pub mod sql;
 
 use std::path::PathBuf;
