@@ -149,14 +149,33 @@ fn wait_caught_up(pg: &Pg, dir: &Path) {
     }
 }
 
+/// A background process, killed when dropped (also when a test fails).
+struct Killed(std::process::Child);
+
+impl Killed {
+    fn kill(&mut self) -> std::io::Result<()> {
+        self.0.kill()
+    }
+    fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.0.wait()
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `wo db mirror d --to URL --follow` in the background, stderr to `log`.
-fn spawn_follower(pg: &Pg, dir: &Path, log: &Path) -> std::process::Child {
+fn spawn_follower(pg: &Pg, dir: &Path, log: &Path) -> Killed {
     let mut cmd = wo();
     cmd.current_dir(dir)
         .args(["db", "mirror", "d", "--to", &pg.url(), "--follow"])
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(log).expect("create the mirror's log"));
-    cmd.spawn().expect("start the mirror")
+    Killed(cmd.spawn().expect("start the mirror"))
 }
 
 /// The ledger sample on `d` in `dir`, under `wrapper` (strace) if any.
@@ -262,11 +281,11 @@ fn a_mirror_killed_while_following_resumes_exactly_where_it_was() {
     writer
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let mut writer = writer.spawn().expect("start the writer");
+    let mut writer = Killed(writer.spawn().expect("start the writer"));
     let mut rounds = 0;
     let mut seed = std::process::id() as u64;
     // Kill the mirror at random moments while the writer writes.
-    while writer.try_wait().expect("poll the writer").is_none() || rounds < 3 {
+    while writer.0.try_wait().expect("poll the writer").is_none() || rounds < 3 {
         let log = dir.join(format!("mirror-{rounds}.log"));
         let mut m = spawn_follower(&pg, &dir, &log);
         seed = seed

@@ -45,7 +45,8 @@ pub fn create_table(t: &Table) -> String {
 }
 
 /// The indexes of a table: `ALTER TABLE … ADD UNIQUE` for a unique one (PostgreSQL,
-/// like wo, lets nulls repeat), `CREATE INDEX` for the others. Made after the rows.
+/// like wo, lets nulls repeat; checked at commit, so the mirror may apply a batch's
+/// updates in any order), `CREATE INDEX` for the others. Made after the rows.
 pub fn indexes(t: &Table) -> Vec<String> {
     t.indexes
         .iter()
@@ -57,7 +58,10 @@ pub fn indexes(t: &Table) -> Vec<String> {
                 .collect();
             let cols = cols?.join(", ");
             Some(if ix.unique {
-                format!("ALTER TABLE {} ADD UNIQUE ({cols})", ident(&t.name))
+                format!(
+                    "ALTER TABLE {} ADD UNIQUE ({cols}) DEFERRABLE INITIALLY DEFERRED",
+                    ident(&t.name)
+                )
             } else {
                 format!("CREATE INDEX ON {} ({cols})", ident(&t.name))
             })

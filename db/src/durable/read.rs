@@ -339,14 +339,15 @@ impl Pair {
         self.ckpt.as_ref().map_or(0, |c| c.head.lsn)
     }
 
-    /// Calls `f` with each valid record from `from` while its LSN is at most `upto`;
-    /// stops at the first bytes that are not the next valid record (the end of what
-    /// the writer has written, or a torn write). Returns the position after the last.
+    /// Calls `f` with each valid record from `from` while its LSN is at most `upto`
+    /// and `f` returns `true`; stops at the first bytes that are not the next valid
+    /// record (the end of what the writer has written, or a torn write). Returns the
+    /// position after the last.
     fn records<E: From<OpenError>>(
         &self,
         from: Pos,
         upto: u64,
-        mut f: impl FnMut(u64, u64, &[u8]) -> Result<(), E>,
+        mut f: impl FnMut(u64, u64, &[u8]) -> Result<bool, E>,
     ) -> Result<(Pos, Survey), E> {
         let path = self.wal_path();
         let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
@@ -373,7 +374,7 @@ impl Pair {
             if fr.lsn != pos.lsn {
                 break;
             }
-            f(fr.lsn, fr.payload_at, payload)?;
+            let go_on = f(fr.lsn, fr.payload_at, payload)?;
             survey = Survey {
                 last_lsn: fr.lsn,
                 last_at: pos.offset,
@@ -384,6 +385,9 @@ impl Pair {
                 offset: fr.end,
                 lsn: fr.lsn + 1,
             };
+            if !go_on {
+                break;
+            }
         }
         Ok((pos, survey))
     }
@@ -415,7 +419,7 @@ impl Pair {
         known: u64,
     ) -> Result<(u64, u64), OpenError> {
         let before = held(storage, &self.dir)?;
-        let (_, s) = self.records::<OpenError>(from, u64::MAX, |_, _, _| Ok(()))?;
+        let (_, s) = self.records::<OpenError>(from, u64::MAX, |_, _, _| Ok(true))?;
         let after = held(storage, &self.dir)?;
         if !before && !after && self.still_there(&s)? {
             return Ok((known.max(s.last_lsn), s.last_lsn));
@@ -593,7 +597,7 @@ pub fn snapshot<E: From<OpenError>>(
     let (pos, _) = pair.records::<OpenError>(pair.start(), upto, |lsn, at, payload| {
         let changes = binder.decode(&path, lsn, at, payload)?;
         if lsn <= ckpt_lsn {
-            return Ok(());
+            return Ok(true);
         }
         overlay.resize_with(binder.tables.len(), BTreeMap::new);
         for ch in changes {
@@ -631,7 +635,7 @@ pub fn snapshot<E: From<OpenError>>(
                 }
             }
         }
-        Ok(())
+        Ok(true)
     })?;
     if pos.lsn <= upto {
         return Err(damaged(
@@ -776,7 +780,7 @@ impl Follower {
         }
         let path = pair.wal_path();
         let (pos, _) = pair.records::<OpenError>(pair.start(), lsn, |l, at, payload| {
-            binder.decode(&path, l, at, payload).map(|_| ())
+            binder.decode(&path, l, at, payload).map(|_| true)
         })?;
         if pos.lsn <= lsn {
             return Ok(Err(Gone(format!(
@@ -808,14 +812,14 @@ impl Follower {
         &self.binder.tables
     }
 
-    /// Hands the final records after the last one handed out to `f` (at most `max`),
-    /// in log order; moves to the next log generation after a checkpoint. After an
-    /// error or [`Poll::Gone`], what `f` was given must be dropped (and the follower
-    /// with it).
+    /// Hands the final records after the last one handed out to `f` (at most `max`,
+    /// and none after one for which `f` returns `false`), in log order; moves to the
+    /// next log generation after a checkpoint. After an error or [`Poll::Gone`], what
+    /// `f` was given must be dropped (and the follower with it).
     pub fn poll<E: From<OpenError>>(
         &mut self,
         max: usize,
-        mut f: impl FnMut(&Record, &[Table]) -> Result<(), E>,
+        mut f: impl FnMut(&Record, &[Table]) -> Result<bool, E>,
     ) -> Result<Poll, E> {
         let storage = RealStorage;
         // A checkpoint may move this follower to the next generation (and, in the
@@ -831,7 +835,7 @@ impl Follower {
                     let changes = binder.decode(&path, lsn, at, payload)?;
                     f(&Record { lsn, changes }, &binder.tables)
                 })?;
-                if pos.lsn <= upto {
+                if pos.lsn == self.pos.lsn {
                     return Ok(Poll::Gone(Gone(format!(
                         "the log ends at lsn {}, before lsn {upto} that is final",
                         pos.lsn - 1
