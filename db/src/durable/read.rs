@@ -17,6 +17,10 @@
 //! final when a later record says so or the writer exits. So a writer that stops
 //! writing leaves its last batch in doubt for readers until it writes again or exits.
 //!
+//! Not covered: a writer that fails a sync, cuts its records and exits, and a new
+//! writer that writes different records with the same LSNs, all between two reads of
+//! one scan (the last record is read again after the lock look-up, not every one).
+//!
 //! [`snapshot`] streams the state at the final LSN table by table (the checkpoint's rows
 //! merged with the changes the log makes to them, in id order; memory for the log's
 //! changed rows and one read window, not for the data); the returned [`Follower`]
