@@ -6,6 +6,7 @@
 
 use std::cmp::Ordering;
 
+use wo_vm::gc::wrote;
 use wo_vm::{limit, Host, Stop, TrapKind, Value};
 
 use crate::{
@@ -92,6 +93,8 @@ fn push(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
         limit::list_room(&mut xs, "push", 1)?;
     }
     xs.push(v.clone());
+    drop(xs);
+    wrote(&argv[0], v);
     Ok(Value::Nil)
 }
 
@@ -132,6 +135,8 @@ fn insert_at(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
         limit::list_room(&mut xs, "insert_at", 1)?;
     }
     xs.insert(i, v.clone());
+    drop(xs);
+    wrote(&argv[0], v);
     Ok(Value::Nil)
 }
 

@@ -65,6 +65,7 @@ fn get(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn set(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [m, k, v] = args("set", argv)?;
     map_mut(m)?.insert(key(k)?, v.clone());
+    wo_vm::gc::wrote(m, v);
     Ok(Value::Nil)
 }
 

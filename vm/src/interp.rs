@@ -475,7 +475,7 @@ impl<'img> Vm<'img> {
                         state: std::cell::RefCell::new(TaskState::Running),
                         waiters: std::cell::RefCell::new(Vec::new()),
                     });
-                    crate::gc::track_task(&task);
+                    crate::gc::made();
                     self.spawned
                         .push((Fiber::start(id, func, args), task.clone()));
                     match fiber.regs.get_mut(dst) {
@@ -1128,9 +1128,10 @@ impl<'img> Vm<'img> {
                 Op::ListSet { a, b, c } => {
                     let i = int!(b);
                     let v = r!(c).clone();
+                    let is_ref = crate::gc::is_ref(&v);
                     match &r!(a) {
-                        Value::List(l) => {
-                            let mut l = l.borrow_mut();
+                        Value::List(list) => {
+                            let mut l = list.borrow_mut();
                             let len = l.len();
                             match usize::try_from(i).ok().and_then(|i| l.get_mut(i)) {
                                 Some(slot) => *slot = v,
@@ -1138,6 +1139,10 @@ impl<'img> Vm<'img> {
                                     drop(l);
                                     trap!(Bounds, bounds_msg(i, len));
                                 }
+                            }
+                            drop(l);
+                            if is_ref {
+                                crate::gc::wrote_list(list);
                             }
                         }
                         other => fault!("expected a list, found {}", type_name(other)),
@@ -1178,9 +1183,13 @@ impl<'img> Vm<'img> {
                     let Some(k) = to_key(&r!(b)) else {
                         fault!("a map key cannot be {}", type_name(&r!(b)));
                     };
+                    let is_ref = crate::gc::is_ref(&v);
                     match &r!(a) {
                         Value::Map(m) => {
                             m.borrow_mut().insert(k, v);
+                            if is_ref {
+                                crate::gc::wrote_map(m);
+                            }
                         }
                         other => fault!("expected a map, found {}", type_name(other)),
                     }
@@ -1263,11 +1272,17 @@ impl<'img> Vm<'img> {
                         }
                     }
                     let v = copy(&r!(b));
+                    let is_ref = crate::gc::is_ref(&v);
                     match &r!(a) {
-                        Value::Obj(o) => match o.fields.borrow_mut().get_mut(f.index()) {
-                            Some(slot) => put(slot, v),
-                            None => fault!("no field {} in the object", f.index()),
-                        },
+                        Value::Obj(o) => {
+                            match o.fields.borrow_mut().get_mut(f.index()) {
+                                Some(slot) => put(slot, v),
+                                None => fault!("no field {} in the object", f.index()),
+                            }
+                            if is_ref {
+                                crate::gc::wrote_obj(o);
+                            }
+                        }
                         other => fault!("expected an object, found {}", type_name(other)),
                     }
                 }

@@ -232,7 +232,11 @@ impl Vm<'_> {
         if matches!(state, TaskState::Trapped { .. }) {
             self.sched.trapped.push(task.clone());
         }
+        let is_ref = matches!(&state, TaskState::Done(v) if crate::gc::is_ref(v));
         *task.state.borrow_mut() = state;
+        if is_ref {
+            crate::gc::wrote_task(task);
+        }
         let waiters = std::mem::take(&mut *task.waiters.borrow_mut());
         self.sched.runq.extend(waiters);
     }

@@ -1,8 +1,9 @@
 //! Script values as the interpreter holds them in registers, traps, and the host state
 //! that native functions (the standard library) see. Objects, lists and maps have
 //! reference semantics (`Rc` + `RefCell`); Text is immutable and shared. Every
-//! object, list, map and task is made by a constructor here (or `gc::track_task`), which
-//! registers it with the cycle collector (`gc.rs`).
+//! object, list and map is made by a constructor here, which counts it for the cycle
+//! collector (`gc.rs`); code that writes a reference into an existing container tells
+//! the collector (`gc::wrote_*`).
 
 use std::cell::RefCell;
 use std::io::{BufRead, Read as _, Write};
@@ -85,7 +86,9 @@ pub struct Object {
 /// by an object) cannot overflow the Rust stack when it is freed.
 impl Drop for Object {
     fn drop(&mut self) {
-        crate::gc::untrack_obj(self);
+        if self.gc.get() != crate::gc::UNTRACKED {
+            crate::gc::untrack_obj(self);
+        }
         let mut work = std::mem::take(self.fields.get_mut());
         while let Some(v) = work.pop() {
             match v {
@@ -159,17 +162,17 @@ impl Value {
         )
     }
 
-    /// A new list (registered with the cycle collector, like every container).
+    /// A new list (counted by the cycle collector, like every container).
     pub fn new_list(items: Vec<Value>) -> Value {
         let rc = Rc::new(RefCell::new(items));
-        crate::gc::track_list(&rc);
+        crate::gc::made();
         Value::List(rc)
     }
 
     /// A new map.
     pub fn new_map(m: MapData) -> Value {
         let rc = Rc::new(RefCell::new(m));
-        crate::gc::track_map(&rc);
+        crate::gc::made();
         Value::Map(rc)
     }
 
@@ -177,10 +180,10 @@ impl Value {
     pub fn new_object(class: u32, fields: Vec<Value>) -> Value {
         let rc = Rc::new(Object {
             class,
-            gc: std::cell::Cell::new(u32::MAX),
+            gc: std::cell::Cell::new(crate::gc::UNTRACKED),
             fields: RefCell::new(fields),
         });
-        crate::gc::track_obj(&rc);
+        crate::gc::made();
         Value::Obj(rc)
     }
 }
