@@ -19,7 +19,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
-TARGETS=(compile image datadir gen)
+TARGETS=(compile image datadir gen fmt repl)
 
 echo "fuzz: building (cargo build --release, SanitizerCoverage on the wo crates)"
 build_start=$(date +%s)
@@ -27,11 +27,13 @@ RUSTC_WRAPPER="$here/rustc-wrapper.sh" CARGO_TARGET_DIR="$here/target" \
   cargo build --release --locked --bins
 echo "fuzz: build took $(($(date +%s) - build_start)) s"
 
-# Per-target options: the dictionary of the language's words for the compiler, longer
-# inputs for the generator (each byte steers one choice).
+# Per-target options: the dictionary of the language's words for the compiler and the
+# formatter, longer inputs for the generator (each byte steers one choice), shorter for
+# the REPL's splitter (an input typed at the prompt; each is parsed once per line).
 opts() {
   case "$1" in
-    compile) echo "-dict=$here/dict/wo.dict" ;;
+    compile | fmt) echo "-dict=$here/dict/wo.dict" ;;
+    repl) echo "-dict=$here/dict/wo.dict -max_len=1024" ;;
     gen) echo "-max_len=2048" ;;
     *) echo "" ;;
   esac

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Rebuilds the raw seed corpora of the fuzz targets from the repository's own inputs
 # (docs/fuzzing.md): tests/programs, tests/compile_fail, tests/durability and samples.
-# Usage: fuzz/seeds.sh WO_BINARY OUT_DIR  -- writes OUT_DIR/{compile,image,datadir}/.
+# Usage: fuzz/seeds.sh WO_BINARY OUT_DIR  -- writes OUT_DIR/{compile,image,datadir,fmt,repl}/.
 # The checked-in fuzz/corpus/<target>/ is this, minimized by `run.sh --merge`.
 set -euo pipefail
 wo="$(realpath "$1")"
 out="$(realpath -m "$2")"
 cd "$(dirname "$0")/.."
-mkdir -p "$out/compile" "$out/image" "$out/datadir"
+mkdir -p "$out/compile" "$out/image" "$out/datadir" "$out/fmt" "$out/repl"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 progs=(tests/programs/*.wo tests/compile_fail/*.wo tests/durability/*.wo samples/*.wo samples/ledger/*.wo)
 for f in "${progs[@]}"; do
   name="$(basename "$(dirname "$f")")_$(basename "$f" .wo)"
   cp "$f" "$out/compile/$name.wo"
+  cp "$f" "$out/fmt/$name.wo"
+  cp "$f" "$out/repl/$name.wo"
   if "$wo" build "$f" -o "$tmp/$name.wob" >/dev/null 2>&1; then
     cp "$tmp/$name.wob" "$out/image/$name.wob"
   fi

@@ -11,6 +11,7 @@ pub mod facts;
 pub mod fmt;
 pub mod lexer;
 pub mod parser;
+pub mod repl_input;
 pub mod sources;
 pub mod tir;
 

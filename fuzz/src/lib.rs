@@ -192,6 +192,24 @@ pub fn check_format(src: &str, image: Option<&Image>) {
     }
 }
 
+/// What compiling one source file gives, source positions taken out (the `fmt`
+/// target's comparison, as tests/fmt.rs makes it): the image, or the diagnostics'
+/// codes and messages.
+pub fn compiled_without_positions(src: &str) -> Result<Image, Vec<String>> {
+    match compile(src) {
+        Ok(mut image) => {
+            for f in &mut image.functions {
+                f.pos.clear();
+            }
+            Ok(image)
+        }
+        Err(diags) => Err(diags
+            .iter()
+            .map(|d| format!("{}: {}", d.code, d.message))
+            .collect()),
+    }
+}
+
 /// The data-directory target's input: `[u32 LE wal length][wal][checkpoint]`, the
 /// length clamped to what is there; an empty part means no such file.
 pub fn split_datadir(data: &[u8]) -> (&[u8], &[u8]) {

@@ -1,6 +1,6 @@
 //! `wo repl [--data DIR]`: an interactive session (LANGUAGE.md §12, `docs/tools.md`).
 //! This module reads inputs (a line editor on a terminal, plain lines from a pipe),
-//! decides when an input is complete (`input.rs`, by the compiler's own rule), runs
+//! decides when an input is complete (`wo_compiler::repl_input`, by the compiler's own rule), runs
 //! the dot-commands, and hands declarations and statements to the session
 //! (`session.rs`), which compiles and runs them. `schema.rs` declares a data
 //! directory's stored tables; `helper.rs` completes names on Tab.
@@ -11,7 +11,6 @@
 //! first ends the process (status 130), for a native call that does not return.
 
 mod helper;
-mod input;
 mod schema;
 mod session;
 
@@ -26,12 +25,12 @@ use std::time::Instant;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::Editor;
+use wo_compiler::repl_input::{completeness, continues, is_declaration, Completeness};
 
 use crate::commands::{data_dir, SharedStdout};
 use crate::exit::Failure;
 
 use helper::ReplHelper;
-use input::{completeness, continues, is_declaration, Completeness};
 use session::{Outcome, Session, REPL_FILE};
 
 /// The exit status of a session whose piped input had an error (as sqlite3's).

@@ -721,7 +721,7 @@ enum RunEnd {
 
 /// Whether a statement input is a lone expression (its value is printed).
 fn is_expression(body: &str) -> bool {
-    let src = format!("{}{body}\n}}\n", super::input::PARSE_HEADER);
+    let src = format!("{}{body}\n}}\n", wo_compiler::repl_input::PARSE_HEADER);
     let (m, d) = wo_compiler::parse(&src, FileId(0));
     if !d.is_empty() {
         return false;

@@ -1,4 +1,4 @@
-//! When an input is complete: the REPL asks the compiler's own lexer and parser, so an
+//! When a REPL input is complete (`wo repl`, src/repl/): by the compiler's own lexer and parser, so an
 //! input goes on exactly where a program's statement would (LANGUAGE.md §2): inside an
 //! open bracket, after a token that cannot end a statement (an operator, `=`, `,`,
 //! `.`), and while the parser still expects more (a query without its `select`, an
@@ -6,10 +6,12 @@
 //! is complete but may go on: a next line starting with `else` continues it, as in a
 //! file. A lexical error (an unterminated `"…`) makes the input complete at once, so
 //! it is reported instead of swallowing the lines that follow.
+//!
+//! It lives here, not in the `wo` binary, so the `repl` fuzz target can reach it.
 
-use wo_compiler::ast::{self, StmtKind};
-use wo_compiler::lexer::{tokenize, Mode, Tok};
-use wo_compiler::FileId;
+use crate::ast::{self, StmtKind};
+use crate::lexer::{tokenize, Mode, Tok};
+use crate::FileId;
 
 /// What the REPL does with the text read so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,15 +62,15 @@ pub fn completeness(text: &str) -> Completeness {
         return Completeness::Complete;
     }
     let (module, diags, offset) = if is_declaration(text) {
-        let (m, d) = wo_compiler::parse(text, FileId(0));
+        let (m, d) = crate::parse(text, FileId(0));
         (m, d, 0)
     } else {
         let src = format!("{PARSE_HEADER}{text}\n}}\n");
-        let (m, d) = wo_compiler::parse(&src, FileId(0));
+        let (m, d) = crate::parse(&src, FileId(0));
         (m, d, PARSE_HEADER.len())
     };
     // An error where the user's text ends means the parser wanted more.
-    let at_end = |d: &wo_compiler::Diagnostic| d.span.lo as usize >= offset + user_end;
+    let at_end = |d: &crate::Diagnostic| d.span.lo as usize >= offset + user_end;
     if let Some(first) = diags.iter().min_by_key(|d| d.span.lo) {
         return if at_end(first) {
             Completeness::Incomplete
