@@ -223,6 +223,50 @@ pub enum Tok {
     Interp,
 }
 
+/// The keywords of LANGUAGE.md §2, each the [`Tok::keyword`] spelling of one token
+/// (offered by the REPL's and the language server's completion).
+pub const KEYWORDS: &[&str] = &[
+    "fn",
+    "let",
+    "return",
+    "if",
+    "else",
+    "while",
+    "for",
+    "in",
+    "break",
+    "continue",
+    "class",
+    "const",
+    "use",
+    "true",
+    "false",
+    "nil",
+    "and",
+    "or",
+    "not",
+    "insert",
+    "delete",
+    "from",
+    "where",
+    "order",
+    "by",
+    "asc",
+    "desc",
+    "take",
+    "skip",
+    "select",
+    "transaction",
+    "try",
+    "catch",
+    "spawn",
+    "ref",
+    "multi",
+    "map",
+    "task",
+    "self",
+];
+
 impl Tok {
     /// The source spelling of a keyword, or `None` for any other token.
     pub fn keyword(&self) -> Option<&'static str> {
@@ -886,6 +930,19 @@ mod tests {
             kinds("f( -- c\n1)"),
             ["f", "LParen", "1", "RParen", "AUTO;"]
         );
+    }
+
+    #[test]
+    fn keywords_are_keyword_tokens() {
+        for &k in KEYWORDS {
+            let lexed = tokenize(k, FileId(0), 0, 0, Mode::File);
+            let spelled: Vec<_> = lexed
+                .toks
+                .iter()
+                .filter_map(|(_, t, _)| t.keyword())
+                .collect();
+            assert_eq!(spelled, [k]);
+        }
     }
 
     #[test]

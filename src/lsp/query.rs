@@ -13,49 +13,6 @@ use wo_compiler::{Analysis, FileId, SourceMap, Span};
 
 use super::builtins;
 
-/// The keywords of LANGUAGE.md §2, offered by completion.
-pub const KEYWORDS: &[&str] = &[
-    "fn",
-    "let",
-    "return",
-    "if",
-    "else",
-    "while",
-    "for",
-    "in",
-    "break",
-    "continue",
-    "class",
-    "const",
-    "use",
-    "true",
-    "false",
-    "nil",
-    "and",
-    "or",
-    "not",
-    "insert",
-    "delete",
-    "from",
-    "where",
-    "order",
-    "by",
-    "asc",
-    "desc",
-    "take",
-    "skip",
-    "select",
-    "transaction",
-    "try",
-    "catch",
-    "spawn",
-    "ref",
-    "multi",
-    "map",
-    "task",
-    "self",
-];
-
 /// The built-in types, offered with the classes.
 const TYPES: &[&str] = &["Int", "Float", "Bool", "Text", "Error"];
 
@@ -342,7 +299,7 @@ impl<'a> At<'a> {
                 Item::new(m, Kind::Module, None).with_doc(builtins::module_doc(m).to_string()),
             );
         }
-        for k in KEYWORDS {
+        for k in wo_compiler::lexer::KEYWORDS {
             out.push(Item::new(k, Kind::Keyword, None));
         }
         out

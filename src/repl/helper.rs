@@ -14,49 +14,6 @@ use rustyline::{Context, Helper};
 
 use super::session::Names;
 
-/// The keywords of LANGUAGE.md §2.
-const KEYWORDS: &[&str] = &[
-    "fn",
-    "let",
-    "return",
-    "if",
-    "else",
-    "while",
-    "for",
-    "in",
-    "break",
-    "continue",
-    "class",
-    "const",
-    "use",
-    "true",
-    "false",
-    "nil",
-    "and",
-    "or",
-    "not",
-    "insert",
-    "delete",
-    "from",
-    "where",
-    "order",
-    "by",
-    "asc",
-    "desc",
-    "take",
-    "skip",
-    "select",
-    "transaction",
-    "try",
-    "catch",
-    "spawn",
-    "ref",
-    "multi",
-    "map",
-    "task",
-    "self",
-];
-
 /// The standard modules (`use time`, …).
 pub const MODULES: &[&str] = &["time", "math", "env", "fs", "random", "io"];
 
@@ -153,7 +110,7 @@ impl ReplHelper {
                 all.extend(members);
             }
         } else {
-            all.extend(KEYWORDS.iter().map(|k| k.to_string()));
+            all.extend(wo_compiler::lexer::KEYWORDS.iter().map(|k| k.to_string()));
             all.extend(builtin_names().into_iter().filter(|b| !b.contains('.')));
             all.extend(names.vars.iter().map(|(n, _)| n.clone()));
             all.extend(names.decls.iter().cloned());
