@@ -101,6 +101,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
         data_options: data_dir.as_ref().map(|_| wo_vm::durable::Options {
             progress: Some(replay_progress()),
             checkpoint_min: checkpoint_min(),
+            program: Some(path.display().to_string()),
             ..wo_vm::durable::Options::default()
         }),
         data_dir,
@@ -316,6 +317,43 @@ pub fn db_checkpoint(dir: &Path) -> Result<(), Failure> {
         stats.lsn,
         stats.total.as_secs_f64() * 1000.0
     );
+    Ok(())
+}
+
+/// `wo db migrate DIR PROGRAM [--apply] [--drop NAME]…`: the plan (every difference
+/// and the rows it touches), and with `--apply` the migration as one crash-atomic
+/// step (docs/schema.md).
+pub fn db_migrate(dir: &Path, path: &Path, apply: bool, drop: Vec<String>) -> Result<(), Failure> {
+    if !dir.is_dir() {
+        return Err(Failure::Input(format!(
+            "no data directory at `{}`",
+            dir.display()
+        )));
+    }
+    let program = program::load(path)?;
+    let (schema, evolution) = wo_vm::database::engine_schema(&program.image);
+    let options = wo_vm::durable::Options {
+        progress: Some(replay_progress()),
+        evolution,
+        program: Some(path.display().to_string()),
+        ..wo_vm::durable::Options::default()
+    };
+    let req = wo_vm::durable::MigrateRequest { apply, drop };
+    let plan =
+        wo_vm::durable::migrate(dir, schema, options, &req).map_err(|e| Failure::data(&e))?;
+    let d = dir.display();
+    if plan.is_empty() {
+        println!("{d}: the stored schema is the program's; nothing to migrate");
+        return Ok(());
+    }
+    let n = plan.steps.len();
+    let s = if n == 1 { "" } else { "s" };
+    if apply {
+        println!("{d}: migrated ({n} change{s}):");
+    } else {
+        println!("{d}: {n} change{s} (nothing written; `--apply` carries them out):");
+    }
+    print!("{plan}");
     Ok(())
 }
 

@@ -105,6 +105,21 @@ enum DbCommand {
         /// The data directory.
         dir: PathBuf,
     },
+    /// Print the schema changes PROGRAM needs in DIR; with --apply, carry them out.
+    Migrate {
+        /// The data directory.
+        dir: PathBuf,
+        /// The program (a `.wo` file, a directory or a `.wob` image).
+        program: PathBuf,
+        /// Carry the plan out, the changes opening refuses included (as one crash-atomic
+        /// step).
+        #[arg(long)]
+        apply: bool,
+        /// Also remove this stored table, which the program does not declare
+        /// (repeatable).
+        #[arg(long, value_name = "NAME")]
+        drop: Vec<String>,
+    },
     /// Write the rows out (read-only; allowed while a program runs on DIR).
     Export {
         /// The data directory.
@@ -161,6 +176,12 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Fmt { paths, check } => fmt::fmt(&paths, check),
         Command::Db(DbCommand::Verify { dir }) => commands::db_verify(&dir),
         Command::Db(DbCommand::Checkpoint { dir }) => commands::db_checkpoint(&dir),
+        Command::Db(DbCommand::Migrate {
+            dir,
+            program,
+            apply,
+            drop,
+        }) => commands::db_migrate(&dir, &program, apply, drop),
         Command::Db(DbCommand::Export { dir, table, format }) => {
             commands::db_export(&dir, table.as_deref(), &format)
         }

@@ -119,7 +119,8 @@ fn tables(p: &Program) -> Vec<Table> {
             let columns = class
                 .fields
                 .iter()
-                .map(|f| Column {
+                .enumerate()
+                .map(|(c, f)| Column {
                     name: f.name.clone(),
                     ty: match f.ty.strip() {
                         Ty::Float => ColumnType::Float,
@@ -135,6 +136,16 @@ fn tables(p: &Program) -> Vec<Table> {
                         _ => ColumnType::Int,
                     },
                     nullable: f.ty.is_nullable(),
+                    was: info
+                        .column_was
+                        .iter()
+                        .find(|(k, _)| usize::from(*k) == c)
+                        .map(|(_, old)| old.clone()),
+                    default: info
+                        .column_default
+                        .iter()
+                        .find(|(k, _)| usize::from(*k) == c)
+                        .map(|(_, d)| d.clone()),
                 })
                 .collect();
             Some(Table {
@@ -150,6 +161,7 @@ fn tables(p: &Program) -> Vec<Table> {
                     })
                     .collect(),
                 durable: info.durable,
+                was: info.was.clone(),
             })
         })
         .collect()

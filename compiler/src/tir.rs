@@ -128,6 +128,12 @@ pub struct TableInfo {
     pub name: String,
     pub indexes: Vec<(Vec<u16>, wo_bytecode::image::IndexKind)>,
     pub durable: bool,
+    /// `@table(was: "old")`: the stored name the table had.
+    pub was: Option<String>,
+    /// `@was("old")` on columns: `(column, the stored name it had)`.
+    pub column_was: Vec<(u16, String)>,
+    /// Columns whose default is a literal of the column's type: `(column, value)`.
+    pub column_default: Vec<(u16, wo_bytecode::image::ColumnDefault)>,
 }
 
 #[derive(Debug, Clone)]

@@ -252,6 +252,14 @@ impl Batch {
                 self.inserting = None;
             }
             match ch {
+                Change::Migrate(_) => {
+                    // Not mirrored yet: stop rather than apply later changes to tables
+                    // whose columns no longer match.
+                    return Err(Error::Value(format!(
+                        "record {} is a schema migration, which `wo db mirror` does not apply yet",
+                        rec.lsn
+                    )));
+                }
                 Change::CreateTable(t) => {
                     let t = &tables[*t];
                     let _ = write!(

@@ -18,7 +18,9 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use wo_bytecode::image::{ColumnType, IndexKind as ImageIndexKind, QueryAgg, QueryCol};
+use wo_bytecode::image::{
+    ColumnDefault, ColumnType, IndexKind as ImageIndexKind, QueryAgg, QueryCol,
+};
 use wo_bytecode::Image;
 use wo_db::durable::{self, DataDir, Failure, LogEvent, OpenError};
 use wo_db::{
@@ -120,6 +122,8 @@ type TableRows = (u32, RowId, Vec<(RowId, Vec<Cell>)>);
 /// The database state the VM owns.
 pub struct Database {
     db: Db,
+    /// The tables' renames and literal defaults, for a data directory's migration.
+    evolution: durable::Evolution,
     /// The data directory when the database is durable (`--data`).
     data: Option<DataDir>,
     before_sync: Option<BeforeSync>,
@@ -153,37 +157,9 @@ impl Database {
     /// Builds the engine's schema from `image.tables` and converts the query descriptors.
     /// The image's schema must already be verified (`verify_schema`).
     pub(crate) fn new(image: &Image) -> Result<Database, LinkError> {
-        let tables = image
-            .tables
-            .iter()
-            .map(|t| TableDef {
-                name: t.name.clone(),
-                columns: t
-                    .columns
-                    .iter()
-                    .map(|c| Column {
-                        name: c.name.clone(),
-                        ty: col_type(c.ty),
-                        nullable: c.nullable,
-                    })
-                    .collect(),
-                indexes: t
-                    .indexes
-                    .iter()
-                    .map(|ix| IndexDef {
-                        columns: ix.columns.iter().map(|&c| usize::from(c)).collect(),
-                        kind: match ix.kind {
-                            ImageIndexKind::Hash => IndexKind::Hash,
-                            ImageIndexKind::Unique => IndexKind::Unique,
-                            ImageIndexKind::Sorted => IndexKind::Sorted,
-                        },
-                    })
-                    .collect(),
-                durable: t.durable,
-            })
-            .collect();
-        let mut db = Db::new(Schema { tables })
-            .map_err(|e| LinkError::Invalid(format!("database schema: {e}")))?;
+        let (schema, evolution) = engine_schema(image);
+        let mut db =
+            Db::new(schema).map_err(|e| LinkError::Invalid(format!("database schema: {e}")))?;
         // In memory and outside a transaction nothing is ever undone, and every
         // operation checks before it changes anything: no undo entries to make.
         db.set_undo(false);
@@ -254,6 +230,7 @@ impl Database {
 
         Ok(Database {
             db,
+            evolution,
             data: None,
             before_sync: None,
             table_class,
@@ -271,6 +248,12 @@ impl Database {
         })
     }
 
+    /// What the migration applied when the data directory was opened changed, if one
+    /// was (one line).
+    pub fn migration_notice(&self) -> Option<&str> {
+        self.data.as_ref()?.migration_notice()
+    }
+
     /// The engine, for inspection (tests, future tooling).
     pub fn db(&self) -> &Db {
         &self.db
@@ -286,6 +269,10 @@ impl Database {
         options: durable::Options,
         before_sync: Option<BeforeSync>,
     ) -> Result<(), OpenError> {
+        let mut options = options;
+        if options.evolution == durable::Evolution::default() {
+            options.evolution = self.evolution.clone();
+        }
         let (data, mut db) = durable::open(dir, self.db.schema().clone(), options)?;
         // The log is written from the undo entries (they carry the redo half too).
         db.set_undo(true);
@@ -921,6 +908,64 @@ fn arg_cell(v: &Value) -> Option<Cell> {
             return None
         }
     })
+}
+
+/// The engine's schema of an image's tables, and what the tables say about their
+/// stored past (renames, literal defaults) for a data directory's migration.
+pub fn engine_schema(image: &Image) -> (Schema, durable::Evolution) {
+    let tables = image
+        .tables
+        .iter()
+        .map(|t| TableDef {
+            name: t.name.clone(),
+            columns: t
+                .columns
+                .iter()
+                .map(|c| Column {
+                    name: c.name.clone(),
+                    ty: col_type(c.ty),
+                    nullable: c.nullable,
+                })
+                .collect(),
+            indexes: t
+                .indexes
+                .iter()
+                .map(|ix| IndexDef {
+                    columns: ix.columns.iter().map(|&c| usize::from(c)).collect(),
+                    kind: match ix.kind {
+                        ImageIndexKind::Hash => IndexKind::Hash,
+                        ImageIndexKind::Unique => IndexKind::Unique,
+                        ImageIndexKind::Sorted => IndexKind::Sorted,
+                    },
+                })
+                .collect(),
+            durable: t.durable,
+        })
+        .collect();
+    let evolution = durable::Evolution {
+        tables: image
+            .tables
+            .iter()
+            .map(|t| durable::TableEvolution {
+                was: t.was.clone(),
+                columns: t
+                    .columns
+                    .iter()
+                    .map(|c| durable::ColumnEvolution {
+                        was: c.was.clone(),
+                        default: c.default.as_ref().map(|d| match d {
+                            ColumnDefault::Nil => Cell::Nil,
+                            ColumnDefault::Int(i) => Cell::Int(*i),
+                            ColumnDefault::Float(x) => Cell::Float(*x),
+                            ColumnDefault::Bool(b) => Cell::Bool(*b),
+                            ColumnDefault::Text(t) => Cell::Text(Rc::from(t.as_str())),
+                        }),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    (Schema { tables }, evolution)
 }
 
 fn col_type(ty: ColumnType) -> ColType {

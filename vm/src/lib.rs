@@ -120,6 +120,9 @@ pub fn run_with(
     if let Some(dir) = &options.data_dir {
         let opts = options.data_options.unwrap_or_default();
         vm.database.open_data_dir(dir, opts, options.before_sync)?;
+        if let Some(n) = vm.database.migration_notice() {
+            let _ = writeln!(vm.host.err, "wo: {n}");
+        }
     } else if vm.database.has_durable_tables() {
         let _ = writeln!(
             vm.host.err,

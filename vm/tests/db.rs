@@ -197,6 +197,8 @@ fn column(name: &str, ty: ColumnType, nullable: bool) -> Column {
         name: name.to_string(),
         ty,
         nullable,
+        was: None,
+        default: None,
     }
 }
 
@@ -211,6 +213,7 @@ fn tables() -> Vec<Table> {
                 kind: IndexKind::Unique,
             }],
             durable: true,
+            was: None,
         },
         Table {
             class: ClassIdx(2),
@@ -232,6 +235,7 @@ fn tables() -> Vec<Table> {
                 },
             ],
             durable: true,
+            was: None,
         },
     ]
 }

@@ -17,6 +17,29 @@ pub(super) fn simple_default(e: &ast::Expr) -> bool {
     }
 }
 
+/// A field default that is a literal of the column's type `ty`: what existing rows get
+/// when a data directory gains the column (`docs/schema.md`).
+fn literal_default(e: &ast::Expr, ty: &Ty) -> Option<wo_bytecode::image::ColumnDefault> {
+    use wo_bytecode::image::ColumnDefault as D;
+    Some(match (&e.kind, ty.strip()) {
+        (A::Nil, _) if ty.is_nullable() => D::Nil,
+        (A::Int(i), Ty::Int) => D::Int(*i),
+        (A::Float(x), Ty::Float) => D::Float(*x),
+        (A::Bool(b), Ty::Bool) => D::Bool(*b),
+        (A::Text(parts), Ty::Text) => {
+            let mut s = String::new();
+            for p in parts {
+                match p {
+                    ast::TextPart::Lit(l) => s.push_str(l),
+                    _ => return None,
+                }
+            }
+            D::Text(s)
+        }
+        _ => return None,
+    })
+}
+
 impl<'a> Checker<'a> {
     pub(super) fn collect(&mut self) {
         self.collect_names();
@@ -176,6 +199,9 @@ impl<'a> Checker<'a> {
             name: c.name.name.clone(),
             indexes: Vec::new(),
             durable: true,
+            was: None,
+            column_was: Vec::new(),
+            column_default: Vec::new(),
         });
         if is_table {
             self.tables.push(cid);
@@ -304,16 +330,38 @@ impl<'a> Checker<'a> {
             );
         }
         let col = u16::try_from(index).unwrap_or(u16::MAX);
+        if let Some(d) = f.default.as_ref().and_then(|e| literal_default(e, ty)) {
+            t.column_default.push((col, d));
+        }
         for a in &f.annots {
             if a.name.name == "unique" && a.args.is_none() {
                 t.indexes
                     .push((vec![col], wo_bytecode::image::IndexKind::Unique));
+            } else if a.name.name == "was" {
+                let old = match a.args.as_deref() {
+                    Some([arg]) if arg.name.name.is_empty() => {
+                        super::table::text_literal(&arg.value)
+                    }
+                    _ => None,
+                };
+                match old {
+                    Some(old) if t.column_was.iter().any(|(c, _)| *c == col) => {
+                        let _ = old;
+                        self.err("annotation", a.span, "a column takes one `@was`");
+                    }
+                    Some(old) => t.column_was.push((col, old)),
+                    None => self.err(
+                        "annotation",
+                        a.span,
+                        "`@was` takes the column's former name as a text literal, e.g. `@was(\"old_name\")`",
+                    ),
+                }
             } else {
                 self.err(
                     "annotation",
                     a.span,
                     format!(
-                        "unknown field annotation `@{}` (table columns take `@unique`)",
+                        "unknown field annotation `@{}` (table columns take `@unique` and `@was`)",
                         a.name.name
                     ),
                 );
@@ -324,10 +372,10 @@ impl<'a> Checker<'a> {
     /// A field of a class that is not a table takes no annotation.
     fn plain_field_annots(&mut self, c: &ast::ClassDecl, f: &ast::FieldDecl) {
         for a in &f.annots {
-            let msg = if a.name.name == "unique" {
+            let msg = if a.name.name == "unique" || a.name.name == "was" {
                 format!(
-                    "`@unique` applies only to columns of a `@table` class, and `{}` is not one",
-                    c.name.name
+                    "`@{}` applies only to columns of a `@table` class, and `{}` is not one",
+                    a.name.name, c.name.name
                 )
             } else {
                 format!("unknown field annotation `@{}`", a.name.name)

@@ -134,6 +134,20 @@ fn arg_slot(args: &mut Vec<Expr>, e: Expr) -> u16 {
     u16::try_from(args.len() - 1).unwrap_or(u16::MAX)
 }
 
+/// The text of a literal without interpolation (`"old"`), or `None`; empty texts too.
+pub(crate) fn text_literal(e: &ast::Expr) -> Option<String> {
+    match &e.kind {
+        A::Text(parts) if parts.len() <= 1 => {
+            let name = match parts.first() {
+                Some(ast::TextPart::Lit(s)) => s.clone(),
+                _ => String::new(),
+            };
+            (!name.is_empty()).then_some(name)
+        }
+        _ => None,
+    }
+}
+
 impl Checker<'_> {
     /// Reads the arguments of `@table(…)` into `t`.
     pub(super) fn table_args(
@@ -220,6 +234,19 @@ impl Checker<'_> {
                         t.indexes.push((cols, IndexKind::Hash));
                     }
                 }
+                "was" => match text_literal(&arg.value) {
+                    Some(old) => t.was = Some(old),
+                    None => self.err(
+                        "table",
+                        arg.value.span,
+                        "`was:` takes the table's former name as a text literal",
+                    ),
+                },
+                "" => self.err(
+                    "table",
+                    arg.value.span,
+                    "`@table` takes named arguments (`name:`, `index:`, `sorted:`, `durable:`, `was:`)",
+                ),
                 "durable" => match arg.value.kind {
                     A::Bool(b) => t.durable = b,
                     _ => self.err("table", arg.value.span, "`durable:` takes `true` or `false`"),
@@ -227,7 +254,7 @@ impl Checker<'_> {
                 other => self.err(
                     "table",
                     arg.name.span,
-                    format!("unknown table argument `{other}` (the arguments are `name`, `index`, `sorted`, `durable`)"),
+                    format!("unknown table argument `{other}` (the arguments are `name`, `index`, `sorted`, `durable`, `was`)"),
                 ),
             }
         }

@@ -12,16 +12,20 @@
 
 use std::path::Path;
 
-use super::codec::{self, put_ivar, put_schema, put_uvar, put_val, Reader, StoredSchema};
+use super::codec::{
+    self, put_ivar, put_migration, put_schema_indexed, put_uvar, put_val, Migration, Reader,
+    StoredSchema,
+};
 use super::storage::StorageFile;
 use super::wal::{failure, le32, le64, MAX_LSN};
 use super::Failure;
 use crate::{Cell, Db, RowId, TableId};
 
 pub(crate) const CKPT_MAGIC: [u8; 8] = *b"\x89wockp\r\n";
-/// Version 2 adds the salts that tie the checkpoint to its log generations; version 1
-/// files (no salts) are still read.
-pub(crate) const CKPT_VERSION: u32 = 2;
+/// Version 2 adds the salts that tie the checkpoint to its log generations; version 3
+/// stores each table's indexes in the schema. Versions 1 (no salts) and 2 (no
+/// indexes) are still read.
+pub(crate) const CKPT_VERSION: u32 = 3;
 pub(crate) const CKPT_HEADER_LEN: usize = 52;
 const CKPT_V1_HEADER_LEN: usize = 36;
 /// Bytes buffered before each `pwrite` while writing a checkpoint.
@@ -45,6 +49,8 @@ pub(crate) struct Snapshot {
     /// The number of live rows per stored table.
     pub rows: Vec<u64>,
     pub salts: Option<Salts>,
+    /// The migration this checkpoint carries out (version 3).
+    pub migration: Option<Migration>,
 }
 
 /// A checkpoint written a slice of rows at a time, so that the program's other fibers
@@ -76,10 +82,15 @@ impl Encoder {
         tables: Vec<TableId>,
         lsn: u64,
         salts: Salts,
+        migration: Option<&Migration>,
     ) -> Encoder {
         let mut buf = Vec::with_capacity(WRITE_CHUNK + 4096);
         buf.resize(CKPT_HEADER_LEN, 0);
-        put_schema(&mut buf, schema);
+        put_schema_indexed(&mut buf, schema);
+        match migration {
+            Some(m) => put_migration(&mut buf, m),
+            None => buf.push(0),
+        }
         Encoder {
             buf,
             off: 0,
@@ -204,6 +215,7 @@ pub(crate) fn read(buf: &[u8]) -> Result<Snapshot, (u64, String)> {
         schema,
         rows,
         salts: body.salts,
+        migration: body.migration.take(),
     })
 }
 
@@ -217,6 +229,8 @@ pub(crate) struct Body<'a> {
     /// `None` in a version 1 file.
     pub salts: Option<Salts>,
     pub schema: StoredSchema,
+    /// The migration the checkpoint carries out (version 3).
+    pub migration: Option<Migration>,
     r: Reader<'a>,
     /// Where the body starts in the file.
     hlen: usize,
@@ -285,6 +299,8 @@ pub(crate) struct Header {
     /// Header length: where the body starts.
     pub hlen: usize,
     pub body_len: u64,
+    /// The schema stores indexes (version 3 on).
+    pub indexed: bool,
 }
 
 /// Checks the header at the start of `buf` (at least the first 52 bytes of the file,
@@ -302,7 +318,7 @@ pub(crate) fn header(buf: &[u8], file_len: u64) -> Result<Header, (u64, String)>
     let version = le32(&buf[8..12]);
     let hlen = match version {
         1 => CKPT_V1_HEADER_LEN,
-        CKPT_VERSION => CKPT_HEADER_LEN,
+        2 | CKPT_VERSION => CKPT_HEADER_LEN,
         _ => {
             // A flipped bit is reported as such, not as an unknown version.
             let v1_ok = crc32fast::hash(&buf[0..32]) == le32(&buf[32..36]);
@@ -311,7 +327,7 @@ pub(crate) fn header(buf: &[u8], file_len: u64) -> Result<Header, (u64, String)>
             if !v1_ok && !v2_ok {
                 return Err((32, "checkpoint header checksum mismatch".into()));
             }
-            return Err((8, format!("checkpoint format version {version} is not supported (this build reads 1 and {CKPT_VERSION})")));
+            return Err((8, format!("checkpoint format version {version} is not supported (this build reads 1 to {CKPT_VERSION})")));
         }
     };
     if buf.len() < hlen || file_len < (hlen + 4) as u64 {
@@ -352,6 +368,7 @@ pub(crate) fn header(buf: &[u8], file_len: u64) -> Result<Header, (u64, String)>
         salts,
         hlen,
         body_len,
+        indexed: version >= 3,
     })
 }
 
@@ -359,7 +376,11 @@ pub(crate) fn header(buf: &[u8], file_len: u64) -> Result<Header, (u64, String)>
 /// `(offset, what)` on any problem.
 pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
     let Header {
-        lsn, salts, hlen, ..
+        lsn,
+        salts,
+        hlen,
+        indexed,
+        ..
     } = header(buf, buf.len() as u64)?;
     let body = &buf[hlen..buf.len() - 4];
     if crc32fast::hash(body) != le32(&buf[buf.len() - 4..]) {
@@ -369,11 +390,12 @@ pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
         ));
     }
     let mut r = Reader::new(body);
-    let schema = r.schema().map_err(|e| at_in(hlen, e))?;
+    let (schema, migration) = r.checkpoint_head(indexed).map_err(|e| at_in(hlen, e))?;
     Ok(Body {
         lsn,
         salts,
         schema,
+        migration,
         r,
         hlen,
     })

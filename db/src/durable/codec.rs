@@ -7,7 +7,7 @@
 use std::rc::Rc;
 
 use crate::value::ValRef;
-use crate::{Cell, ColType, IndexDef, RowId, Schema};
+use crate::{Cell, ColType, IndexDef, IndexKind, RowId, Schema};
 
 /// The type of a stored column; a reference names its target table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +164,21 @@ pub(crate) fn put_val(out: &mut Vec<u8>, v: ValRef<'_>) {
     }
 }
 
+/// The stored schema without indexes (log format 1, checkpoint formats 1 and 2;
+/// written only by tests that make such files).
+#[cfg(test)]
 pub(crate) fn put_schema(out: &mut Vec<u8>, schema: &StoredSchema) {
+    put_schema_as(out, schema, false);
+}
+
+/// The stored schema with each table's indexes (log format 2, checkpoint format 3):
+/// after a table's columns, the index count (uvar), then per index its kind byte
+/// (0 hash, 1 unique, 2 sorted), column count (uvar) and column positions (uvar).
+pub(crate) fn put_schema_indexed(out: &mut Vec<u8>, schema: &StoredSchema) {
+    put_schema_as(out, schema, true);
+}
+
+fn put_schema_as(out: &mut Vec<u8>, schema: &StoredSchema, indexed: bool) {
     put_uvar(out, schema.len() as u64);
     for t in schema {
         put_str(out, &t.name);
@@ -184,6 +198,71 @@ pub(crate) fn put_schema(out: &mut Vec<u8>, schema: &StoredSchema) {
             }
             out.push(u8::from(c.nullable));
         }
+        if indexed {
+            let ixs = t.indexes.as_deref().unwrap_or_default();
+            put_uvar(out, ixs.len() as u64);
+            for ix in ixs {
+                out.push(match ix.kind {
+                    IndexKind::Hash => 0,
+                    IndexKind::Unique => 1,
+                    IndexKind::Sorted => 2,
+                });
+                put_uvar(out, ix.columns.len() as u64);
+                for &c in &ix.columns {
+                    put_uvar(out, c as u64);
+                }
+            }
+        }
+    }
+}
+
+/// A migration (`docs/schema.md`): the complete stored schema after it, and what a
+/// reader that knows only the schema before it cannot derive by itself: renames (by
+/// old and new name), drops, and the value existing rows got in each new column.
+/// Table names in `renamed_columns`, `dropped_columns` and `filled` are the new ones.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Migration {
+    pub schema: StoredSchema,
+    /// `(old, new)`.
+    pub renamed_tables: Vec<(String, String)>,
+    /// `(table, old column, new column)`.
+    pub renamed_columns: Vec<(String, String, String)>,
+    pub dropped_tables: Vec<String>,
+    /// `(table, column)`.
+    pub dropped_columns: Vec<(String, String)>,
+    /// `(table, column, the value every existing row got)`.
+    pub filled: Vec<(String, String, Cell)>,
+}
+
+/// Appends a migration item (tag and body).
+pub(crate) fn put_migration(out: &mut Vec<u8>, m: &Migration) {
+    out.push(ITEM_MIGRATE);
+    put_schema_indexed(out, &m.schema);
+    put_uvar(out, m.renamed_tables.len() as u64);
+    for (a, b) in &m.renamed_tables {
+        put_str(out, a);
+        put_str(out, b);
+    }
+    put_uvar(out, m.renamed_columns.len() as u64);
+    for (t, a, b) in &m.renamed_columns {
+        put_str(out, t);
+        put_str(out, a);
+        put_str(out, b);
+    }
+    put_uvar(out, m.dropped_tables.len() as u64);
+    for t in &m.dropped_tables {
+        put_str(out, t);
+    }
+    put_uvar(out, m.dropped_columns.len() as u64);
+    for (t, c) in &m.dropped_columns {
+        put_str(out, t);
+        put_str(out, c);
+    }
+    put_uvar(out, m.filled.len() as u64);
+    for (t, c, v) in &m.filled {
+        put_str(out, t);
+        put_str(out, c);
+        put_cell(out, v);
     }
 }
 
@@ -192,11 +271,16 @@ pub(crate) const ITEM_SCHEMA: u8 = 1;
 pub(crate) const ITEM_INSERT: u8 = 2;
 pub(crate) const ITEM_UPDATE: u8 = 3;
 pub(crate) const ITEM_DELETE: u8 = 4;
+/// A schema item whose tables carry their indexes (log format 2).
+pub(crate) const ITEM_SCHEMA_INDEXED: u8 = 5;
+/// A migration: the first item of the generation a migration starts (log format 2).
+pub(crate) const ITEM_MIGRATE: u8 = 6;
 
 /// One decoded change item (table numbers are stored positions).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Item {
     Schema(StoredSchema),
+    Migrate(Box<Migration>),
     Insert {
         table: u32,
         id: RowId,
@@ -356,7 +440,13 @@ impl<'a> Reader<'a> {
             }
         })
     }
+    /// A stored schema without indexes.
     pub(crate) fn schema(&mut self) -> Result<StoredSchema, CodecError> {
+        self.schema_as(false)
+    }
+
+    /// A stored schema, with indexes when `indexed`.
+    pub(crate) fn schema_as(&mut self, indexed: bool) -> Result<StoredSchema, CodecError> {
         let n = self.count(3, "table")?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
@@ -404,11 +494,58 @@ impl<'a> Reader<'a> {
                     nullable,
                 });
             }
+            let indexes = if indexed {
+                let ni = self.count(2, "index")?;
+                let mut ixs = Vec::with_capacity(ni);
+                for _ in 0..ni {
+                    let at = self.pos;
+                    let kind = match self.u8()? {
+                        0 => IndexKind::Hash,
+                        1 => IndexKind::Unique,
+                        2 => IndexKind::Sorted,
+                        k => {
+                            return Err(CodecError {
+                                at,
+                                what: format!("unknown index kind {k}"),
+                            })
+                        }
+                    };
+                    let nc = self.count(1, "index column")?;
+                    let mut cols = Vec::with_capacity(nc);
+                    for _ in 0..nc {
+                        let at = self.pos;
+                        let c = self.uvar()?;
+                        if c >= columns.len() as u64 {
+                            return Err(CodecError {
+                                at,
+                                what: format!(
+                                    "an index of `{name}` names column {c}, the table has {}",
+                                    columns.len()
+                                ),
+                            });
+                        }
+                        cols.push(c as usize);
+                    }
+                    if nc == 0 || (kind == IndexKind::Sorted && nc != 1) {
+                        return Err(CodecError {
+                            at,
+                            what: format!("an index of `{name}` has {nc} columns"),
+                        });
+                    }
+                    ixs.push(IndexDef {
+                        columns: cols,
+                        kind,
+                    });
+                }
+                Some(ixs)
+            } else {
+                None
+            };
             out.push(StoredTable {
                 name,
                 columns,
                 next_id,
-                indexes: None,
+                indexes,
             });
         }
         Ok(out)
@@ -418,6 +555,8 @@ impl<'a> Reader<'a> {
         let at = self.pos;
         Ok(match self.u8()? {
             ITEM_SCHEMA => Item::Schema(self.schema()?),
+            ITEM_SCHEMA_INDEXED => Item::Schema(self.schema_as(true)?),
+            ITEM_MIGRATE => Item::Migrate(Box::new(self.migration()?)),
             ITEM_INSERT => {
                 let table = self.table()?;
                 let id = self.id()?;
@@ -457,6 +596,73 @@ impl<'a> Reader<'a> {
             }
         })
     }
+    /// The head of a checkpoint's body: the stored schema (with indexes when
+    /// `indexed`, version 3) and, in version 3, the migration the checkpoint carries
+    /// out (a byte 0, or a migration item).
+    pub(crate) fn checkpoint_head(
+        &mut self,
+        indexed: bool,
+    ) -> Result<(StoredSchema, Option<Migration>), CodecError> {
+        let schema = self.schema_as(indexed)?;
+        if !indexed {
+            return Ok((schema, None));
+        }
+        let at = self.pos;
+        let m = match self.u8()? {
+            0 => None,
+            ITEM_MIGRATE => Some(self.migration()?),
+            t => {
+                return Err(CodecError {
+                    at,
+                    what: format!("expected 0 or a migration item, found tag {t}"),
+                })
+            }
+        };
+        if m.as_ref().is_some_and(|m| m.schema != schema) {
+            return Err(CodecError {
+                at,
+                what: "the checkpoint's migration names another schema than the checkpoint's"
+                    .into(),
+            });
+        }
+        Ok((schema, m))
+    }
+
+    /// The body of a migration item.
+    fn migration(&mut self) -> Result<Migration, CodecError> {
+        let schema = self.schema_as(true)?;
+        let mut m = Migration {
+            schema,
+            ..Migration::default()
+        };
+        for _ in 0..self.count(2, "table rename")? {
+            m.renamed_tables
+                .push((self.str()?.to_string(), self.str()?.to_string()));
+        }
+        for _ in 0..self.count(3, "column rename")? {
+            m.renamed_columns.push((
+                self.str()?.to_string(),
+                self.str()?.to_string(),
+                self.str()?.to_string(),
+            ));
+        }
+        for _ in 0..self.count(1, "dropped table")? {
+            m.dropped_tables.push(self.str()?.to_string());
+        }
+        for _ in 0..self.count(2, "dropped column")? {
+            m.dropped_columns
+                .push((self.str()?.to_string(), self.str()?.to_string()));
+        }
+        for _ in 0..self.count(3, "filled column")? {
+            m.filled.push((
+                self.str()?.to_string(),
+                self.str()?.to_string(),
+                self.cell()?,
+            ));
+        }
+        Ok(m)
+    }
+
     fn table(&mut self) -> Result<u32, CodecError> {
         let at = self.pos;
         u32::try_from(self.uvar()?).map_err(|_| CodecError {

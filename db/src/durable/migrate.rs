@@ -6,7 +6,16 @@
 //! checkpoint whose new log generation begins with a migration item; whatever is
 //! refused is refused before anything is written.
 
-use crate::{ColType, Column, IndexDef, Schema, TableDef, TableId};
+use std::fmt;
+use std::path::Path;
+
+use crate::{
+    Cell, ColSource, ColType, Column, Db, IndexDef, IndexKind, Schema, TableDef, TableId,
+    TableSource,
+};
+
+use super::codec::Migration;
+use super::OpenError;
 
 use super::codec::{StoredTable, StoredType};
 
@@ -70,72 +79,559 @@ pub(crate) fn stored_def(
     })
 }
 
-/// Refuses a program whose durable tables differ from what the directory stores (the
-/// database after recovery: the program's tables with the stored definitions).
-pub(crate) fn check_fits(
-    program: &Schema,
-    db: &crate::Db,
-    dir: &std::path::Path,
-) -> Result<(), super::OpenError> {
-    let d = dir.display();
-    for (t, pt) in program.tables.iter().enumerate() {
-        let st = &db.schema().tables[t];
-        if !pt.durable || st.columns == pt.columns {
-            continue;
-        }
-        let describe = |c: &Column| {
-            format!(
-                "{}{}",
-                if c.nullable { "?" } else { "" },
-                crate::db::ty_name(db.schema(), c.ty)
-            )
-        };
-        for (ci, sc) in st.columns.iter().enumerate() {
-            match pt.columns.get(ci) {
-                None => {
-                    return Err(super::OpenError::Schema {
-                        message: format!(
-                            "table `{}` in {d} has column `{}`, which the program does not declare (it has {} columns, the program {})",
-                            st.name,
-                            sc.name,
-                            st.columns.len(),
-                            pt.columns.len()
-                        ),
-                    })
-                }
-                Some(pc) if pc.name != sc.name => {
-                    return Err(super::OpenError::Schema {
-                        message: format!(
-                            "table `{}` in {d} has column `{}` at position {}, but the program declares `{}` there",
-                            st.name,
-                            sc.name,
-                            ci + 1,
-                            pc.name
-                        ),
-                    })
-                }
-                Some(pc) if pc != sc => {
-                    return Err(super::OpenError::Schema {
-                        message: format!(
-                            "column `{}` of table `{}` is {} in {d}, but the program declares it {}",
-                            sc.name,
-                            st.name,
-                            describe(sc),
-                            describe(pc)
-                        ),
-                    })
-                }
-                Some(_) => {}
+/// What the program says about where its tables and columns come from, beyond their
+/// definitions: renames (`@was`, `@table(was:)`) and the literal defaults new columns
+/// are filled with. Indexed by program table; missing entries say nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evolution {
+    pub tables: Vec<TableEvolution>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableEvolution {
+    /// `@table(was: "old")`: the stored name this table had.
+    pub was: Option<String>,
+    /// Per column, in the table's column order.
+    pub columns: Vec<ColumnEvolution>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnEvolution {
+    /// `@was("old")`: the stored name this column had.
+    pub was: Option<String>,
+    /// The column's default when it is a literal: what existing rows get when the
+    /// column is new.
+    pub default: Option<Cell>,
+}
+
+impl Evolution {
+    fn table_was(&self, t: usize) -> Option<&str> {
+        self.tables.get(t)?.was.as_deref()
+    }
+    fn column(&self, t: usize, c: usize) -> Option<&ColumnEvolution> {
+        self.tables.get(t)?.columns.get(c)
+    }
+}
+
+/// When a difference is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    /// On open, by any program (a new table, a new `?T` or defaulted column, `T` →
+    /// `?T`, an index, a rename).
+    OnOpen,
+    /// Only by `wo db migrate --apply` (a removed column, `?T` → `T`, a dropped table).
+    Apply,
+    /// Never (a changed type, a new non-nullable column without a default on a table
+    /// with rows).
+    Refused,
+}
+
+/// One difference between the stored schema and the program's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// What changes, naming the table and column.
+    pub what: String,
+    /// The stored rows it touches.
+    pub rows: u64,
+    pub kind: StepKind,
+    /// For a refusal: what to do instead.
+    pub hint: Option<String>,
+}
+
+/// Every difference, and how to carry them out.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub steps: Vec<Step>,
+    /// The database's schema after the migration (program tables first, then the
+    /// kept ones) and where each table comes from.
+    pub(crate) schema: Schema,
+    pub(crate) sources: Vec<TableSource>,
+    /// What the migration item says besides the schema.
+    pub(crate) migration: Migration,
+}
+
+impl Plan {
+    /// Nothing differs.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// Only new tables: declared by the next record's schema item, no migration.
+    pub(crate) fn only_new_tables(&self) -> bool {
+        self.migration == Migration::default()
+            && self.sources.iter().enumerate().all(|(i, s)| match s {
+                TableSource::Keep(f) => *f as usize == i,
+                TableSource::Empty => true,
+                TableSource::Rebuild { .. } => false,
+            })
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for s in &self.steps {
+            let tag = match s.kind {
+                StepKind::OnOpen => "on open",
+                StepKind::Apply => "--apply",
+                StepKind::Refused => "refused",
+            };
+            let rows = if s.rows == 1 { "row" } else { "rows" };
+            writeln!(f, "  [{tag}] {} ({} {rows})", s.what, s.rows)?;
+            if let Some(h) = &s.hint {
+                writeln!(f, "           {h}")?;
             }
         }
-        if let Some(pc) = pt.columns.get(st.columns.len()) {
-            return Err(super::OpenError::Schema {
+        Ok(())
+    }
+}
+
+fn describe(schema: &Schema, c: &Column) -> String {
+    format!(
+        "{}{}",
+        if c.nullable { "?" } else { "" },
+        crate::db::ty_name(schema, c.ty)
+    )
+}
+
+fn cell_text(c: &Cell) -> String {
+    match c {
+        Cell::Nil => "nil".into(),
+        Cell::Int(i) => i.to_string(),
+        Cell::Float(x) => format!("{x:?}"),
+        Cell::Bool(b) => b.to_string(),
+        Cell::Text(t) => format!("{t:?}"),
+        Cell::Ref(r) => format!("row {r}"),
+    }
+}
+
+fn index_text(def: &TableDef, ix: &IndexDef) -> String {
+    let cols: Vec<&str> = ix
+        .columns
+        .iter()
+        .map(|&c| def.columns.get(c).map_or("?", |c| c.name.as_str()))
+        .collect();
+    let kind = match ix.kind {
+        IndexKind::Hash => "index",
+        IndexKind::Unique => "unique index",
+        IndexKind::Sorted => "sorted index",
+    };
+    format!("{kind} on ({})", cols.join(", "))
+}
+
+/// Compares what `db` holds after recovery (the stored tables named `stored`, with
+/// their stored definitions) with `program` and `ev`, and plans the migration; `drops`
+/// names stored tables to remove (`--drop`). Errors: a `--drop` that cannot be done.
+pub(crate) fn plan(
+    db: &Db,
+    program: &Schema,
+    ev: &Evolution,
+    stored: &[String],
+    drops: &[String],
+    dir: &Path,
+) -> Result<Plan, OpenError> {
+    let d = dir.display();
+    let dbs = db.schema();
+    let is_stored = |n: &str| stored.iter().any(|s| s == n);
+    let db_pos = |n: &str| {
+        dbs.tables
+            .iter()
+            .position(|t| t.durable && t.name == n)
+            .map(|p| p as TableId)
+    };
+    let declared = |n: &str| program.tables.iter().any(|t| t.durable && t.name == n);
+    let np = program.tables.len();
+    let mut steps = Vec::new();
+    let mut mig = Migration::default();
+    // Program table -> the database table it comes from.
+    let mut src_of: Vec<Option<TableId>> = vec![None; np];
+    let mut claimed = vec![false; dbs.tables.len()];
+    for (i, pt) in program.tables.iter().enumerate() {
+        if !pt.durable {
+            continue;
+        }
+        if is_stored(&pt.name) {
+            src_of[i] = db_pos(&pt.name);
+        } else if let Some(w) = ev.table_was(i).filter(|w| is_stored(w) && !declared(w)) {
+            let s = db_pos(w);
+            if s.is_some_and(|s| claimed[s as usize]) {
+                return Err(OpenError::Schema {
+                    message: format!("two tables of the program say they were `{w}`"),
+                });
+            }
+            src_of[i] = s;
+            mig.renamed_tables.push((w.to_string(), pt.name.clone()));
+            steps.push(Step {
+                what: format!("table `{w}` renamed to `{}`", pt.name),
+                rows: s.map_or(0, |s| db.len(s) as u64),
+                kind: StepKind::OnOpen,
+                hint: None,
+            });
+        } else {
+            steps.push(Step {
+                what: format!("new table `{}`", pt.name),
+                rows: 0,
+                kind: StepKind::OnOpen,
+                hint: None,
+            });
+        }
+        if let Some(s) = src_of[i] {
+            claimed[s as usize] = true;
+        }
+    }
+    for name in drops {
+        if declared(name) {
+            return Err(OpenError::Schema {
                 message: format!(
-                    "table `{}` in {d} has no column `{}`, which the program declares (adding columns to a stored table is not supported)",
-                    st.name, pc.name
+                    "--drop {name}: the program declares table `{name}`; only a table it does not declare can be dropped"
                 ),
             });
         }
+        match db_pos(name) {
+            Some(p) if is_stored(name) && !claimed[p as usize] => {
+                claimed[p as usize] = true;
+                mig.dropped_tables.push(name.clone());
+                steps.push(Step {
+                    what: format!("table `{name}` dropped"),
+                    rows: db.len(p) as u64,
+                    kind: StepKind::Apply,
+                    hint: None,
+                });
+            }
+            Some(_) => return Err(OpenError::Schema {
+                message: format!(
+                    "--drop {name}: the program renames table `{name}`, it cannot also be dropped"
+                ),
+            }),
+            None => {
+                return Err(OpenError::Schema {
+                    message: format!("--drop {name}: {d} stores no table `{name}`"),
+                })
+            }
+        }
     }
-    Ok(())
+    // New positions: the program's tables, then the kept ones.
+    let mut newpos: Vec<Option<TableId>> = vec![None; dbs.tables.len()];
+    for (i, s) in src_of.iter().enumerate() {
+        if let Some(s) = s {
+            newpos[*s as usize] = Some(i as TableId);
+        }
+    }
+    let mut kept = Vec::new();
+    for (j, t) in dbs.tables.iter().enumerate().skip(np) {
+        if claimed[j] || !t.durable {
+            continue;
+        }
+        newpos[j] = Some((np + kept.len()) as TableId);
+        kept.push(j);
+    }
+    let mut tables: Vec<TableDef> = program.tables.clone();
+    let mut sources: Vec<TableSource> = Vec::with_capacity(np + kept.len());
+    for (i, pt) in program.tables.iter().enumerate() {
+        let Some(s) = src_of[i] else {
+            let same = dbs.tables.get(i) == Some(pt);
+            sources.push(if same && !claimed.get(i).copied().unwrap_or(false) {
+                TableSource::Keep(i as TableId)
+            } else {
+                TableSource::Empty
+            });
+            continue;
+        };
+        let sd = &dbs.tables[s as usize];
+        let rows = db.len(s) as u64;
+        let t = &pt.name;
+        let mut cols = Vec::with_capacity(pt.columns.len());
+        let mut used = vec![false; sd.columns.len()];
+        for (c, pc) in pt.columns.iter().enumerate() {
+            let cev = ev.column(i, c);
+            let by_name = sd.columns.iter().position(|o| o.name == pc.name);
+            let by_was = || {
+                let w = cev?.was.as_deref()?;
+                if pt.columns.iter().any(|o| o.name == w) {
+                    return None;
+                }
+                sd.columns.iter().position(|o| o.name == w)
+            };
+            let k = match by_name {
+                Some(k) => Some(k),
+                None => {
+                    let k = by_was();
+                    if let Some(k) = k {
+                        mig.renamed_columns.push((
+                            t.clone(),
+                            sd.columns[k].name.clone(),
+                            pc.name.clone(),
+                        ));
+                        steps.push(Step {
+                            what: format!(
+                                "`{t}`: column `{}` renamed to `{}`",
+                                sd.columns[k].name, pc.name
+                            ),
+                            rows,
+                            kind: StepKind::OnOpen,
+                            hint: None,
+                        });
+                    }
+                    k
+                }
+            };
+            match k {
+                Some(k) => {
+                    used[k] = true;
+                    let sc = &sd.columns[k];
+                    let same_ty = match (sc.ty, pc.ty) {
+                        (ColType::Ref(a), ColType::Ref(b)) => newpos[a as usize] == Some(b),
+                        (a, b) => a == b,
+                    };
+                    if !same_ty {
+                        steps.push(Step {
+                            what: format!(
+                                "`{t}`: column `{}` changes type from {} to {}",
+                                pc.name,
+                                describe(dbs, sc),
+                                describe(program, pc)
+                            ),
+                            rows,
+                            kind: StepKind::Refused,
+                            hint: Some(format!(
+                                "no migration changes a column's type: add a column of the new type, copy the values with a program, then remove `{}`",
+                                pc.name
+                            )),
+                        });
+                    } else if sc.nullable && !pc.nullable {
+                        steps.push(Step {
+                            what: format!(
+                                "`{t}`: column `{}` becomes non-nullable ({} to {}; every row must hold a value)",
+                                pc.name,
+                                describe(dbs, sc),
+                                describe(program, pc)
+                            ),
+                            rows,
+                            kind: StepKind::Apply,
+                            hint: None,
+                        });
+                    } else if !sc.nullable && pc.nullable {
+                        steps.push(Step {
+                            what: format!(
+                                "`{t}`: column `{}` becomes nullable ({} to {})",
+                                pc.name,
+                                describe(dbs, sc),
+                                describe(program, pc)
+                            ),
+                            rows,
+                            kind: StepKind::OnOpen,
+                            hint: None,
+                        });
+                    }
+                    cols.push(ColSource::From(k));
+                }
+                None => {
+                    let fill = if pc.nullable {
+                        Some(Cell::Nil)
+                    } else {
+                        cev.and_then(|e| e.default.clone())
+                    };
+                    let ty = describe(program, pc);
+                    match fill {
+                        Some(v) => {
+                            steps.push(Step {
+                                what: format!(
+                                    "`{t}`: new column `{}` {ty}, existing rows get {}",
+                                    pc.name,
+                                    cell_text(&v)
+                                ),
+                                rows,
+                                kind: StepKind::OnOpen,
+                                hint: None,
+                            });
+                            mig.filled.push((t.clone(), pc.name.clone(), v.clone()));
+                            cols.push(ColSource::Fill(v));
+                        }
+                        None if rows == 0 => {
+                            steps.push(Step {
+                                what: format!("`{t}`: new column `{}` {ty}", pc.name),
+                                rows,
+                                kind: StepKind::OnOpen,
+                                hint: None,
+                            });
+                            cols.push(ColSource::Fill(Cell::Nil));
+                        }
+                        None => {
+                            steps.push(Step {
+                                what: format!(
+                                    "`{t}`: new column `{}` {ty} has no default, and the table has rows",
+                                    pc.name
+                                ),
+                                rows,
+                                kind: StepKind::Refused,
+                                hint: Some(format!(
+                                    "declare it `?{ty}` or give it a literal default (`{}: {ty} = …`)",
+                                    pc.name
+                                )),
+                            });
+                            cols.push(ColSource::Fill(Cell::Nil));
+                        }
+                    }
+                }
+            }
+        }
+        for (k, sc) in sd.columns.iter().enumerate() {
+            if !used[k] {
+                mig.dropped_columns.push((t.clone(), sc.name.clone()));
+                steps.push(Step {
+                    what: format!(
+                        "`{t}`: column `{}` {} removed (its values are dropped)",
+                        sc.name,
+                        describe(dbs, sc)
+                    ),
+                    rows,
+                    kind: StepKind::Apply,
+                    hint: None,
+                });
+            }
+        }
+        let order: Vec<usize> = cols
+            .iter()
+            .filter_map(|c| match c {
+                ColSource::From(k) => Some(*k),
+                ColSource::Fill(_) => None,
+            })
+            .collect();
+        if order.windows(2).any(|w| w[0] > w[1]) {
+            steps.push(Step {
+                what: format!("`{t}`: columns reordered"),
+                rows,
+                kind: StepKind::OnOpen,
+                hint: None,
+            });
+        }
+        // Indexes, compared by the columns' (new) names.
+        let stored_ix: Vec<String> = sd
+            .indexes
+            .iter()
+            .map(|ix| {
+                let renamed = IndexDef {
+                    columns: ix
+                        .columns
+                        .iter()
+                        .map(|&k| {
+                            cols.iter()
+                                .position(|c| *c == ColSource::From(k))
+                                .unwrap_or(usize::MAX)
+                        })
+                        .collect(),
+                    kind: ix.kind,
+                };
+                index_text(pt, &renamed)
+            })
+            .collect();
+        let prog_ix: Vec<String> = pt.indexes.iter().map(|ix| index_text(pt, ix)).collect();
+        for ix in &prog_ix {
+            if !stored_ix.contains(ix) {
+                steps.push(Step {
+                    what: format!("`{t}`: new {ix}"),
+                    rows,
+                    kind: StepKind::OnOpen,
+                    hint: None,
+                });
+            }
+        }
+        for ix in &stored_ix {
+            if !prog_ix.contains(ix) {
+                steps.push(Step {
+                    what: format!("`{t}`: {ix} dropped"),
+                    rows,
+                    kind: StepKind::OnOpen,
+                    hint: None,
+                });
+            }
+        }
+        let identity = s as usize == i
+            && sd == pt
+            && cols
+                .iter()
+                .enumerate()
+                .all(|(c, src)| *src == ColSource::From(c));
+        sources.push(if identity {
+            TableSource::Keep(s)
+        } else {
+            TableSource::Rebuild { from: s, cols }
+        });
+    }
+    for &j in &kept {
+        let mut def = dbs.tables[j].clone();
+        for c in &mut def.columns {
+            if let ColType::Ref(r) = c.ty {
+                match newpos[r as usize] {
+                    Some(n) => c.ty = ColType::Ref(n),
+                    None => {
+                        return Err(OpenError::Schema {
+                            message: format!(
+                                "--drop {}: table `{}` (kept) refers to it in column `{}`; drop `{}` too",
+                                dbs.tables[r as usize].name, def.name, c.name, def.name
+                            ),
+                        })
+                    }
+                }
+            }
+        }
+        let same = def == dbs.tables[j];
+        tables.push(def);
+        sources.push(if same {
+            TableSource::Keep(j as TableId)
+        } else {
+            TableSource::Rebuild {
+                from: j as TableId,
+                cols: (0..dbs.tables[j].columns.len())
+                    .map(ColSource::From)
+                    .collect(),
+            }
+        });
+    }
+    Ok(Plan {
+        steps,
+        schema: Schema { tables },
+        sources,
+        migration: mig,
+    })
+}
+
+/// The refusal of a plan that has steps `open` does not apply (every one, one per
+/// line), or `None`. `apply`: for `wo db migrate --apply`, which refuses only what no
+/// migration does.
+pub(crate) fn refusal(plan: &Plan, apply: bool, dir: &Path, program: &str) -> Option<OpenError> {
+    let d = dir.display();
+    let lines: Vec<String> = plan
+        .steps
+        .iter()
+        .filter(|s| match s.kind {
+            StepKind::OnOpen => false,
+            StepKind::Apply => !apply,
+            StepKind::Refused => true,
+        })
+        .map(|s| match (s.kind, &s.hint) {
+            (StepKind::Refused, Some(h)) => {
+                format!("{d}: {} ({} rows): refused; {h}", s.what, s.rows)
+            }
+            _ => format!(
+                "{d}: {} ({} rows): not applied on open; run `wo db migrate {d} {program} --apply` to apply it",
+                s.what, s.rows
+            ),
+        })
+        .collect();
+    (!lines.is_empty()).then(|| OpenError::Schema {
+        message: lines.join("\n"),
+    })
+}
+
+/// Carries out the plan in memory: the database's schema and data become the new
+/// ones, or nothing changes (a unique index over repeated values, a nil where no nil
+/// may be: the message names the value or the row).
+pub(crate) fn restructure(db: &mut Db, plan: &Plan, dir: &Path) -> Result<(), OpenError> {
+    db.restructure(plan.schema.clone(), plan.sources.clone())
+        .map_err(|e| match e.kind {
+            crate::ErrorKind::Unique => super::unique_conflict(dir, &e.message),
+            _ => OpenError::Schema {
+                message: format!("{}: the migration is refused: {}", dir.display(), e.message),
+            },
+        })
 }

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codec::{put_cell, put_ivar, put_schema, put_uvar, Item, Reader, StoredSchema, StoredType};
+use codec::{put_cell, put_ivar, put_uvar, Item, Reader, StoredSchema, StoredType};
 use switch::{Switch, SwitchError};
 use syncer::Done;
 use wal::{failure, LogWriter, Tail, WalHeader, FRAME_LEN, HEADER_LEN};
@@ -41,6 +41,7 @@ pub use sim::{Fate, FaultKind, OpKind, OpRecord, SimStorage};
 pub use storage::{LockError, LockGuard, RealStorage, Storage, StorageFile};
 
 use checkpoint::Salts;
+pub use migrate::{ColumnEvolution, Evolution, Plan, Step, StepKind, TableEvolution};
 pub use tools::{checkpoint_dir, stored_schema, CheckpointDirError};
 
 use crate::{Change, ColType, Db, RowId, Savepoint, Schema, TableId};
@@ -87,6 +88,10 @@ pub struct Options {
     /// The largest record a commit may write, in payload bytes: the 1 GiB that recovery
     /// accepts by default (a smaller bound only for tests; a larger one is capped).
     pub max_record: usize,
+    /// Renames and literal defaults of the program's tables, for a migration.
+    pub evolution: Evolution,
+    /// How messages name the program (`wo db migrate DIR PROGRAM --apply`).
+    pub program: Option<String>,
 }
 
 impl Default for Options {
@@ -99,6 +104,8 @@ impl Default for Options {
             progress: None,
             pid: rustix::process::getpid().as_raw_nonzero().get() as u32,
             max_record: wal::MAX_RECORD,
+            evolution: Evolution::default(),
+            program: None,
         }
     }
 }
@@ -280,20 +287,76 @@ pub struct DataDir {
     ckpt: Option<Ckpt>,
     preallocate: u64,
     buf: Vec<u8>,
+    /// What the migration applied on open changed.
+    notice: Option<String>,
 }
 
 /// Opens (creating if missing) the data directory `dir` for a program with `schema`:
 /// takes the lock, loads the checkpoint, replays the log, and returns the database
 /// with every acknowledged change. A torn tail is cut (the only repair, and the only
-/// case in which opening syncs, besides creating the directory).
-pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir, Db), OpenError> {
+/// case in which opening syncs, besides creating the directory and a migration).
+///
+/// When the program's durable tables differ from the stored ones (`docs/schema.md`),
+/// the differences `open` applies are applied as one migration (a checkpoint whose new
+/// log generation begins with a migration item; [`DataDir::migration_notice`] says
+/// what changed); any other difference is refused (`OpenError::Schema`) before
+/// anything is written.
+pub fn open(dir: &Path, schema: Schema, options: Options) -> Result<(DataDir, Db), OpenError> {
+    let (dd, db, _) = open_as(dir, schema, options, None)?;
+    match dd {
+        Some(dd) => Ok((dd, db)),
+        None => unreachable!("open without a migration request always opens"),
+    }
+}
+
+/// What `wo db migrate` asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigrateRequest {
+    /// Carry the plan out (else only plan, writing nothing).
+    pub apply: bool,
+    /// Stored tables the program does not declare, to remove.
+    pub drop: Vec<String>,
+}
+
+/// `wo db migrate DIR PROGRAM [--apply] [--drop NAME]…`: takes the lock, recovers the
+/// existing directory `dir` and plans the migration to `schema`; with `apply`, carries
+/// it out (the changes `open` refuses included, except those no migration does) as one
+/// crash-atomic step. Returns the plan.
+pub fn migrate(
+    dir: &Path,
+    schema: Schema,
+    options: Options,
+    req: &MigrateRequest,
+) -> Result<Plan, OpenError> {
+    if !options
+        .storage
+        .exists(dir)
+        .map_err(|e| io_err("stat", dir, &e))?
+    {
+        return Err(io_err("stat", dir, &std::io::Error::from_raw_os_error(2)));
+    }
+    let (_dd, _db, plan) = open_as(dir, schema, options, Some(req))?;
+    Ok(plan)
+}
+
+/// [`open`] and [`migrate`]: `req` is `None` for `open`. Returns no [`DataDir`] for a
+/// plan that is not applied.
+fn open_as(
+    dir: &Path,
+    schema: Schema,
+    mut options: Options,
+    req: Option<&MigrateRequest>,
+) -> Result<(Option<DataDir>, Db, Plan), OpenError> {
     let storage = options.storage.clone();
     check_program_schema(&schema)?;
     let mut db = Db::new(schema).map_err(|e| OpenError::Schema { message: e.message })?;
 
-    let created_dir = storage
-        .create_dir(dir)
-        .map_err(|e| io_err("mkdir", dir, &e))?;
+    let created_dir = match req {
+        None => storage
+            .create_dir(dir)
+            .map_err(|e| io_err("mkdir", dir, &e))?,
+        Some(_) => false,
+    };
     let lock_path = dir.join("lock");
     let lock = match storage.lock(&lock_path, options.pid) {
         Ok(l) => l,
@@ -307,10 +370,28 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
     };
     let wal_path = dir.join("wal");
     let files = Files::open(storage.as_ref(), dir)?;
+    if req.is_some() && files.ckpt.is_none() && files.wal.is_none() {
+        return Err(OpenError::NotADataDirectory {
+            dir: dir.to_path_buf(),
+        });
+    }
     let program = db.schema().clone();
     let rec = recover(dir, &mut db, &files, options.progress.as_mut())?;
     drop(files);
-    migrate::check_fits(&program, &db, dir)?;
+    let drops = req.map_or(&[][..], |r| &r.drop[..]);
+    let plan = migrate::plan(&db, &program, &options.evolution, &rec.stored, drops, dir)?;
+    let apply = req.is_some_and(|r| r.apply);
+    if req.is_some() && !apply {
+        return Ok((None, db, plan));
+    }
+    let prog_name = options.program.as_deref().unwrap_or("PROGRAM");
+    if let Some(e) = migrate::refusal(&plan, apply, dir, prog_name) {
+        return Err(e);
+    }
+    let migrating = !plan.is_empty() && (apply || !plan.only_new_tables());
+    if migrating {
+        migrate::restructure(&mut db, &plan, dir)?;
+    }
     let (stored, map, tables) = program_stored(&db);
     let (checkpoint_bytes, ckpt_lsn) = (rec.checkpoint_bytes, rec.ckpt_lsn);
 
@@ -337,7 +418,7 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
                 .map_err(|e| io_err("fsync", parent, &e))?;
         }
         let dd = DataDir::new(dir, storage, wal, lock, map, tables, false, &options, 0, 0);
-        return Ok((dd, db));
+        return Ok((Some(dd), db, plan));
     };
     let (end, latest, hdr) = (log.end, log.latest, log.hdr);
     let mut file = storage
@@ -361,7 +442,7 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
         alloc_end,
         options.preallocate,
     );
-    let dd = DataDir::new(
+    let mut dd = DataDir::new(
         dir,
         storage,
         wal,
@@ -373,7 +454,35 @@ pub fn open(dir: &Path, schema: Schema, mut options: Options) -> Result<(DataDir
         checkpoint_bytes,
         ckpt_lsn,
     );
-    Ok((dd, db))
+    if migrating {
+        let mut m = plan.migration.clone();
+        m.schema = stored;
+        dd.checkpoint_as(&db, Some(&m)).map_err(failure_to_open)?;
+        let what: Vec<&str> = plan.steps.iter().map(|s| s.what.as_str()).collect();
+        dd.notice = Some(format!(
+            "{}: schema migrated: {}",
+            dir.display(),
+            what.join("; ")
+        ));
+    } else if let Some((m, salts)) = rec.migration {
+        // A crash came after a migration's checkpoint was renamed in and before its
+        // log generation was: start that generation now, with its migration item, so
+        // that the log says what the migration did.
+        if hdr.salt == salts.taken_from && end.last_lsn == ckpt_lsn {
+            let w = LogWriter::create(
+                &dd.storage,
+                dir,
+                ckpt_lsn + 1,
+                salts.next,
+                migration_record(&m),
+                options.preallocate,
+            )
+            .map_err(failure_to_open)?;
+            dd.wal = w;
+            dd.schema_pending = !same_tables(&m.schema, &program_stored(&db).0);
+        }
+    }
+    Ok((Some(dd), db, plan))
 }
 
 /// What [`recover`] found in the log.
@@ -388,6 +497,10 @@ struct LogState {
 struct Recovered {
     checkpoint_bytes: u64,
     ckpt_lsn: u64,
+    /// The names of the stored tables (the log's latest schema, or the checkpoint's).
+    stored: Vec<String>,
+    /// The checkpoint's migration and salts, when the checkpoint carries one out.
+    migration: Option<(codec::Migration, Salts)>,
     /// `None` when there is no log (a new directory).
     log: Option<LogState>,
 }
@@ -592,6 +705,8 @@ fn recover_into(
     let wal_path = dir.join("wal");
     let mut checkpoint_bytes = 0;
     let mut ckpt_lsn = 0;
+    let mut stored: Vec<String> = Vec::new();
+    let mut migration = None;
     let hdr = match &files.wal {
         Some((f, _)) => Some(read_header(f.as_ref(), &wal_path)?),
         None => None,
@@ -605,6 +720,10 @@ fn recover_into(
             check_tie(body.salts, hdr, ckpt_lsn, &wal_path)?;
         }
         check_id_counters(&body.schema, files.memory, &ckpt_path, dir)?;
+        stored = body.schema.iter().map(|t| t.name.clone()).collect();
+        if let (Some(m), Some(salts)) = (&body.migration, body.salts) {
+            migration = Some((m.clone(), salts));
+        }
         let bind = bind_schema(&body.schema, db, dir)?;
         restore::restore(db, body, &bind).map_err(|e| match e {
             restore::RestoreError::Damaged((off, what)) => damaged(&ckpt_path, off, what),
@@ -623,6 +742,8 @@ fn recover_into(
         return Ok(Recovered {
             checkpoint_bytes,
             ckpt_lsn,
+            stored,
+            migration,
             log: None,
         });
     };
@@ -646,6 +767,7 @@ fn recover_into(
         db,
         dir,
         bind: None,
+        pending: None,
         latest: None,
         ckpt_lsn,
         records: 0,
@@ -677,9 +799,14 @@ fn recover_into(
             ),
         ));
     }
+    if let Some(l) = &latest {
+        stored = l.iter().map(|t| t.name.clone()).collect();
+    }
     Ok(Recovered {
         checkpoint_bytes,
         ckpt_lsn,
+        stored,
+        migration,
         log: Some(LogState {
             hdr,
             end,
@@ -864,11 +991,19 @@ fn bind_schema(stored: &StoredSchema, db: &mut Db, dir: &Path) -> Result<Vec<Tab
     Ok(bind)
 }
 
+/// A record holding only a migration item (the first record of a migration's
+/// generation).
+fn migration_record(m: &codec::Migration) -> Vec<u8> {
+    let mut rec = vec![0u8; FRAME_LEN];
+    codec::put_migration(&mut rec, m);
+    rec
+}
+
 /// A record holding only the stored schema (the first record of a generation).
 fn schema_record(stored: &StoredSchema) -> Vec<u8> {
     let mut rec = vec![0u8; FRAME_LEN];
-    rec.push(codec::ITEM_SCHEMA);
-    put_schema(&mut rec, stored);
+    rec.push(codec::ITEM_SCHEMA_INDEXED);
+    codec::put_schema_indexed(&mut rec, stored);
     rec
 }
 
@@ -878,6 +1013,10 @@ struct Replay<'a, 'p> {
     dir: &'a Path,
     /// Stored position -> (program table, number of columns), per the latest schema.
     bind: Option<Vec<(TableId, usize)>>,
+    /// The schema of the last record the checkpoint covers, not bound (see
+    /// [`Replay::table`]).
+    pending: Option<StoredSchema>,
+    /// The last schema bound (the log's latest, as far as it is replayed).
     latest: Option<StoredSchema>,
     ckpt_lsn: u64,
     records: u64,
@@ -902,35 +1041,23 @@ impl Replay<'_, '_> {
                 )
             })?;
             let bad = |what: String| (at(p), format!("record {}: {what}", fr.lsn));
+            let covered = !apply;
             match item {
-                Item::Schema(s) => {
-                    let bind = match bind_schema(&s, self.db, self.dir) {
-                        Ok(b) => b,
-                        Err(e) => {
-                            self.err = Some(e);
-                            return Err(bad("incompatible schema".into()));
-                        }
-                    };
-                    if apply {
-                        for (st, &t) in s.iter().zip(&bind) {
-                            if st.next_id != self.db.next_id(t) {
-                                return Err(bad(format!(
-                                    "table `{}` should have next id {} here, but replay reached {}",
-                                    st.name,
-                                    st.next_id,
-                                    self.db.next_id(t)
-                                )));
-                            }
-                        }
-                    }
-                    self.bind = Some(
-                        s.iter()
-                            .zip(&bind)
-                            .map(|(st, &t)| (t, st.columns.len()))
-                            .collect(),
-                    );
-                    self.latest = Some(s);
+                Item::Schema(_) | Item::Migrate(_) if covered => {
+                    // The checkpoint holds this record's effect and its schema (which
+                    // a migration may have changed since): nothing to bind now. Kept
+                    // in case a later record of this log relies on it.
+                    self.bind = None;
+                    self.pending = Some(match item {
+                        Item::Schema(s) => s,
+                        Item::Migrate(m) => m.schema,
+                        _ => unreachable!(),
+                    });
                 }
+                Item::Schema(s) => self.bind_to(s, true).map_err(bad)?,
+                Item::Migrate(m) => self.bind_to(m.schema, true).map_err(bad)?,
+                Item::Insert { .. } | Item::Update { .. } | Item::Delete { .. }
+                    if covered && self.bind.is_none() => {}
                 Item::Insert { table, id, cells } => {
                     let (t, ncols) = self.table(table).map_err(bad)?;
                     if cells.len() != ncols {
@@ -999,7 +1126,45 @@ impl Replay<'_, '_> {
         Ok(())
     }
 
-    fn table(&self, table: u32) -> Result<(TableId, usize), String> {
+    /// Binds the record's table numbers to `s` (checking its next ids when `check`).
+    fn bind_to(&mut self, s: StoredSchema, check: bool) -> Result<(), String> {
+        let bind = match bind_schema(&s, self.db, self.dir) {
+            Ok(b) => b,
+            Err(e) => {
+                self.err = Some(e);
+                return Err("incompatible schema".into());
+            }
+        };
+        if check {
+            for (st, &t) in s.iter().zip(&bind) {
+                if st.next_id != self.db.next_id(t) {
+                    return Err(format!(
+                        "table `{}` should have next id {} here, but replay reached {}",
+                        st.name,
+                        st.next_id,
+                        self.db.next_id(t)
+                    ));
+                }
+            }
+        }
+        self.bind = Some(
+            s.iter()
+                .zip(&bind)
+                .map(|(st, &t)| (t, st.columns.len()))
+                .collect(),
+        );
+        self.latest = Some(s);
+        Ok(())
+    }
+
+    fn table(&mut self, table: u32) -> Result<(TableId, usize), String> {
+        if self.bind.is_none() {
+            if let Some(s) = self.pending.take() {
+                // A record after the checkpoint that relies on a schema item the
+                // checkpoint covers (a log written by an older wo).
+                self.bind_to(s, false)?;
+            }
+        }
         match &self.bind {
             None => Err(format!("table {table} used before any schema record")),
             Some(b) => b
@@ -1076,7 +1241,13 @@ impl DataDir {
             ckpt: None,
             preallocate: options.preallocate,
             buf: Vec::new(),
+            notice: None,
         }
+    }
+
+    /// One line saying what the migration applied on open changed, if one was.
+    pub fn migration_notice(&self) -> Option<&str> {
+        self.notice.as_deref()
     }
 
     /// The data directory.
@@ -1212,8 +1383,8 @@ impl DataDir {
             let (stored, _, _) = program_stored(db);
             // Next ids as of the start of this record: the changes follow it.
             let stored = rewind_next_ids(stored, db.changes_since(sp), &self.map);
-            rec.push(codec::ITEM_SCHEMA);
-            put_schema(&mut rec, &stored);
+            rec.push(codec::ITEM_SCHEMA_INDEXED);
+            codec::put_schema_indexed(&mut rec, &stored);
         }
         let any = encode_changes(&mut rec, db.changes_since(sp), &self.map);
         let res = if !any {
@@ -1303,6 +1474,17 @@ impl DataDir {
     /// A failure before the rename leaves the old checkpoint and log in charge and does
     /// not fence the log; a failure from the rename on fences it.
     pub fn checkpoint(&mut self, db: &Db) -> Result<CheckpointStats, Failure> {
+        self.checkpoint_as(db, None)
+    }
+
+    /// [`DataDir::checkpoint`], carrying out `migration` when given: the checkpoint
+    /// records it and the new log generation begins with its item instead of a schema
+    /// item.
+    fn checkpoint_as(
+        &mut self,
+        db: &Db,
+        migration: Option<&codec::Migration>,
+    ) -> Result<CheckpointStats, Failure> {
         if let Some(f) = &self.wal.fence {
             return Err(f.clone());
         }
@@ -1317,7 +1499,7 @@ impl DataDir {
             });
         }
         self.sync()?;
-        let mut job = self.start_checkpoint(db)?;
+        let mut job = self.start_checkpoint(db, migration)?;
         let res = job
             .enc
             .step(job.file.as_mut(), &job.tmp, db, usize::MAX)
@@ -1349,7 +1531,11 @@ impl DataDir {
 
     /// Opens `checkpoint.tmp` and sets up the encoder for a snapshot of `db` as of the
     /// durable LSN (every record written must be durable).
-    fn start_checkpoint(&mut self, db: &Db) -> Result<CheckpointJob, Failure> {
+    fn start_checkpoint(
+        &mut self,
+        db: &Db,
+        migration: Option<&codec::Migration>,
+    ) -> Result<CheckpointJob, Failure> {
         let lsn = self.wal.durable_lsn;
         let (stored, _, _) = program_stored(db);
         let tmp = self.dir.join("checkpoint.tmp");
@@ -1365,9 +1551,12 @@ impl DataDir {
             next: wal::new_salt(Some(self.wal.salt)),
         };
         Ok(CheckpointJob {
-            enc: checkpoint::Encoder::new(&stored, self.tables.clone(), lsn, salts),
+            enc: checkpoint::Encoder::new(&stored, self.tables.clone(), lsn, salts, migration),
             next_salt: salts.next,
-            first: schema_record(&stored),
+            first: match migration {
+                Some(m) => migration_record(m),
+                None => schema_record(&stored),
+            },
             file,
             tmp,
             lsn,
@@ -1445,7 +1634,7 @@ impl DataDir {
         if !self.checkpoint_due(db) {
             return None;
         }
-        Some(match self.start_checkpoint(db) {
+        Some(match self.start_checkpoint(db, None) {
             Ok(job) => {
                 self.ckpt = Some(Ckpt::Encoding(Box::new(job)));
                 Ok(())
@@ -1810,6 +1999,9 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
         return Ok(rep);
     }
     let mut bind: Vec<usize> = Vec::new();
+    // The schema of a record the checkpoint covers, bound only if a later record
+    // relies on it (see `Replay::table`).
+    let mut pending: Option<codec::StoredSchema> = None;
     let mut src = wal::LogSource::new(file.as_ref(), *len);
     let res = wal::scan(&mut src, &hdr, |fr, payload| {
         let mut r = Reader::new(payload);
@@ -1822,6 +2014,50 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
                     format!("record {} does not decode: {}", fr.lsn, e.what),
                 )
             })?;
+            let bind_names = |s: codec::StoredSchema,
+                              bind: &mut Vec<usize>,
+                              tables: &mut Vec<TableReport>,
+                              defs: &mut Vec<codec::StoredTable>|
+             -> Result<(), (u64, String)> {
+                if let Some(dup) = duplicate_name(&s) {
+                    return Err((
+                        p,
+                        format!(
+                            "record {}: the schema holds two tables named `{dup}`",
+                            fr.lsn
+                        ),
+                    ));
+                }
+                bind.clear();
+                for st in s {
+                    let i = match tables.iter().position(|t| t.name == st.name) {
+                        Some(i) => i,
+                        None => {
+                            tables.push(TableReport {
+                                name: st.name.clone(),
+                                rows: 0,
+                                next_id: st.next_id,
+                            });
+                            defs.push(st.clone());
+                            tables.len() - 1
+                        }
+                    };
+                    bind.push(i);
+                }
+                Ok(())
+            };
+            if matches!(
+                item,
+                Item::Insert { .. } | Item::Update { .. } | Item::Delete { .. }
+            ) && bind.is_empty()
+            {
+                if !apply {
+                    continue;
+                }
+                if let Some(s) = pending.take() {
+                    bind_names(s, &mut bind, &mut tables, &mut defs)?;
+                }
+            }
             let tab = |t: u32, bind: &[usize]| {
                 bind.get(t as usize).copied().ok_or_else(|| {
                     (
@@ -1831,33 +2067,16 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
                 })
             };
             match item {
-                Item::Schema(s) => {
-                    if let Some(dup) = duplicate_name(&s) {
-                        return Err((
-                            p,
-                            format!(
-                                "record {}: the schema holds two tables named `{dup}`",
-                                fr.lsn
-                            ),
-                        ));
-                    }
+                Item::Schema(s) if !apply => {
                     bind.clear();
-                    for st in s {
-                        let i = match tables.iter().position(|t| t.name == st.name) {
-                            Some(i) => i,
-                            None => {
-                                tables.push(TableReport {
-                                    name: st.name.clone(),
-                                    rows: 0,
-                                    next_id: st.next_id,
-                                });
-                                defs.push(st.clone());
-                                tables.len() - 1
-                            }
-                        };
-                        bind.push(i);
-                    }
+                    pending = Some(s);
                 }
+                Item::Migrate(m) if !apply => {
+                    bind.clear();
+                    pending = Some(m.schema);
+                }
+                Item::Schema(s) => bind_names(s, &mut bind, &mut tables, &mut defs)?,
+                Item::Migrate(m) => bind_names(m.schema, &mut bind, &mut tables, &mut defs)?,
                 Item::Insert { table, id, .. } => {
                     let t = &mut tables[tab(table, &bind)?];
                     if apply {
@@ -1914,7 +2133,7 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
     // Second pass: replay into a database built from the stored schema (without
     // indexes, so unique values are not checked), which checks what only the engine
     // can: types, references, deleted rows, ids. The counts then come from it.
-    let schema = match derived_schema(&defs) {
+    let schema = match derived_schema(&defs, false) {
         Ok(s) => s,
         Err(what) => {
             rep.problem = problem(&wal_path, 0, what);
@@ -1954,8 +2173,9 @@ fn duplicate_name(tables: &[codec::StoredTable]) -> Option<&str> {
     })
 }
 
-/// A schema with the stored tables (durable, no indexes), references by name.
-fn derived_schema(defs: &[codec::StoredTable]) -> Result<Schema, String> {
+/// A schema with the stored tables (durable; with the stored indexes when `indexes`),
+/// references by name.
+fn derived_schema(defs: &[codec::StoredTable], indexes: bool) -> Result<Schema, String> {
     let mut tables = Vec::with_capacity(defs.len());
     for d in defs {
         let mut columns = Vec::with_capacity(d.columns.len());
@@ -1984,7 +2204,10 @@ fn derived_schema(defs: &[codec::StoredTable]) -> Result<Schema, String> {
         tables.push(crate::TableDef {
             name: d.name.clone(),
             columns,
-            indexes: Vec::new(),
+            indexes: match (&d.indexes, indexes) {
+                (Some(ix), true) => ix.clone(),
+                _ => Vec::new(),
+            },
             durable: true,
         });
     }

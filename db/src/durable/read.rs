@@ -105,9 +105,36 @@ fn table_of(st: &codec::StoredTable) -> Table {
     }
 }
 
+/// A migration (`docs/schema.md`): the first record of the log generation it starts.
+/// Table names in `renamed_columns`, `dropped_columns` and `filled` are the new ones.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Migration {
+    /// Every stored table after the migration, in stored order.
+    pub schema: Vec<Table>,
+    /// Where each table of `schema` is in [`Follower::tables`] (a renamed table keeps
+    /// its place; a new one is added at the end).
+    pub tables: Vec<usize>,
+    /// [`Follower::tables`] as they were before the migration.
+    pub previous: Vec<Table>,
+    /// `(old name, new name)`.
+    pub renamed_tables: Vec<(String, String)>,
+    /// `(table, old column, new column)`.
+    pub renamed_columns: Vec<(String, String, String)>,
+    /// Tables removed (they stay in [`Follower::tables`], bound to nothing).
+    pub dropped_tables: Vec<String>,
+    /// `(table, column)`: columns removed with their values.
+    pub dropped_columns: Vec<(String, String)>,
+    /// `(table, column, value)`: each new column of an existing table, and the value
+    /// every existing row got (nil, or the column's default).
+    pub filled: Vec<(String, String, Cell)>,
+}
+
 /// One change of a record; `table` indexes [`Follower::tables`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
+    /// The schema changed (`ALTER TABLE`): a migration. Every other change of later
+    /// records refers to the tables and columns as they are after it.
+    Migrate(Box<Migration>),
     /// A table the log declares for the first time (its definition is in `tables`).
     CreateTable(usize),
     Insert {
@@ -441,6 +468,10 @@ impl Pair {
 struct Binder {
     tables: Vec<Table>,
     bind: Vec<usize>,
+    /// Records up to this LSN are covered by the checkpoint `tables` came from: they
+    /// are decoded (to bind later records) but yield no changes, and their schema
+    /// items (which may predate a migration) add no tables.
+    covered: u64,
 }
 
 impl Binder {
@@ -462,16 +493,72 @@ impl Binder {
                     format!("record {lsn} does not decode: {}", e.what),
                 )
             })?;
+            let n_tables = self.tables.len();
             let tab = |t: u32, bind: &[usize]| {
-                bind.get(t as usize).copied().ok_or_else(|| {
-                    damaged(
-                        path,
-                        p,
-                        format!("record {lsn}: no table {t} in the log's schema"),
-                    )
-                })
+                bind.get(t as usize)
+                    .copied()
+                    .filter(|&i| i < n_tables)
+                    .ok_or_else(|| {
+                        damaged(
+                            path,
+                            p,
+                            format!("record {lsn}: no table {t} in the log's schema"),
+                        )
+                    })
             };
+            if lsn <= self.covered {
+                let schema = match &item {
+                    Item::Schema(s) => Some(s),
+                    Item::Migrate(m) => Some(&m.schema),
+                    _ => None,
+                };
+                if let Some(s) = schema {
+                    self.bind = s
+                        .iter()
+                        .map(|st| {
+                            self.tables
+                                .iter()
+                                .position(|t| t.name == st.name)
+                                .unwrap_or(usize::MAX)
+                        })
+                        .collect();
+                }
+                continue;
+            }
             match item {
+                Item::Migrate(m) => {
+                    let previous = self.tables.clone();
+                    for (old, new) in &m.renamed_tables {
+                        if let Some(t) = self.tables.iter_mut().find(|t| &t.name == old) {
+                            t.name.clone_from(new);
+                        }
+                    }
+                    self.bind.clear();
+                    for st in &m.schema {
+                        let i = match self.tables.iter().position(|t| t.name == st.name) {
+                            Some(i) => {
+                                self.tables[i] = table_of(st);
+                                i
+                            }
+                            None => {
+                                self.tables.push(table_of(st));
+                                self.tables.len() - 1
+                            }
+                        };
+                        self.bind.push(i);
+                    }
+                    let m = *m;
+                    out.push(Change::Migrate(Box::new(Migration {
+                        schema: m.schema.iter().map(table_of).collect(),
+                        tables: self.bind.clone(),
+                        previous,
+                        renamed_tables: m.renamed_tables,
+                        renamed_columns: m.renamed_columns,
+                        dropped_tables: m.dropped_tables,
+                        dropped_columns: m.dropped_columns,
+                        filled: m.filled,
+                    })));
+                }
                 Item::Schema(s) => {
                     self.bind.clear();
                     for st in &s {
@@ -590,12 +677,16 @@ pub fn snapshot<E: From<OpenError>>(
         end: c.head.hlen as u64 + c.head.body_len,
     });
     let stored = match &mut win {
-        Some(w) => w.decode(|r| r.schema())?,
+        Some(w) => {
+            let indexed = pair.ckpt.as_ref().is_some_and(|c| c.head.indexed);
+            w.decode(|r| r.checkpoint_head(indexed))?.0
+        }
         None => Vec::new(),
     };
     let mut binder = Binder {
         tables: stored.iter().map(table_of).collect(),
         bind: Vec::new(),
+        covered: ckpt_lsn,
     };
     let mut overlay: Vec<BTreeMap<RowId, Overlay>> = Vec::new();
     let (pos, _) = pair.records::<OpenError>(pair.start(), upto, |lsn, at, payload| {
@@ -606,7 +697,7 @@ pub fn snapshot<E: From<OpenError>>(
         overlay.resize_with(binder.tables.len(), BTreeMap::new);
         for ch in changes {
             match ch {
-                Change::CreateTable(_) => {}
+                Change::CreateTable(_) | Change::Migrate(_) => {}
                 Change::Insert { table, id, cells } => {
                     overlay[table].insert(id, Overlay::Full(encode(&cells)));
                 }
@@ -757,6 +848,7 @@ impl Follower {
         let mut binder = Binder {
             tables: stored.iter().map(table_of).collect(),
             bind: Vec::new(),
+            covered: pair.ckpt_lsn(),
         };
         if pair.hdr.salt != salt {
             let Some(c) = &pair.ckpt else {
@@ -774,6 +866,14 @@ impl Follower {
             return Ok(Err(Gone(format!(
                 "a checkpoint at lsn {} replaced the log after lsn {lsn}",
                 c.head.lsn
+            ))));
+        }
+        if lsn < pair.ckpt_lsn() {
+            // The checkpoint (of a migration, maybe) already holds what the records
+            // after `lsn` do, and the tables as of its LSN, not as of `lsn`.
+            return Ok(Err(Gone(format!(
+                "a checkpoint at lsn {} covers the records after lsn {lsn}",
+                pair.ckpt_lsn()
             ))));
         }
         if lsn + 1 < pair.hdr.first_lsn {
@@ -885,6 +985,7 @@ impl Follower {
             }
             self.pos = fresh.start();
             self.binder.bind.clear();
+            self.binder.covered = 0;
             self.pair = fresh;
         }
         Ok(Poll::Progress {
@@ -908,5 +1009,5 @@ fn ckpt_schema(pair: &Pair) -> Result<codec::StoredSchema, OpenError> {
         cur: 0,
         end: c.head.hlen as u64 + c.head.body_len,
     };
-    w.decode(|r| r.schema())
+    Ok(w.decode(|r| r.checkpoint_head(c.head.indexed))?.0)
 }

@@ -26,7 +26,8 @@ pub enum CheckpointDirError {
 }
 
 /// The schema a data directory records: the checkpoint's tables, then the tables the
-/// log's schema items add, in order. Indexes are not stored, so there are none.
+/// log's schema items add, in order, with the indexes the directory stores (none for
+/// a directory written before log format 2).
 pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError> {
     let files = Files::open(options.storage.as_ref(), dir)?;
     if files.ckpt.is_none() && files.wal.is_none() {
@@ -35,18 +36,25 @@ pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError>
         });
     }
     let mut defs: Vec<StoredTable> = Vec::new();
+    let mut snap_lsn = 0;
     let ckpt_path = dir.join("checkpoint");
     if let Some(f) = &files.ckpt {
         let buf = read_all(f.as_ref(), &ckpt_path, dir)?;
         let snap = checkpoint::read(&buf).map_err(|(off, what)| damaged(&ckpt_path, off, what))?;
         defs = snap.schema;
+        snap_lsn = snap.lsn;
     }
+    let ckpt_lsn = snap_lsn;
     let wal_path = dir.join("wal");
     if let Some((f, len)) = &files.wal {
         let hdr = read_header(f.as_ref(), &wal_path)?;
         // Only schema items matter here; damage is reported by `open`, which follows.
+        // Those of records the checkpoint covers are older than its schema.
         let mut src = wal::LogSource::new(f.as_ref(), *len);
-        let _ = wal::scan(&mut src, &hdr, |_, payload| {
+        let _ = wal::scan(&mut src, &hdr, |fr, payload| {
+            if fr.lsn <= ckpt_lsn {
+                return Ok(());
+            }
             let mut r = Reader::new(payload);
             while !r.at_end() {
                 match r.item() {
@@ -57,6 +65,7 @@ pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError>
                             }
                         }
                     }
+                    Ok(Item::Migrate(m)) => defs = m.schema,
                     Ok(_) => {}
                     Err(_) => break,
                 }
@@ -64,7 +73,7 @@ pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError>
             Ok(())
         });
     }
-    derived_schema(&defs).map_err(|message| OpenError::Schema { message })
+    derived_schema(&defs, true).map_err(|message| OpenError::Schema { message })
 }
 
 /// `wo db checkpoint DIR`: opens the directory with the schema it records (replaying

@@ -23,7 +23,9 @@ use super::syncer::{Done, Syncer};
 use super::Failure;
 
 pub(crate) const WAL_MAGIC: [u8; 8] = *b"\x89wowal\r\n";
-pub(crate) const WAL_VERSION: u32 = 1;
+/// Version 2 adds the schema item with indexes (tag 5) and the migration item (tag
+/// 6); version 1 logs (schema items without indexes) are still read.
+pub(crate) const WAL_VERSION: u32 = 2;
 pub(crate) const HEADER_LEN: usize = 36;
 pub(crate) const FRAME_LEN: usize = 24;
 /// No record is larger (a sanity bound for damaged length fields).
@@ -69,8 +71,8 @@ impl WalHeader {
             return Err((32, "log header checksum mismatch".into()));
         }
         let version = le32(&buf[8..12]);
-        if version != WAL_VERSION {
-            return Err((8, format!("log format version {version} is not supported (this build reads {WAL_VERSION})")));
+        if version != 1 && version != WAL_VERSION {
+            return Err((8, format!("log format version {version} is not supported (this build reads 1 and {WAL_VERSION})")));
         }
         let flags = le32(&buf[12..16]);
         if flags != 0 {

@@ -8,8 +8,8 @@
 //! and a CRC32 trailer catches accidental damage before any section is decoded.
 
 use crate::image::{
-    BuiltinRef, Class, Column, ColumnType, Const, Function, Image, Index, IndexKind, QueryAgg,
-    QueryCol, QueryDesc, QueryPred, SrcPos, Table,
+    BuiltinRef, Class, Column, ColumnDefault, ColumnType, Const, Function, Image, Index, IndexKind,
+    QueryAgg, QueryCol, QueryDesc, QueryPred, SrcPos, Table,
 };
 use crate::op::{DecodeError, Op, Reader};
 use crate::types::{ClassIdx, Cmp, FuncIdx};
@@ -25,8 +25,12 @@ pub const MAGIC: [u8; 4] = *b"WOB\0";
 /// any other version are refused with an error naming both versions.
 ///
 /// Version 2 added the tables and queries sections, the database instructions
-/// (`0x70`–`0x79`) and the `order_by` and `skip_take` builtins.
-pub const FORMAT_VERSION: u16 = 5;
+/// (`0x70`–`0x79`) and the `order_by` and `skip_take` builtins. Version 6 added the
+/// renames (`@was`, `@table(was:)`) and literal defaults of table columns; version 5
+/// images (the same without them) are still read.
+pub const FORMAT_VERSION: u16 = 6;
+/// The oldest version this build reads.
+pub const OLDEST_VERSION: u16 = 5;
 
 /// Magic, version, reserved u16.
 const HEADER_LEN: usize = 8;
@@ -100,7 +104,7 @@ pub enum ImageError {
     #[error("not a wo image (it does not start with the bytes `WOB\\0`)")]
     BadMagic,
     #[error(
-        "image format version {found} is older than version {supported}, the one this wo \
+        "image format version {found} is older than version {supported}, the oldest this wo \
          reads; rebuild the image from source with `wo build`"
     )]
     TooOld { found: u16, supported: u16 },
@@ -286,6 +290,25 @@ fn write_table(w: &mut Writer, t: &Table) {
             }
         }
         w.u8(u8::from(c.nullable));
+        write_was(w, c.was.as_deref());
+        match &c.default {
+            None => w.u8(DEFAULT_NONE),
+            Some(ColumnDefault::Nil) => w.u8(DEFAULT_NIL),
+            Some(ColumnDefault::Int(i)) => {
+                w.u8(DEFAULT_INT);
+                w.out.extend_from_slice(&i.to_le_bytes());
+            }
+            Some(ColumnDefault::Float(f)) => {
+                w.u8(DEFAULT_FLOAT);
+                w.out.extend_from_slice(&f.to_bits().to_le_bytes());
+            }
+            Some(ColumnDefault::Bool(false)) => w.u8(DEFAULT_FALSE),
+            Some(ColumnDefault::Bool(true)) => w.u8(DEFAULT_TRUE),
+            Some(ColumnDefault::Text(t)) => {
+                w.u8(DEFAULT_TEXT);
+                w.str(t);
+            }
+        }
     }
     w.len(t.indexes.len());
     for index in &t.indexes {
@@ -299,6 +322,7 @@ fn write_table(w: &mut Writer, t: &Table) {
             w.u16(col);
         }
     }
+    write_was(w, t.was.as_deref());
 }
 
 fn write_query(w: &mut Writer, q: &QueryDesc) {
@@ -458,10 +482,10 @@ fn decode(bytes: &[u8]) -> Result<Image, ImageError> {
     let mut header = Cursor::new(bytes, 0);
     header.take(MAGIC.len(), "the magic bytes")?;
     let version = header.u16("the format version")?;
-    if version < FORMAT_VERSION {
+    if version < OLDEST_VERSION {
         return Err(ImageError::TooOld {
             found: version,
-            supported: FORMAT_VERSION,
+            supported: OLDEST_VERSION,
         });
     }
     if version > FORMAT_VERSION {
@@ -590,7 +614,7 @@ fn decode(bytes: &[u8]) -> Result<Image, ImageError> {
     let n = s.count("table", 17)?;
     let mut tables = Vec::with_capacity(n);
     for _ in 0..n {
-        tables.push(read_table(&mut s)?);
+        tables.push(read_table(&mut s, version)?);
     }
     s.finish(Section::Tables)?;
 
@@ -652,7 +676,7 @@ fn read_function(s: &mut Cursor<'_>) -> Result<Function, ImageError> {
     })
 }
 
-fn read_table(s: &mut Cursor<'_>) -> Result<Table, ImageError> {
+fn read_table(s: &mut Cursor<'_>, version: u16) -> Result<Table, ImageError> {
     let class = ClassIdx(s.u32("a table's class")?);
     let name = s.str("a table name")?;
     let durable = s.flag("the durable flag")?;
@@ -676,7 +700,18 @@ fn read_table(s: &mut Cursor<'_>) -> Result<Table, ImageError> {
             }
         };
         let nullable = s.flag("the nullable flag")?;
-        columns.push(Column { name, ty, nullable });
+        let (was, default) = if version >= 6 {
+            (read_was(s)?, read_default(s)?)
+        } else {
+            (None, None)
+        };
+        columns.push(Column {
+            name,
+            ty,
+            nullable,
+            was,
+            default,
+        });
     }
     let n_indexes = s.count("index", 5)?;
     let mut indexes = Vec::with_capacity(n_indexes);
@@ -704,13 +739,66 @@ fn read_table(s: &mut Cursor<'_>) -> Result<Table, ImageError> {
             kind,
         });
     }
+    let was = if version >= 6 { read_was(s)? } else { None };
     Ok(Table {
         class,
         name,
         columns,
         indexes,
         durable,
+        was,
     })
+}
+
+/// A former name: a flag, then the name.
+fn read_was(s: &mut Cursor<'_>) -> Result<Option<String>, ImageError> {
+    Ok(if s.flag("the rename flag")? {
+        Some(s.str("a former name")?)
+    } else {
+        None
+    })
+}
+
+fn read_default(s: &mut Cursor<'_>) -> Result<Option<ColumnDefault>, ImageError> {
+    let at = s.abs();
+    Ok(match s.u8("a column default tag")? {
+        DEFAULT_NONE => None,
+        DEFAULT_NIL => Some(ColumnDefault::Nil),
+        DEFAULT_INT => Some(ColumnDefault::Int(i64::from_le_bytes(
+            s.array("an Int default")?,
+        ))),
+        DEFAULT_FLOAT => Some(ColumnDefault::Float(f64::from_le_bytes(
+            s.array("a Float default")?,
+        ))),
+        DEFAULT_FALSE => Some(ColumnDefault::Bool(false)),
+        DEFAULT_TRUE => Some(ColumnDefault::Bool(true)),
+        DEFAULT_TEXT => Some(ColumnDefault::Text(s.str("a Text default")?)),
+        tag => {
+            return Err(ImageError::BadValue {
+                what: "column default tag",
+                value: u64::from(tag),
+                at,
+            })
+        }
+    })
+}
+
+const DEFAULT_NONE: u8 = 0;
+const DEFAULT_NIL: u8 = 1;
+const DEFAULT_INT: u8 = 2;
+const DEFAULT_FLOAT: u8 = 3;
+const DEFAULT_FALSE: u8 = 4;
+const DEFAULT_TRUE: u8 = 5;
+const DEFAULT_TEXT: u8 = 6;
+
+fn write_was(w: &mut Writer, was: Option<&str>) {
+    match was {
+        Some(n) => {
+            w.u8(1);
+            w.str(n);
+        }
+        None => w.u8(0),
+    }
 }
 
 fn read_query(s: &mut Cursor<'_>) -> Result<QueryDesc, ImageError> {

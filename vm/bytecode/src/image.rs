@@ -67,7 +67,24 @@ pub struct Column {
     pub name: String,
     pub ty: ColumnType,
     pub nullable: bool,
+    /// `@was("old")`: the stored name the column had (a rename, `docs/schema.md`).
+    pub was: Option<String>,
+    /// The field's default when it is a literal: what existing rows get when a data
+    /// directory gains this column.
+    pub default: Option<ColumnDefault>,
 }
+
+/// A literal column default (format version 6).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnDefault {
+    Nil,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl Eq for ColumnDefault {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexKind {
@@ -97,6 +114,8 @@ pub struct Table {
     pub indexes: Vec<Index>,
     /// `durable: false` tables are never logged.
     pub durable: bool,
+    /// `@table(was: "old")`: the stored name the table had (a rename).
+    pub was: Option<String>,
 }
 
 /// What a query predicate or sort key reads.

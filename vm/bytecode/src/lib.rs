@@ -13,8 +13,8 @@ pub mod verify;
 pub use disasm::disasm;
 pub use format::{read_image, write_image, ImageError, FORMAT_VERSION, MAGIC};
 pub use image::{
-    BuiltinRef, Class, Column, ColumnType, Const, Function, Image, Index, QueryAgg, QueryCol,
-    QueryDesc, QueryPred, SrcPos, Table, MAX_GLOBALS,
+    BuiltinRef, Class, Column, ColumnDefault, ColumnType, Const, Function, Image, Index, QueryAgg,
+    QueryCol, QueryDesc, QueryPred, SrcPos, Table, MAX_GLOBALS,
 };
 pub use op::{Op, OPCODES};
 pub use types::*;

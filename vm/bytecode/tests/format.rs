@@ -115,11 +115,13 @@ fn debug_table_is_compressed() {
 /// `tests/fixtures/sample-v<N>.wob` were written by the build whose format version was N.
 /// The current version's fixture must load as the sample image and be reproduced byte
 /// for byte (so any layout change shows up here and forces a version bump); older ones
-/// must be refused with a message naming both versions. `WO_BLESS=1` writes the current
-/// fixture.
+/// must load as the sample image without what they could not hold (from
+/// `OLDEST_VERSION` on) or be refused with a message naming both versions. `WO_BLESS=1`
+/// writes the current fixture.
 #[test]
 fn compatibility_fixtures() {
-    let image = sample_image();
+    let plain = sample_image();
+    let image = with_renames_and_defaults(sample_image());
     let current = fixture_dir().join(format!("sample-v{FORMAT_VERSION}.wob"));
     if blessing() {
         std::fs::write(&current, write_image(&image)).expect("write the fixture");
@@ -148,17 +150,45 @@ fn compatibility_fixtures() {
                 "{name}: the writer's output changed; if the format changed on purpose, bump \
                  FORMAT_VERSION and rerun with WO_BLESS=1"
             );
+        } else if version >= wo_bytecode::format::OLDEST_VERSION {
+            assert_eq!(read_image(&bytes), Ok(plain.clone()), "{name}");
         } else {
             let err = read_image(&bytes).expect_err("an old image is refused");
             let msg = err.to_string();
             assert!(msg.contains(&format!("version {version}")), "{msg}");
-            assert!(msg.contains(&format!("version {FORMAT_VERSION}")), "{msg}");
+            assert!(
+                msg.contains(&format!("version {}", wo_bytecode::format::OLDEST_VERSION)),
+                "{msg}"
+            );
         }
     }
     assert!(
         seen_current,
         "no fixture for format version {FORMAT_VERSION}"
     );
+}
+
+/// The sample image with the table metadata of format version 6: renames and literal
+/// defaults of every kind.
+fn with_renames_and_defaults(mut image: Image) -> Image {
+    use wo_bytecode::image::ColumnDefault as D;
+    let t = &mut image.tables[1];
+    t.was = Some("staff".to_string());
+    t.columns[1].was = Some("pay".to_string());
+    let defaults = [
+        D::Text("a \"b\"\n".to_string()),
+        D::Int(-7),
+        D::Int(i64::MAX),
+        D::Nil,
+        D::Nil,
+        D::Float(-0.0),
+        D::Bool(true),
+    ];
+    for (c, d) in t.columns.iter_mut().zip(defaults) {
+        c.default = Some(d);
+    }
+    t.columns[3].default = None;
+    image
 }
 
 #[test]
@@ -187,14 +217,15 @@ fn older_version_is_refused_naming_both_versions() {
         err,
         ImageError::TooOld {
             found: 0,
-            supported: FORMAT_VERSION
+            supported: wo_bytecode::format::OLDEST_VERSION
         }
     );
     assert_eq!(
         err.to_string(),
         format!(
-            "image format version 0 is older than version {FORMAT_VERSION}, the one this wo \
-             reads; rebuild the image from source with `wo build`"
+            "image format version 0 is older than version {}, the oldest this wo \
+             reads; rebuild the image from source with `wo build`",
+            wo_bytecode::format::OLDEST_VERSION
         )
     );
 }
@@ -467,7 +498,7 @@ proptest! {
 
 #[test]
 fn older_fixtures_are_refused_with_the_version_message() {
-    for old in 1..FORMAT_VERSION {
+    for old in 1..wo_bytecode::format::OLDEST_VERSION {
         let bytes = std::fs::read(fixture_dir().join(format!("sample-v{old}.wob")))
             .expect("the fixture of an older version");
         let err = read_image(&bytes).expect_err("an older image");
@@ -481,7 +512,7 @@ fn older_fixtures_are_refused_with_the_version_message() {
         assert_eq!(
             err.to_string(),
             format!(
-                "image format version {old} is older than version 5, the one this wo reads; \
+                "image format version {old} is older than version 5, the oldest this wo reads; \
                  rebuild the image from source with `wo build`"
             )
         );
@@ -516,9 +547,12 @@ fn one_table_image() -> Image {
             name: "zz".to_string(),
             ty: wo_bytecode::image::ColumnType::Int,
             nullable: false,
+            was: None,
+            default: None,
         }],
         indexes: Vec::new(),
         durable: true,
+        was: None,
     }];
     image
 }

@@ -310,6 +310,8 @@ fn column(name: &str, ty: ColumnType, nullable: bool) -> Column {
         name: name.to_string(),
         ty,
         nullable,
+        was: None,
+        default: None,
     }
 }
 
@@ -326,6 +328,7 @@ pub fn sample_tables() -> Vec<Table> {
                 kind: IndexKind::Unique,
             }],
             durable: false,
+            was: None,
         },
         Table {
             class: ClassIdx(3),
@@ -354,6 +357,7 @@ pub fn sample_tables() -> Vec<Table> {
                 },
             ],
             durable: true,
+            was: None,
         },
     ]
 }
