@@ -297,11 +297,13 @@ pub(crate) fn plan(
                     hint: None,
                 });
             }
-            Some(_) => return Err(OpenError::Schema {
-                message: format!(
+            Some(_) => {
+                return Err(OpenError::Schema {
+                    message: format!(
                     "--drop {name}: the program renames table `{name}`, it cannot also be dropped"
                 ),
-            }),
+                })
+            }
             None => {
                 return Err(OpenError::Schema {
                     message: format!("--drop {name}: {d} stores no table `{name}`"),
