@@ -127,3 +127,597 @@ fn a_program_declaring_some_of_the_stored_tables_runs_and_keeps_the_others() {
         v.stdout
     );
 }
+
+/// The files of a data directory, to check that a refused or planned migration wrote
+/// nothing.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .expect("read the data directory")
+        .map(|e| {
+            let p = e.expect("an entry").path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&p).expect("read a file");
+            (name, bytes)
+        })
+        .filter(|(n, _)| n != "lock")
+        .collect();
+    out.sort();
+    out
+}
+
+const PEOPLE_V1: &str = r#"
+@table(name: "people")
+class Person {
+  name: Text @unique
+  age: ?Int
+}
+
+fn main(args: multi Text) {
+  for a in args {
+    insert Person { name: a, age: len(a) }
+  }
+  if len(args) > 1 {
+    insert Person { name: "nil-age", age: nil }
+  }
+  for p in from x in Person select x {
+    print("${p.id} ${p.name} ${p.age}")
+  }
+}
+"#;
+
+/// A scratch directory whose `d` holds people 1..4 (`ann`, `bob`, `cy`, `nil-age`).
+fn with_people(label: &str) -> PathBuf {
+    let dir = scratch_dir(label);
+    write(&dir, "v1.wo", PEOPLE_V1);
+    run_wo(
+        &dir,
+        &["run", "v1.wo", "--data", "d", "--", "ann", "bob", "cy"],
+    )
+    .expect_status(0);
+    dir
+}
+
+const ADDED: &str = r#"
+@table(name: "people")
+class Person {
+  name: Text @unique
+  age: ?Int
+  email: ?Text
+  score: Int = 7
+  ratio: Float = -0.5
+  label: Text = "new"
+}
+
+fn main() {
+  for p in from x in Person select x {
+    print("${p.id} ${p.name} ${p.email} ${p.score} ${p.ratio} ${p.label}")
+  }
+}
+"#;
+
+#[test]
+fn a_new_column_gives_old_rows_nil_or_its_default_with_a_notice() {
+    let dir = with_people("add-column");
+    write(&dir, "added.wo", ADDED);
+    let res = run(&dir, "added.wo");
+    res.expect_status(0);
+    assert_eq!(
+        res.stdout,
+        "1 ann nil 7 -0.5 new\n2 bob nil 7 -0.5 new\n3 cy nil 7 -0.5 new\n4 nil-age nil 7 -0.5 new\n"
+    );
+    let notice = res.stderr.trim_end();
+    assert_eq!(notice.lines().count(), 1, "one line: {notice}");
+    assert!(notice.starts_with("wo: d: schema migrated: "), "{notice}");
+    for part in [
+        "`people`: new column `email` ?Text, existing rows get nil",
+        "`people`: new column `score` Int, existing rows get 7",
+        "`people`: new column `label` Text, existing rows get \"new\"",
+    ] {
+        assert!(notice.contains(part), "{part}: {notice}");
+    }
+    // Applied once: the next run says nothing, and the directory verifies.
+    let res = run(&dir, "added.wo");
+    res.expect_status(0);
+    assert_eq!(res.stderr, "");
+    let v = run_wo(&dir, &["db", "verify", "d"]);
+    v.expect_status(0);
+    assert!(
+        v.stdout.contains("table people: 4 rows, next id 5"),
+        "{}",
+        v.stdout
+    );
+    // Export reads the migrated directory.
+    let e = run_wo(&dir, &["db", "export", "d"]);
+    e.expect_status(0);
+    assert!(
+        e.stdout.contains(r#"{"table":"people","id":1,"name":"ann","age":3,"email":null,"score":7,"ratio":-0.5,"label":"new"}"#),
+        "{}",
+        e.stdout
+    );
+    // So does the REPL, with the migrated tables declared.
+    let mut cmd = common::wo();
+    cmd.current_dir(&dir)
+        .args(["repl", "--data", "d"])
+        .stdin(std::process::Stdio::piped());
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the repl");
+    let out = feed(child, "from x in People select x.label\n");
+    assert_eq!(out.0, Some(0), "{}", out.2);
+    assert_eq!(out.1, "[\"new\", \"new\", \"new\", \"new\"]\n", "{}", out.2);
+    assert_eq!(files(&dir.join("d")), {
+        let before = files(&dir.join("d"));
+        run_wo(&dir, &["db", "migrate", "d", "added.wo"]).expect_status(0);
+        before
+    });
+}
+
+fn feed(mut child: std::process::Child, input: &str) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(input.as_bytes())
+        .expect("write the input");
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `(program, what the message must contain, whether `--apply` carries it out)`.
+const REFUSED: &[(&str, &[&str], bool)] = &[
+    (
+        "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n}\nfn main() {}\n",
+        &["`people`: column `age` ?Int removed", "run `wo db migrate d prog.wo --apply`"],
+        true,
+    ),
+    (
+        "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Text\n}\nfn main() {}\n",
+        &["`people`: column `age` changes type from ?Int to ?Text", "refused"],
+        false,
+    ),
+    (
+        "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int\n  level: Int\n}\nfn main() {}\n",
+        &["`people`: new column `level` Int has no default, and the table has rows", "give it a literal default"],
+        false,
+    ),
+    (
+        "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: Int\n}\nfn main() {}\n",
+        &["`people`: column `age` becomes non-nullable", "run `wo db migrate d prog.wo --apply`"],
+        true,
+    ),
+];
+
+#[test]
+fn every_refusal_names_table_and_column_exits_65_and_writes_nothing() {
+    let dir = with_people("refusals");
+    for (src, wants, applies) in REFUSED {
+        write(&dir, "prog.wo", src);
+        let before = files(&dir.join("d"));
+        let res = run(&dir, "prog.wo");
+        res.expect_status(65);
+        for w in *wants {
+            assert!(res.stderr.contains(w), "{w}:\n{}", res.stderr);
+        }
+        assert_eq!(files(&dir.join("d")), before, "nothing written:\n{src}");
+        // The plan lists it, writes nothing, exits 0.
+        let plan = run_wo(&dir, &["db", "migrate", "d", "prog.wo"]);
+        plan.expect_status(0);
+        let tag = if *applies { "[--apply]" } else { "[refused]" };
+        assert!(plan.stdout.contains(tag), "{}", plan.stdout);
+        assert!(plan.stdout.contains("(4 rows)"), "{}", plan.stdout);
+        assert_eq!(files(&dir.join("d")), before);
+        if !applies {
+            let res = run_wo(&dir, &["db", "migrate", "d", "prog.wo", "--apply"]);
+            res.expect_status(65);
+            assert_eq!(files(&dir.join("d")), before);
+        }
+    }
+    // `?Int` → `Int` with a nil in row 4: the whole step is refused, naming the row.
+    write(&dir, "prog.wo", REFUSED[3].0);
+    let res = run_wo(&dir, &["db", "migrate", "d", "prog.wo", "--apply"]);
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("people.age would be nil in row 4"),
+        "{}",
+        res.stderr
+    );
+    // A new unique index over repeated values names the value.
+    write(
+        &dir,
+        "prog.wo",
+        "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int @unique\n}\nfn main() {}\n",
+    );
+    run_wo(&dir, &["run", "v1.wo", "--data", "d", "--", "dan"]).expect_status(0);
+    let res = run(&dir, "prog.wo");
+    res.expect_status(65);
+    assert!(res.stderr.contains("duplicate value 3"), "{}", res.stderr);
+    let res = run_wo(&dir, &["db", "verify", "d"]);
+    res.expect_status(0);
+}
+
+const REMOVED_AGE: &str = r#"
+@table(name: "people")
+class Person {
+  name: Text @unique
+}
+
+fn main() {
+  for p in from x in Person select x {
+    print("${p.id} ${p.name}")
+  }
+}
+"#;
+
+#[test]
+fn migrate_apply_drops_a_removed_column_and_makes_a_column_non_nullable() {
+    let dir = with_people("apply");
+    write(&dir, "removed.wo", REMOVED_AGE);
+    let plan = run_wo(&dir, &["db", "migrate", "d", "removed.wo"]);
+    plan.expect_status(0);
+    assert_eq!(
+        plan.stdout,
+        "d: 1 change (nothing written; `--apply` carries them out):\n  [--apply] `people`: column `age` ?Int removed (its values are dropped) (4 rows)\n"
+    );
+    let res = run_wo(&dir, &["db", "migrate", "d", "removed.wo", "--apply"]);
+    res.expect_status(0);
+    assert!(
+        res.stdout.starts_with("d: migrated (1 change):\n"),
+        "{}",
+        res.stdout
+    );
+    let res = run(&dir, "removed.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "1 ann\n2 bob\n3 cy\n4 nil-age\n");
+    assert_eq!(res.stderr, "");
+    let plan = run_wo(&dir, &["db", "migrate", "d", "removed.wo"]);
+    assert!(
+        plan.stdout.contains("nothing to migrate"),
+        "{}",
+        plan.stdout
+    );
+
+    // `?Int` → `Int` once no row holds nil.
+    let dir = with_people("apply-non-null");
+    write(
+        &dir,
+        "fix.wo",
+        "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int\n}\nfn main() {\n  for p in from x in Person where x.age == nil select x {\n    p.age = 0\n  }\n}\n",
+    );
+    run(&dir, "fix.wo").expect_status(0);
+    write(&dir, "prog.wo", REFUSED[3].0);
+    run_wo(&dir, &["db", "migrate", "d", "prog.wo", "--apply"]).expect_status(0);
+    run(&dir, "prog.wo").expect_status(0);
+    let e = run_wo(&dir, &["db", "export", "d"]);
+    assert!(
+        e.stdout.contains(r#""id":4,"name":"nil-age","age":0"#),
+        "{}",
+        e.stdout
+    );
+}
+
+#[test]
+fn renames_with_was_keep_the_data_and_a_leftover_was_is_ignored() {
+    let dir = with_people("renames");
+    let renamed = r#"
+@table(name: "persons", was: "people")
+class Person {
+  full_name: Text @unique @was("name")
+  age: ?Int
+}
+
+fn main() {
+  for p in from x in Person select x {
+    print("${p.id} ${p.full_name} ${p.age}")
+  }
+}
+"#;
+    write(&dir, "renamed.wo", renamed);
+    let plan = run_wo(&dir, &["db", "migrate", "d", "renamed.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout
+            .contains("[on open] table `people` renamed to `persons` (4 rows)"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout
+            .contains("[on open] `persons`: column `name` renamed to `full_name` (4 rows)"),
+        "{}",
+        plan.stdout
+    );
+    let res = run(&dir, "renamed.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "1 ann 3\n2 bob 3\n3 cy 2\n4 nil-age nil\n");
+    assert!(
+        res.stderr.contains("table `people` renamed to `persons`"),
+        "{}",
+        res.stderr
+    );
+    // The leftover `@was` is ignored from now on.
+    let res = run(&dir, "renamed.wo");
+    res.expect_status(0);
+    assert_eq!(res.stderr, "");
+    let v = run_wo(&dir, &["db", "verify", "d"]);
+    v.expect_status(0);
+    assert!(
+        v.stdout.contains("table persons: 4 rows, next id 5"),
+        "{}",
+        v.stdout
+    );
+    assert!(!v.stdout.contains("table people"), "{}", v.stdout);
+    // `wo disasm` shows the renames.
+    let d = run_wo(&dir, &["disasm", "renamed.wo"]);
+    d.expect_status(0);
+    assert!(
+        d.stdout.contains("; table persons: was `people`"),
+        "{}",
+        d.stdout
+    );
+    assert!(
+        d.stdout.contains("; column persons.full_name: was `name`"),
+        "{}",
+        d.stdout
+    );
+    // The old program now sees a new, empty `people` table beside `persons`.
+    let res = run(&dir, "v1.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "");
+}
+
+#[test]
+fn migrate_drop_removes_an_undeclared_table_unless_a_kept_one_refers_to_it() {
+    let dir = with_v1_dir("drop");
+    write(&dir, "depts.wo", DEPARTMENTS_ONLY);
+    // `employees` refers to `departments`: only dropping both works, not the target.
+    write(
+        &dir,
+        "nothing.wo",
+        "@table(name: \"other\")\nclass Other {\n  x: Int\n}\nfn main() {}\n",
+    );
+    let res = run_wo(
+        &dir,
+        &[
+            "db",
+            "migrate",
+            "d",
+            "nothing.wo",
+            "--apply",
+            "--drop",
+            "departments",
+        ],
+    );
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("table `employees` (kept) refers to it"),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(
+        &dir,
+        &[
+            "db",
+            "migrate",
+            "d",
+            "depts.wo",
+            "--apply",
+            "--drop",
+            "departments",
+        ],
+    );
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .contains("the program declares table `departments`"),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(
+        &dir,
+        &[
+            "db", "migrate", "d", "depts.wo", "--apply", "--drop", "nope",
+        ],
+    );
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("stores no table `nope`"),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(
+        &dir,
+        &["db", "migrate", "d", "depts.wo", "--drop", "employees"],
+    );
+    res.expect_status(0);
+    assert!(
+        res.stdout
+            .contains("[--apply] table `employees` dropped (4 rows)"),
+        "{}",
+        res.stdout
+    );
+    let res = run_wo(
+        &dir,
+        &[
+            "db",
+            "migrate",
+            "d",
+            "depts.wo",
+            "--apply",
+            "--drop",
+            "employees",
+        ],
+    );
+    res.expect_status(0);
+    let v = run_wo(&dir, &["db", "verify", "d"]);
+    v.expect_status(0);
+    assert!(!v.stdout.contains("employees"), "{}", v.stdout);
+    // Now `ops` can be deleted: nothing refers to it.
+    let res = run_wo(&dir, &["run", "depts.wo", "--data", "d", "--", "delete"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "deleted\n1\n");
+}
+
+#[test]
+fn the_old_format_directory_migrates() {
+    let dir = with_v1_dir("v1-migrates");
+    let report = std::fs::read_to_string(fixture("report.wo")).expect("read report.wo");
+    let more = report
+        .replace("  note: ?Text\n}", "  note: ?Text\n  bonus: Int = 5\n}")
+        .replace("${e.note}\")", "${e.note} ${e.bonus}\")");
+    write(&dir, "more.wo", &more);
+    let plan = run_wo(&dir, &["db", "migrate", "d", "more.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout
+            .contains("`employees`: new column `bonus` Int, existing rows get 5 (4 rows)"),
+        "{}",
+        plan.stdout
+    );
+    run_wo(&dir, &["db", "migrate", "d", "more.wo", "--apply"]).expect_status(0);
+    let res = run(&dir, "more.wo");
+    res.expect_status(0);
+    assert_eq!(res.stderr, "");
+    assert!(
+        res.stdout
+            .contains("employee 1 ada 120 0.5 true eng - tab\there 5\n"),
+        "{}",
+        res.stdout
+    );
+    run_wo(&dir, &["db", "verify", "d"]).expect_status(0);
+}
+
+#[test]
+fn migrate_takes_the_lock() {
+    let dir = with_people("lock");
+    write(&dir, "removed.wo", REMOVED_AGE);
+    let mut holder = common::wo()
+        .current_dir(&dir)
+        .args(["repl", "--data", "d"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start a repl on d");
+    // Wait until it holds the directory.
+    let mut held = false;
+    for _ in 0..200 {
+        let v = run_wo(&dir, &["db", "verify", "d"]);
+        if v.stdout.contains("in use by") {
+            held = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(held, "the repl took the lock");
+    let res = run_wo(&dir, &["db", "migrate", "d", "removed.wo"]);
+    res.expect_status(75);
+    let res = run_wo(&dir, &["db", "migrate", "d", "removed.wo", "--apply"]);
+    res.expect_status(75);
+    drop(holder.stdin.take());
+    holder.wait().expect("the repl ends");
+    run_wo(&dir, &["db", "migrate", "d", "removed.wo", "--apply"]).expect_status(0);
+}
+
+/// Stored rows of `items`, as a program with `price` and `tag` sees them.
+const ITEMS_V2: &str = r#"
+@table(name: "items")
+class Item {
+  name: Text
+  qty: Int
+  price: Float = 1.5
+  tag: ?Text
+}
+
+fn main() {
+  print(count(from x in Item where x.price == 1.5 and x.tag == nil select x))
+}
+"#;
+
+#[test]
+fn sigkill_during_a_large_migration_leaves_the_old_or_the_new_schema() {
+    let dir = scratch_dir("kill-migrate");
+    write(
+        &dir,
+        "items.wo",
+        r#"
+@table(name: "items")
+class Item {
+  name: Text
+  qty: Int
+}
+
+fn main(args: multi Text) {
+  if len(args) > 0 {
+    let i = 0
+    while i < 4 {
+      transaction {
+        let j = 0
+        while j < 50000 {
+          insert Item { name: "item ${i * 50000 + j}", qty: j }
+          j = j + 1
+        }
+      }
+      i = i + 1
+    }
+  }
+  print(count(from x in Item select x))
+}
+"#,
+    );
+    write(&dir, "items2.wo", ITEMS_V2);
+    let res = run_wo(&dir, &["run", "items.wo", "--data", "d", "--", "fill"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "200000\n");
+    let (mut old, mut new) = (0, 0);
+    for round in 0..12u64 {
+        let mut child = common::wo()
+            .current_dir(&dir)
+            .args(["db", "migrate", "d", "items2.wo", "--apply"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start wo db migrate");
+        std::thread::sleep(std::time::Duration::from_millis(150 + round * 157 % 1900));
+        let _ = child.kill();
+        let _ = child.wait();
+        let v = run_wo(&dir, &["db", "verify", "d"]);
+        v.expect_status(0);
+        assert!(v.stdout.trim_end().ends_with("ok"), "{}", v.stdout);
+        assert!(
+            v.stdout
+                .contains("table items: 200000 rows, next id 200001"),
+            "{}",
+            v.stdout
+        );
+        let plan = run_wo(&dir, &["db", "migrate", "d", "items2.wo"]);
+        plan.expect_status(0);
+        if plan.stdout.contains("nothing to migrate") {
+            new += 1;
+            let res = run_wo(&dir, &["run", "items2.wo", "--data", "d"]);
+            res.expect_status(0);
+            assert_eq!(res.stdout, "200000\n");
+            // Back to the old schema for the next round.
+            run_wo(&dir, &["db", "migrate", "d", "items.wo", "--apply"]).expect_status(0);
+        } else {
+            old += 1;
+            assert!(
+                plan.stdout
+                    .contains("new column `price` Float, existing rows get 1.5 (200000 rows)"),
+                "{}",
+                plan.stdout
+            );
+            let res = run_wo(&dir, &["run", "items.wo", "--data", "d"]);
+            res.expect_status(0);
+            assert_eq!(res.stdout, "200000\n");
+        }
+    }
+    eprintln!("SIGKILL during a migration: {old} times old, {new} times new");
+    assert!(old > 0, "some kill came before the migration was in charge");
+}

@@ -2,11 +2,13 @@
 //! directory can query and insert at once: one `@table` class per stored table, with
 //! its columns (`ref` columns name the referred table's class). A class is named after
 //! its table with the first letter upper-cased and every character that cannot be in a
-//! name dropped; `@table(name: …)` keeps the stored name when the two differ. Indexes
-//! are not stored, so there are none; declaring the class again (with its indexes, or
-//! under another class name with the same `name:`) replaces this one.
+//! name dropped; `@table(name: …)` keeps the stored name when the two differ. The
+//! stored indexes are declared too (`index:`, `sorted:`, `@unique`), so that opening
+//! the directory with these declarations migrates nothing (a directory written before
+//! log format 2 stores none); declaring the class again (under another class name with
+//! the same `name:`) replaces this one.
 
-use wo_vm::{ColType, Schema};
+use wo_vm::{ColType, IndexKind, Schema};
 
 /// `(class name, stored table name, declaration)` for each stored table, in order.
 pub fn declarations(schema: &Schema) -> Vec<(String, String, String)> {
@@ -37,10 +39,23 @@ pub fn declarations(schema: &Schema) -> Vec<(String, String, String)> {
         .zip(&classes)
         .map(|(t, class)| {
             let mut text = String::new();
-            if *class == t.name {
+            let col_name = |c: &usize| t.columns.get(*c).map_or("?", |c| c.name.as_str());
+            let mut args = Vec::new();
+            if *class != t.name {
+                args.push(format!("name: \"{}\"", escape(&t.name)));
+            }
+            for ix in &t.indexes {
+                let cols: Vec<&str> = ix.columns.iter().map(col_name).collect();
+                match ix.kind {
+                    IndexKind::Hash => args.push(format!("index: [{}]", cols.join(", "))),
+                    IndexKind::Sorted => args.push(format!("sorted: [{}]", cols.join(", "))),
+                    IndexKind::Unique => {}
+                }
+            }
+            if args.is_empty() {
                 text.push_str("@table\n");
             } else {
-                text.push_str(&format!("@table(name: \"{}\")\n", escape(&t.name)));
+                text.push_str(&format!("@table({})\n", args.join(", ")));
             }
             text.push_str(&format!("class {class} {{\n"));
             for c in &t.columns {
@@ -55,7 +70,15 @@ pub fn declarations(schema: &Schema) -> Vec<(String, String, String)> {
                     ),
                 };
                 let q = if c.nullable { "?" } else { "" };
-                text.push_str(&format!("  {}: {q}{ty}\n", c.name));
+                let unique = t.indexes.iter().any(|ix| {
+                    ix.kind == IndexKind::Unique
+                        && ix.columns.len() == 1
+                        && t.columns
+                            .get(ix.columns[0])
+                            .is_some_and(|k| k.name == c.name)
+                });
+                let u = if unique { " @unique" } else { "" };
+                text.push_str(&format!("  {}: {q}{ty}{u}\n", c.name));
             }
             text.push_str("}\n");
             (class.clone(), t.name.clone(), text)

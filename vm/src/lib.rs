@@ -22,7 +22,7 @@ pub use value::{
 /// The durable half of the database, for the CLI (`wo db …`, `--data` errors).
 pub use wo_db::durable;
 /// The engine's schema, for tools that show a data directory's tables (`wo repl`).
-pub use wo_db::{ColType, Schema};
+pub use wo_db::{ColType, IndexKind, Schema};
 
 use std::io::Write as _;
 use std::rc::Rc;

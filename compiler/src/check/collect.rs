@@ -25,6 +25,17 @@ fn literal_default(e: &ast::Expr, ty: &Ty) -> Option<wo_bytecode::image::ColumnD
         (A::Nil, _) if ty.is_nullable() => D::Nil,
         (A::Int(i), Ty::Int) => D::Int(*i),
         (A::Float(x), Ty::Float) => D::Float(*x),
+        (
+            A::Unary {
+                op: ast::UnOp::Neg,
+                expr,
+            },
+            Ty::Int | Ty::Float,
+        ) => match (literal_default(expr, ty)?, ty.strip()) {
+            (D::Int(i), Ty::Int) => D::Int(i.checked_neg()?),
+            (D::Float(x), Ty::Float) => D::Float(-x),
+            _ => return None,
+        },
         (A::Bool(b), Ty::Bool) => D::Bool(*b),
         (A::Text(parts), Ty::Text) => {
             let mut s = String::new();

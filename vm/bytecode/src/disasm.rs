@@ -30,7 +30,23 @@ pub fn disasm(image: &Image, source_line: &dyn Fn(u32, u32) -> Option<String>) -
         }
         function(&mut out, image, i, f, mnemonic_width, source_line);
     }
+    renames(&mut out, image);
     out
+}
+
+/// The renames the tables declare (`@table(was:)`, `@was`), after the functions: one
+/// line per renamed table or column, and nothing when there is none.
+fn renames(out: &mut String, image: &Image) {
+    for t in &image.tables {
+        if let Some(old) = &t.was {
+            let _ = writeln!(out, "\n; table {}: was `{old}`", t.name);
+        }
+        for c in &t.columns {
+            if let Some(old) = &c.was {
+                let _ = writeln!(out, "; column {}.{}: was `{old}`", t.name, c.name);
+            }
+        }
+    }
 }
 
 fn function(
