@@ -356,8 +356,7 @@ impl<'a> Checker<'a> {
                     _ => None,
                 };
                 match old {
-                    Some(old) if t.column_was.iter().any(|(c, _)| *c == col) => {
-                        let _ = old;
+                    Some(_) if t.column_was.iter().any(|(c, _)| *c == col) => {
                         self.err("annotation", a.span, "a column takes one `@was`");
                     }
                     Some(old) => t.column_was.push((col, old)),

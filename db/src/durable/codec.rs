@@ -164,21 +164,11 @@ pub(crate) fn put_val(out: &mut Vec<u8>, v: ValRef<'_>) {
     }
 }
 
-/// The stored schema without indexes (log format 1, checkpoint formats 1 and 2;
-/// written only by tests that make such files).
-#[cfg(test)]
-pub(crate) fn put_schema(out: &mut Vec<u8>, schema: &StoredSchema) {
-    put_schema_as(out, schema, false);
-}
-
 /// The stored schema with each table's indexes (log format 2, checkpoint format 3):
 /// after a table's columns, the index count (uvar), then per index its kind byte
 /// (0 hash, 1 unique, 2 sorted), column count (uvar) and column positions (uvar).
+/// (Format 1's schema, without indexes, is only read.)
 pub(crate) fn put_schema_indexed(out: &mut Vec<u8>, schema: &StoredSchema) {
-    put_schema_as(out, schema, true);
-}
-
-fn put_schema_as(out: &mut Vec<u8>, schema: &StoredSchema, indexed: bool) {
     put_uvar(out, schema.len() as u64);
     for t in schema {
         put_str(out, &t.name);
@@ -198,7 +188,7 @@ fn put_schema_as(out: &mut Vec<u8>, schema: &StoredSchema, indexed: bool) {
             }
             out.push(u8::from(c.nullable));
         }
-        if indexed {
+        {
             let ixs = t.indexes.as_deref().unwrap_or_default();
             put_uvar(out, ixs.len() as u64);
             for ix in ixs {
