@@ -291,3 +291,114 @@ fn additive_changes_apply_on_open_and_refusals_write_nothing() {
     assert!(dd.migration_notice().is_none(), "applied once");
     assert_eq!(rows(&db2), rows(&db));
 }
+
+/// A log reader (`wo db export`, `wo db mirror`) sees a migration as one change that
+/// says everything the schema before it does not: the new schema, the renames, the
+/// drops and what existing rows got; and a snapshot after it has the new tables.
+#[test]
+fn a_follower_is_handed_the_migration_item() {
+    use wo_db::durable::read::{self, Change, Event, Poll};
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("migration_follower");
+    let _ = std::fs::remove_dir_all(&dir);
+    let real = |evolution: Evolution| Options {
+        preallocate: 0,
+        auto_checkpoint: false,
+        evolution,
+        ..Options::default()
+    };
+    {
+        let (mut dd, mut db) = durable::open(&dir, schema(), real(Evolution::default())).unwrap();
+        db.insert(DEPTS, vec![Cell::Text("eng".into())]).unwrap();
+        dd.commit(&mut db, Savepoint(0)).unwrap();
+        let sp = db.savepoint();
+        db.insert(
+            EMPS,
+            vec![
+                Cell::Text("ada".into()),
+                Cell::Int(10),
+                Cell::Ref(1),
+                Cell::Nil,
+                Cell::Float(0.5),
+                Cell::Bool(true),
+            ],
+        )
+        .unwrap();
+        dd.commit(&mut db, sp).unwrap();
+    }
+    let mut follower = read::snapshot(&dir, |_| Ok::<(), durable::OpenError>(())).unwrap();
+    let (new_s, ev) = new_schema();
+    let apply = MigrateRequest {
+        apply: true,
+        drop: Vec::new(),
+    };
+    durable::migrate(&dir, new_s.clone(), real(ev), &apply).unwrap();
+    let mut seen = Vec::new();
+    let res = follower
+        .poll(100, |rec, tables| {
+            seen.push((rec.clone(), tables.to_vec()));
+            Ok::<bool, durable::OpenError>(true)
+        })
+        .unwrap();
+    assert!(matches!(res, Poll::Progress { .. }), "{res:?}");
+    let migrations: Vec<_> = seen
+        .iter()
+        .flat_map(|(r, _)| &r.changes)
+        .filter_map(|c| match c {
+            Change::Migrate(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(migrations.len(), 1, "{seen:?}");
+    let m = migrations[0];
+    assert_eq!(m.renamed_tables, vec![("emps".into(), "staff".into())]);
+    assert_eq!(
+        m.renamed_columns,
+        vec![("staff".into(), "salary".into(), "pay".into())]
+    );
+    assert!(m.dropped_tables.is_empty());
+    assert_eq!(
+        m.dropped_columns,
+        vec![
+            ("staff".into(), "manager".into()),
+            ("staff".into(), "score".into())
+        ]
+    );
+    assert_eq!(
+        m.filled,
+        vec![
+            ("depts".into(), "floor".into(), Cell::Nil),
+            ("staff".into(), "level".into(), Cell::Int(1)),
+            ("staff".into(), "note".into(), Cell::Nil),
+        ]
+    );
+    let names: Vec<&str> = m.schema.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["depts", "staff"]);
+    assert_eq!(m.previous[m.tables[1]].name, "emps");
+    assert_eq!(m.previous[m.tables[1]].columns.len(), 6);
+    assert_eq!(follower.tables()[m.tables[1]].name, "staff");
+    assert!(m.schema[1]
+        .indexes
+        .iter()
+        .any(|ix| ix.unique && ix.columns == [0]));
+    // A snapshot taken now reads the new schema and the migrated rows.
+    let mut rows = Vec::new();
+    read::snapshot(&dir, |ev| {
+        match ev {
+            Event::Table(t) => rows.push(format!("table {}", t.name)),
+            Event::Row(id, cells) => rows.push(format!("{id} {cells:?}")),
+            Event::EndTable => {}
+        }
+        Ok::<(), durable::OpenError>(())
+    })
+    .unwrap();
+    assert_eq!(
+        rows,
+        [
+            "table depts".to_string(),
+            "1 [Text(\"eng\"), Nil]".into(),
+            "table staff".into(),
+            "1 [Text(\"ada\"), Int(10), Ref(1), Bool(true), Int(1), Nil]".into(),
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
