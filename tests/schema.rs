@@ -684,7 +684,7 @@ fn main(args: multi Text) {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("start wo db migrate");
-        std::thread::sleep(std::time::Duration::from_millis(150 + round * 157 % 1900));
+        std::thread::sleep(std::time::Duration::from_millis(30 + round * 97 % 900));
         let _ = child.kill();
         let _ = child.wait();
         let v = run_wo(&dir, &["db", "verify", "d"]);
