@@ -46,7 +46,8 @@ fn tables(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Fails unless every named table holds in PostgreSQL exactly the source's rows.
+/// Fails unless every named table holds in PostgreSQL exactly the source's rows, its
+/// columns compared by name (a migration may put them in another order there).
 fn assert_same(pg: &Pg, dir: &Path, names: &[&str]) {
     for name in names {
         let out = run_wo(
@@ -54,8 +55,13 @@ fn assert_same(pg: &Pg, dir: &Path, names: &[&str]) {
             &["db", "export", "d", "--format", "csv", "--table", name],
         );
         out.expect_status(0);
-        let want = parse_csv(&out.stdout);
-        let got = pg.rows(name);
+        let (header, want) = parse_csv(&out.stdout);
+        let mut have = pg.column_names(name);
+        let mut names = header.clone();
+        have.sort();
+        names.sort();
+        assert_eq!(have, names, "the columns of `{name}`");
+        let got = pg.columns(name, &header);
         assert_eq!(got.len(), want.len(), "row count of `{name}`");
         for (g, w) in got.iter().zip(&want) {
             assert_eq!(g, w, "a row of `{name}`");
@@ -388,4 +394,83 @@ fn a_following_mirror_goes_on_across_checkpoints() {
     assert_same(&pg, &dir, &["accounts", "transfers"]);
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     eprintln!("{text}");
+}
+
+#[test]
+fn a_mirror_applies_schema_migrations_with_alter_table_and_never_copies_again() {
+    let Some(pg) = Pg::start("mirror_migrate") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_migrate");
+    run_on(&dir, "values.wo", &[]);
+    mirror_once(&pg, &dir);
+    // Additive changes, applied on open; then a following mirror too, across the
+    // next one.
+    run_on(&dir, "evolve.wo", &["1"]);
+    let out = mirror_once(&pg, &dir);
+    assert!(!out.stderr.contains("copying"), "{}", out.stderr);
+    let all = ["departments", "employees", "odd", "projects"];
+    assert_same(&pg, &dir, &all);
+    assert_eq!(mirrored_lsn(&pg), source_lsn(&dir));
+    // The new column's default reached the old rows; the renamed column kept its
+    // unique constraint, the new reference its foreign key.
+    let (ok, out, err) = pg.psql(&[
+        "-At",
+        "-c",
+        "SELECT count(*) FROM departments WHERE budget = 1000.5 AND code = 'it''s new'",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "2");
+    let (ok, _, err) = pg.psql(&["-c", "UPDATE departments SET title = 'new 1' WHERE id = 1"]);
+    assert!(!ok && err.contains("unique"), "{err}");
+    let (ok, _, err) = pg.psql(&["-c", "UPDATE employees SET mentor = 99 WHERE id = 1"]);
+    assert!(!ok && err.contains("foreign key"), "{err}");
+    run_on(&dir, "evolve.wo", &["2"]);
+    mirror_once(&pg, &dir);
+    // Destructive changes with `wo db migrate --apply`, and a dropped table (the
+    // mirror is at the end of the log the migration's checkpoint replaces, so it
+    // goes on without copying).
+    run_wo(
+        &dir,
+        &[
+            "db",
+            "migrate",
+            "d",
+            &program("shrink.wo").display().to_string(),
+            "--apply",
+            "--drop",
+            "projects",
+        ],
+    )
+    .expect_status(0);
+    run_on(&dir, "shrink.wo", &[]);
+    let out = mirror_once(&pg, &dir);
+    assert!(!out.stderr.contains("copying"), "{}", out.stderr);
+    assert_same(&pg, &dir, &["departments", "employees", "odd"]);
+    assert_eq!(pg.column_names("projects"), Vec::<String>::new());
+    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT name FROM wo_mirror_tables ORDER BY 1"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "departments\nemployees\nodd");
+    let (ok, _, err) = pg.psql(&["-c", "INSERT INTO odd (id, value) VALUES (100, NULL)"]);
+    assert!(!ok && err.contains("null"), "{err}");
+}
+
+#[test]
+fn a_following_mirror_applies_a_migration_made_while_it_follows() {
+    let Some(pg) = Pg::start("mirror_follow_migrate") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_follow_migrate");
+    run_on(&dir, "values.wo", &[]);
+    let log = dir.join("mirror.log");
+    let mut m = spawn_follower(&pg, &dir, &log);
+    wait_caught_up(&pg, &dir);
+    run_on(&dir, "evolve.wo", &["1"]);
+    run_on(&dir, "evolve.wo", &["2"]);
+    wait_caught_up(&pg, &dir);
+    m.kill().expect("stop the mirror");
+    m.wait().expect("reap the mirror");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!text.contains("copying"), "{text}");
+    assert_same(&pg, &dir, &["departments", "employees", "odd", "projects"]);
 }

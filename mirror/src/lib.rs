@@ -7,6 +7,7 @@
 //! would restore (the durable prefix of the log). This crate adds the formats and the
 //! PostgreSQL side; it is cut here so the engine never depends on a database client.
 
+pub mod alter;
 pub mod export;
 pub mod mirror;
 pub mod sql;

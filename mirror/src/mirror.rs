@@ -28,6 +28,7 @@ use postgres::{Client, NoTls, Transaction};
 use wo_db::durable::read::{self, Change, Event, Follower, Gone, Poll, Record, Table};
 use wo_db::Cell;
 
+use crate::alter;
 use crate::sql::{self, ident};
 use crate::Error;
 
@@ -252,13 +253,17 @@ impl Batch {
                 self.inserting = None;
             }
             match ch {
-                Change::Migrate(_) => {
-                    // Not mirrored yet: stop rather than apply later changes to tables
-                    // whose columns no longer match.
-                    return Err(Error::Value(format!(
-                        "record {} is a schema migration, which `wo db mirror` does not apply yet",
-                        rec.lsn
-                    )));
+                Change::Migrate(m) => {
+                    // The changes before it name the tables and columns as they were.
+                    self.write_updates(&m.previous)?;
+                    // PostgreSQL alters no table with constraint checks pending: run
+                    // them now (the state is consistent between records), and defer
+                    // them again for the changes after.
+                    self.sql.push_str("SET CONSTRAINTS ALL IMMEDIATE;\n");
+                    for stmt in alter::statements(m)? {
+                        let _ = writeln!(self.sql, "{stmt};");
+                    }
+                    self.sql.push_str("SET CONSTRAINTS ALL DEFERRED;\n");
                 }
                 Change::CreateTable(t) => {
                     let t = &tables[*t];
@@ -266,7 +271,7 @@ impl Batch {
                         self.sql,
                         "{};\nINSERT INTO wo_mirror_tables (name) VALUES ({}) ON CONFLICT DO NOTHING;\n",
                         sql::create_table(t).replacen("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1),
-                        quote(&t.name)
+                        alter::literal(&t.name)
                     );
                     fks.extend(sql::indexes(t));
                     fks.extend(sql::foreign_keys(t));
@@ -329,6 +334,13 @@ impl Batch {
         if self.inserting.take().is_some() {
             self.sql.push_str(";\n");
         }
+        self.write_updates(tables)?;
+        Ok(&self.sql)
+    }
+
+    /// Writes the collected updates (one `UPDATE` per row), naming the columns of
+    /// `tables`.
+    fn write_updates(&mut self, tables: &[Table]) -> Result<(), Error> {
         for ((table, id), cols) in std::mem::take(&mut self.updates) {
             let t = &tables[table];
             let _ = write!(self.sql, "UPDATE {} SET ", ident(&t.name));
@@ -344,13 +356,8 @@ impl Batch {
             }
             let _ = writeln!(self.sql, " WHERE \"id\" = {id};");
         }
-        Ok(&self.sql)
+        Ok(())
     }
-}
-
-/// A Text as an SQL string literal.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// How far behind the directory the mirror is, reported on stderr.

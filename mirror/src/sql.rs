@@ -84,15 +84,21 @@ pub fn foreign_keys(t: &Table) -> Vec<String> {
     t.columns
         .iter()
         .filter_map(|c| match &c.ty {
-            ColumnType::Ref(target) => Some(format!(
-                "ALTER TABLE {} ADD FOREIGN KEY ({}) REFERENCES {} (\"id\") DEFERRABLE INITIALLY DEFERRED",
-                ident(&t.name),
-                ident(&c.name),
-                ident(target)
-            )),
+            ColumnType::Ref(target) => Some(foreign_key(&t.name, &c.name, target)),
             _ => None,
         })
         .collect()
+}
+
+/// The foreign key of column `col` of `table` to table `target`, as [`foreign_keys`]
+/// makes it.
+pub fn foreign_key(table: &str, col: &str, target: &str) -> String {
+    format!(
+        "ALTER TABLE {} ADD FOREIGN KEY ({}) REFERENCES {} (\"id\") DEFERRABLE INITIALLY DEFERRED",
+        ident(table),
+        ident(col),
+        ident(target)
+    )
 }
 
 /// The text of a Float that reads back to the same bits (NaN's payload and sign

@@ -196,10 +196,40 @@ impl Pg {
     /// The rows of `table` ordered by id, each value as `wo db export --format csv`
     /// writes it (`None` for nil).
     pub fn rows(&self, table: &str) -> Vec<Vec<Option<String>>> {
+        self.rows_of(table, &["*".to_string()])
+    }
+
+    /// The rows of `table` ordered by id, with the columns named in `cols` (quoted
+    /// here), in that order.
+    pub fn columns(&self, table: &str, cols: &[String]) -> Vec<Vec<Option<String>>> {
+        let quoted: Vec<String> = cols
+            .iter()
+            .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+            .collect();
+        self.rows_of(table, &quoted)
+    }
+
+    /// The names of `table`'s columns, in PostgreSQL's order.
+    pub fn column_names(&self, table: &str) -> Vec<String> {
+        let mut client = self.client();
+        client
+            .query(
+                "SELECT column_name::text FROM information_schema.columns \
+                 WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position",
+                &[&table],
+            )
+            .expect("list the columns")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    }
+
+    fn rows_of(&self, table: &str, select: &[String]) -> Vec<Vec<Option<String>>> {
         use postgres::types::Type;
         let mut client = self.client();
         let q = format!(
-            "SELECT * FROM \"{}\" ORDER BY id",
+            "SELECT {} FROM \"{}\" ORDER BY id",
+            select.join(", "),
             table.replace('"', "\"\"")
         );
         let rows = client.query(q.as_str(), &[]).expect("select the rows");
@@ -232,8 +262,8 @@ fn float(x: f64) -> String {
 }
 
 /// Parses RFC 4180 CSV (as `wo db export --format csv` writes it): an unquoted empty
-/// field is `None` (nil), a quoted one `Some("")`. The header line is dropped.
-pub fn parse_csv(text: &str) -> Vec<Vec<Option<String>>> {
+/// field is `None` (nil), a quoted one `Some("")`: the header's names, then the rows.
+pub fn parse_csv(text: &str) -> (Vec<String>, Vec<Vec<Option<String>>>) {
     let mut rows = Vec::new();
     let mut row = Vec::new();
     let mut field = String::new();
@@ -270,10 +300,15 @@ pub fn parse_csv(text: &str) -> Vec<Vec<Option<String>>> {
             c => field.push(c),
         }
     }
-    if !rows.is_empty() {
-        rows.remove(0);
-    }
-    rows
+    let header = if rows.is_empty() {
+        Vec::new()
+    } else {
+        rows.remove(0)
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect()
+    };
+    (header, rows)
 }
 
 fn take(field: &mut String, quoted: &mut bool) -> Option<String> {

@@ -222,6 +222,20 @@ pub(crate) struct Migration {
     pub dropped_columns: Vec<(String, String)>,
     /// `(table, column, the value every existing row got)`.
     pub filled: Vec<(String, String, Cell)>,
+    /// The stored schema before the migration: what a reader that resumes after it
+    /// from its checkpoint alone (a mirror stopped before it) changes from.
+    pub previous: StoredSchema,
+}
+
+impl Migration {
+    /// No rename, drop or filled column: the schema alone says what changed.
+    pub(crate) fn renames_nothing(&self) -> bool {
+        self.renamed_tables.is_empty()
+            && self.renamed_columns.is_empty()
+            && self.dropped_tables.is_empty()
+            && self.dropped_columns.is_empty()
+            && self.filled.is_empty()
+    }
 }
 
 /// Appends a migration item (tag and body).
@@ -254,6 +268,7 @@ pub(crate) fn put_migration(out: &mut Vec<u8>, m: &Migration) {
         put_str(out, c);
         put_cell(out, v);
     }
+    put_schema_indexed(out, &m.previous);
 }
 
 /// Item tags inside a log record's payload.
@@ -650,6 +665,7 @@ impl<'a> Reader<'a> {
                 self.cell()?,
             ));
         }
+        m.previous = self.schema_as(true)?;
         Ok(m)
     }
 

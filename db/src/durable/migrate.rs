@@ -158,7 +158,7 @@ impl Plan {
 
     /// Only new tables: declared by the next record's schema item, no migration.
     pub(crate) fn only_new_tables(&self) -> bool {
-        self.migration == Migration::default()
+        self.migration.renames_nothing()
             && self.sources.iter().enumerate().all(|(i, s)| match s {
                 TableSource::Keep(f) => *f as usize == i,
                 TableSource::Empty => true,
@@ -589,6 +589,12 @@ pub(crate) fn plan(
             }
         });
     }
+    // The schema before, as stored (tables the directory does not store yet left out).
+    mig.previous = super::codec::stored_schema(dbs, |t| db.next_id(t as TableId))
+        .0
+        .into_iter()
+        .filter(|t| is_stored(&t.name))
+        .collect();
     Ok(Plan {
         steps,
         schema: Schema { tables },

@@ -472,9 +472,17 @@ struct Binder {
     /// are decoded (to bind later records) but yield no changes, and their schema
     /// items (which may predate a migration) add no tables.
     covered: u64,
+    /// Tables a migration dropped: they keep their place in `tables` (later changes
+    /// never name them), and a new table of the same name gets a place of its own.
+    dropped: Vec<usize>,
 }
 
 impl Binder {
+    /// The place of the table called `name` that no migration dropped.
+    fn live(&self, name: &str) -> Option<usize> {
+        (0..self.tables.len()).find(|&i| self.tables[i].name == name && !self.dropped.contains(&i))
+    }
+
     fn decode(
         &mut self,
         path: &Path,
@@ -528,14 +536,24 @@ impl Binder {
             match item {
                 Item::Migrate(m) => {
                     let previous = self.tables.clone();
-                    for (old, new) in &m.renamed_tables {
-                        if let Some(t) = self.tables.iter_mut().find(|t| &t.name == old) {
-                            t.name.clone_from(new);
-                        }
+                    // Names are looked up before any is changed (renames may swap).
+                    let gone: Vec<usize> = m
+                        .dropped_tables
+                        .iter()
+                        .filter_map(|name| self.live(name))
+                        .collect();
+                    let renames: Vec<(usize, &String)> = m
+                        .renamed_tables
+                        .iter()
+                        .filter_map(|(old, new)| Some((self.live(old)?, new)))
+                        .collect();
+                    for (i, new) in renames {
+                        self.tables[i].name.clone_from(new);
                     }
+                    self.dropped.extend(gone);
                     self.bind.clear();
                     for st in &m.schema {
-                        let i = match self.tables.iter().position(|t| t.name == st.name) {
+                        let i = match self.live(&st.name) {
                             Some(i) => {
                                 self.tables[i] = table_of(st);
                                 i
@@ -562,7 +580,7 @@ impl Binder {
                 Item::Schema(s) => {
                     self.bind.clear();
                     for st in &s {
-                        let i = match self.tables.iter().position(|t| t.name == st.name) {
+                        let i = match self.live(&st.name) {
                             Some(i) => i,
                             None => {
                                 self.tables.push(table_of(st));
@@ -687,6 +705,7 @@ pub fn snapshot<E: From<OpenError>>(
         tables: stored.iter().map(table_of).collect(),
         bind: Vec::new(),
         covered: ckpt_lsn,
+        dropped: Vec::new(),
     };
     let mut overlay: Vec<BTreeMap<RowId, Overlay>> = Vec::new();
     let (pos, _) = pair.records::<OpenError>(pair.start(), upto, |lsn, at, payload| {
@@ -844,17 +863,24 @@ impl Follower {
     pub fn resume(dir: &Path, salt: u64, lsn: u64) -> Result<Result<Follower, Gone>, OpenError> {
         let storage = RealStorage;
         let pair = open_pair(&storage, dir)?;
-        let stored = ckpt_schema(&pair)?;
+        let (stored, migration) = ckpt_schema(&pair)?;
         let mut binder = Binder {
             tables: stored.iter().map(table_of).collect(),
             bind: Vec::new(),
             covered: pair.ckpt_lsn(),
+            dropped: Vec::new(),
         };
         if pair.hdr.salt != salt {
             let Some(c) = &pair.ckpt else {
                 return Ok(Err(Gone("the log was replaced by a new one".into())));
             };
             if c.head.salts.is_some_and(|s| s.taken_from == salt) && c.head.lsn == lsn {
+                if let Some(m) = migration {
+                    // The migration this checkpoint carried out is the first record
+                    // of its generation, still to be handed out: from the tables as
+                    // they were before it.
+                    binder.tables = m.previous.iter().map(table_of).collect();
+                }
                 return Ok(Ok(Follower {
                     pos: pair.start(),
                     applied: lsn,
@@ -996,9 +1022,10 @@ impl Follower {
     }
 }
 
-fn ckpt_schema(pair: &Pair) -> Result<codec::StoredSchema, OpenError> {
+/// The checkpoint's schema, and the migration it carried out, if any.
+fn ckpt_schema(pair: &Pair) -> Result<(codec::StoredSchema, Option<codec::Migration>), OpenError> {
     let Some(c) = &pair.ckpt else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
     let path = pair.dir.join("checkpoint");
     let mut w = Window {
@@ -1009,5 +1036,5 @@ fn ckpt_schema(pair: &Pair) -> Result<codec::StoredSchema, OpenError> {
         cur: 0,
         end: c.head.hlen as u64 + c.head.body_len,
     };
-    Ok(w.decode(|r| r.checkpoint_head(c.head.indexed))?.0)
+    w.decode(|r| r.checkpoint_head(c.head.indexed))
 }

@@ -1,0 +1,374 @@
+//! A schema migration of the data directory as PostgreSQL statements (`ALTER TABLE`
+//! and friends), applied by the mirror in the transaction of the record that carries
+//! it (`docs/mirror.md`, "Checkpoints and schema changes").
+//!
+//! The invariant: after the statements run, every mirrored table has the name, the
+//! columns (by name, type and nullability), the foreign keys and the indexes that the
+//! migration's schema gives it, and the rows the data directory holds; the rows are
+//! never copied again. Columns are matched by name (through the migration's renames),
+//! so a column's position in PostgreSQL may differ from its position in wo: the mirror
+//! names every column it writes.
+
+use wo_db::durable::read::{ColumnType, Migration, Table};
+use wo_db::Cell;
+
+use crate::sql::{self, ident};
+use crate::Error;
+
+/// The statements that turn the mirrored tables of `m.previous` into those of
+/// `m.schema`, in order.
+pub fn statements(m: &Migration) -> Result<Vec<String>, Error> {
+    let mut out = Vec::new();
+    // Foreign keys and indexes come last, once every table and column exists.
+    let mut after = Vec::new();
+    for name in &m.dropped_tables {
+        out.push(format!("DROP TABLE IF EXISTS {} CASCADE", ident(name)));
+        out.push(format!(
+            "DELETE FROM wo_mirror_tables WHERE name = {}",
+            literal(name)
+        ));
+    }
+    rename_all(
+        &mut out,
+        &m.renamed_tables,
+        |a, b| format!("ALTER TABLE {} RENAME TO {}", ident(a), ident(b)),
+        |a, b| {
+            Some(format!(
+                "UPDATE wo_mirror_tables SET name = {} WHERE name = {}",
+                literal(b),
+                literal(a)
+            ))
+        },
+    );
+    for (k, new) in m.schema.iter().enumerate() {
+        let at = m.tables.get(k).copied().unwrap_or(usize::MAX);
+        match m.previous.get(at) {
+            None => {
+                out.push(sql::create_table(new));
+                out.push(format!(
+                    "INSERT INTO wo_mirror_tables (name) VALUES ({}) ON CONFLICT DO NOTHING",
+                    literal(&new.name)
+                ));
+                after.extend(sql::foreign_keys(new));
+                after.extend(sql::indexes(new));
+            }
+            Some(old) => alter_table(&mut out, &mut after, m, old, new)?,
+        }
+    }
+    out.extend(after);
+    Ok(out)
+}
+
+/// The statements for one table that exists before and after (under its new name).
+fn alter_table(
+    out: &mut Vec<String>,
+    after: &mut Vec<String>,
+    m: &Migration,
+    old: &Table,
+    new: &Table,
+) -> Result<(), Error> {
+    let t = ident(&new.name);
+    let renamed = |col: &str| -> String {
+        m.renamed_columns
+            .iter()
+            .find(|(tab, a, _)| tab == &new.name && a == col)
+            .map_or_else(|| col.to_string(), |(_, _, b)| b.clone())
+    };
+    // Old columns by their names after the migration; those not in the new table go.
+    let mut kept = Vec::new();
+    let mut renames = Vec::new();
+    for c in &old.columns {
+        let name = renamed(&c.name);
+        match new.columns.iter().find(|n| n.name == name) {
+            Some(n) => {
+                if n.ty != c.ty {
+                    return Err(Error::Value(format!(
+                        "column `{}` of `{}` changes type in a migration, which wo never does",
+                        c.name, new.name
+                    )));
+                }
+                if name != c.name {
+                    renames.push((c.name.clone(), name.clone()));
+                }
+                kept.push((c, n));
+            }
+            None => out.push(format!("ALTER TABLE {t} DROP COLUMN {}", ident(&c.name))),
+        }
+    }
+    rename_all(
+        out,
+        &renames,
+        |a, b| format!("ALTER TABLE {t} RENAME COLUMN {} TO {}", ident(a), ident(b)),
+        |_, _| None,
+    );
+    for (c, n) in &kept {
+        if c.nullable && !n.nullable {
+            out.push(format!(
+                "ALTER TABLE {t} ALTER COLUMN {} SET NOT NULL",
+                ident(&n.name)
+            ));
+        } else if !c.nullable && n.nullable {
+            out.push(format!(
+                "ALTER TABLE {t} ALTER COLUMN {} DROP NOT NULL",
+                ident(&n.name)
+            ));
+        }
+    }
+    for (i, n) in new.columns.iter().enumerate() {
+        if kept.iter().any(|(_, k)| k.name == n.name) {
+            continue;
+        }
+        let fill = m
+            .filled
+            .iter()
+            .find(|(tab, col, _)| tab == &new.name && col == &n.name)
+            .map_or(&Cell::Nil, |(_, _, v)| v);
+        let mut s = format!(
+            "ALTER TABLE {t} ADD COLUMN {} {}",
+            ident(&n.name),
+            sql::pg_type(&n.ty)
+        );
+        if *fill != Cell::Nil {
+            // Every existing row gets the value; later rows always name it.
+            s.push_str(" DEFAULT ");
+            sql::literal(&mut s, new, 0, i, fill)?;
+        }
+        if !n.nullable {
+            s.push_str(" NOT NULL");
+        }
+        out.push(s);
+        if *fill != Cell::Nil {
+            out.push(format!(
+                "ALTER TABLE {t} ALTER COLUMN {} DROP DEFAULT",
+                ident(&n.name)
+            ));
+        }
+        if let ColumnType::Ref(target) = &n.ty {
+            after.push(sql::foreign_key(&new.name, &n.name, target));
+        }
+    }
+    // Indexes by column names: when they differ, every secondary index and unique
+    // constraint of the table is made again (PostgreSQL named them itself).
+    let index_names = |tab: &Table, rename: &dyn Fn(&str) -> String| {
+        let mut v: Vec<(Vec<String>, bool)> = tab
+            .indexes
+            .iter()
+            .map(|ix| {
+                let cols = ix
+                    .columns
+                    .iter()
+                    .filter_map(|&c| tab.columns.get(c).map(|c| rename(&c.name)))
+                    .collect();
+                (cols, ix.unique)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let dropped = |name: &str| !new.columns.iter().any(|n| n.name == name);
+    let before: Vec<_> = index_names(old, &renamed)
+        .into_iter()
+        // An index over a dropped column went with it.
+        .filter(|(cols, _)| !cols.iter().any(|c| dropped(c)))
+        .collect();
+    if before != index_names(new, &|c: &str| c.to_string()) {
+        out.push(drop_indexes(&new.name));
+        after.extend(sql::indexes(new));
+    }
+    Ok(())
+}
+
+/// Renames `(from, to)` pairs with `stmt`, through temporary names when one pair's
+/// new name is another's old name (a swap), plus `also` after each final rename.
+fn rename_all(
+    out: &mut Vec<String>,
+    pairs: &[(String, String)],
+    stmt: impl Fn(&str, &str) -> String,
+    also: impl Fn(&str, &str) -> Option<String>,
+) {
+    let clash = pairs
+        .iter()
+        .any(|(_, to)| pairs.iter().any(|(from, _)| from == to));
+    if clash {
+        for (i, (from, _)) in pairs.iter().enumerate() {
+            let tmp = format!("wo_rename_{i}");
+            out.push(stmt(from, &tmp));
+            out.extend(also(from, &tmp));
+        }
+        for (i, (_, to)) in pairs.iter().enumerate() {
+            let tmp = format!("wo_rename_{i}");
+            out.push(stmt(&tmp, to));
+            out.extend(also(&tmp, to));
+        }
+    } else {
+        for (from, to) in pairs {
+            out.push(stmt(from, to));
+            out.extend(also(from, to));
+        }
+    }
+}
+
+/// A statement that drops every unique constraint and secondary index of a table
+/// (not its primary key), whatever PostgreSQL named them.
+fn drop_indexes(table: &str) -> String {
+    let rel = literal(&ident(table));
+    format!(
+        "DO $wo$ DECLARE r record; BEGIN \
+FOR r IN SELECT conname FROM pg_constraint WHERE conrelid = {rel}::regclass AND contype = 'u' LOOP \
+EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', {rel}, r.conname); END LOOP; \
+FOR r IN SELECT indexrelid::regclass::text AS n FROM pg_index WHERE indrelid = {rel}::regclass AND NOT indisprimary LOOP \
+EXECUTE 'DROP INDEX ' || r.n; END LOOP; END $wo$"
+    )
+}
+
+/// A Text as an SQL string literal.
+pub fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wo_db::durable::read::{Column, Index};
+
+    fn col(name: &str, ty: ColumnType, nullable: bool) -> Column {
+        Column {
+            name: name.into(),
+            ty,
+            nullable,
+        }
+    }
+
+    fn table(name: &str, columns: Vec<Column>, indexes: Vec<Index>) -> Table {
+        Table {
+            name: name.into(),
+            columns,
+            indexes,
+        }
+    }
+
+    fn migration(previous: Vec<Table>, schema: Vec<Table>, tables: Vec<usize>) -> Migration {
+        Migration {
+            schema,
+            tables,
+            previous,
+            renamed_tables: vec![],
+            renamed_columns: vec![],
+            dropped_tables: vec![],
+            dropped_columns: vec![],
+            filled: vec![],
+        }
+    }
+
+    #[test]
+    fn an_added_column_with_a_default_fills_existing_rows_then_drops_the_default() {
+        let old = table("t", vec![col("a", ColumnType::Int, false)], vec![]);
+        let new = table(
+            "t",
+            vec![
+                col("a", ColumnType::Int, false),
+                col("b", ColumnType::Text, false),
+                col("c", ColumnType::Float, true),
+            ],
+            vec![],
+        );
+        let mut m = migration(vec![old], vec![new], vec![0]);
+        m.filled = vec![
+            ("t".into(), "b".into(), Cell::Text("it's".into())),
+            ("t".into(), "c".into(), Cell::Nil),
+        ];
+        assert_eq!(
+            statements(&m).unwrap(),
+            [
+                "ALTER TABLE \"t\" ADD COLUMN \"b\" text DEFAULT 'it''s' NOT NULL",
+                "ALTER TABLE \"t\" ALTER COLUMN \"b\" DROP DEFAULT",
+                "ALTER TABLE \"t\" ADD COLUMN \"c\" double precision",
+            ]
+        );
+    }
+
+    #[test]
+    fn renames_swap_through_temporary_names() {
+        let old = table(
+            "t",
+            vec![
+                col("a", ColumnType::Int, false),
+                col("b", ColumnType::Int, false),
+            ],
+            vec![],
+        );
+        let new = old.clone();
+        let mut m = migration(vec![old], vec![new], vec![0]);
+        m.renamed_columns = vec![
+            ("t".into(), "a".into(), "b".into()),
+            ("t".into(), "b".into(), "a".into()),
+        ];
+        assert_eq!(
+            statements(&m).unwrap(),
+            [
+                "ALTER TABLE \"t\" RENAME COLUMN \"a\" TO \"wo_rename_0\"",
+                "ALTER TABLE \"t\" RENAME COLUMN \"b\" TO \"wo_rename_1\"",
+                "ALTER TABLE \"t\" RENAME COLUMN \"wo_rename_0\" TO \"b\"",
+                "ALTER TABLE \"t\" RENAME COLUMN \"wo_rename_1\" TO \"a\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_index_change_remakes_the_tables_indexes_and_a_rename_alone_does_not() {
+        let ix = |c, unique| Index {
+            columns: vec![c],
+            unique,
+        };
+        let old = table(
+            "t",
+            vec![
+                col("a", ColumnType::Int, false),
+                col("b", ColumnType::Int, true),
+            ],
+            vec![ix(0, true)],
+        );
+        let mut new = old.clone();
+        new.columns[0].name = "z".into();
+        let mut m = migration(vec![old.clone()], vec![new.clone()], vec![0]);
+        m.renamed_columns = vec![("t".into(), "a".into(), "z".into())];
+        assert_eq!(
+            statements(&m).unwrap(),
+            ["ALTER TABLE \"t\" RENAME COLUMN \"a\" TO \"z\""]
+        );
+        new.indexes.push(ix(1, false));
+        new.columns[1].nullable = false;
+        let mut m = migration(vec![old], vec![new], vec![0]);
+        m.renamed_columns = vec![("t".into(), "a".into(), "z".into())];
+        let s = statements(&m).unwrap();
+        assert_eq!(s[1], "ALTER TABLE \"t\" ALTER COLUMN \"b\" SET NOT NULL");
+        assert!(s[2].starts_with("DO $wo$"), "{}", s[2]);
+        assert_eq!(
+            &s[3..],
+            [
+                "ALTER TABLE \"t\" ADD UNIQUE (\"z\") DEFERRABLE INITIALLY DEFERRED",
+                "CREATE INDEX ON \"t\" (\"b\")"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_dropped_table_goes_and_a_new_one_is_created_with_its_foreign_keys_last() {
+        let a = table("a", vec![col("x", ColumnType::Int, false)], vec![]);
+        let gone = table("gone", vec![], vec![]);
+        let b = table(
+            "b",
+            vec![col("r", ColumnType::Ref("a".into()), false)],
+            vec![],
+        );
+        let mut m = migration(vec![a.clone(), gone], vec![a, b], vec![0, 2]);
+        m.dropped_tables = vec!["gone".into()];
+        let s = statements(&m).unwrap();
+        assert_eq!(s[0], "DROP TABLE IF EXISTS \"gone\" CASCADE");
+        assert!(s[2].starts_with("CREATE TABLE \"b\""), "{}", s[2]);
+        assert!(s
+            .last()
+            .unwrap()
+            .contains("FOREIGN KEY (\"r\") REFERENCES \"a\""));
+    }
+}
