@@ -189,8 +189,10 @@ def svg_bars(title, ylabel, groups, series, path, log=True, note=""):
     bw = gw * 0.8 / len(series)
     for g, name in enumerate(groups):
         x0 = left + g * gw + gw * 0.1
-        e.append(f'<text x="{left + g * gw + gw / 2:.1f}" y="{top + ph + 18}" '
-                 f'text-anchor="middle">{name}</text>')
+        # a two-word label ("query p99") on two lines, so neighbours never overlap
+        for i, word in enumerate(name.split(" ", 1)):
+            e.append(f'<text x="{left + g * gw + gw / 2:.1f}" y="{top + ph + 18 + 14 * i}" '
+                     f'text-anchor="middle">{word}</text>')
         for s, (_, color, ys) in enumerate(series):
             y = ys[g]
             if not y:

@@ -67,8 +67,8 @@ SIZES = {
     "wal": (150, 1_000),
     # wmix runs max(C × per_writer, min) updates: SQLite syncs every commit alone
     # (~150–600/s here), so its time grows with the operations, not with C
-    "wmix_per_writer": (30, 25),
-    "wmix_min": (30, 400),
+    "wmix_per_writer": (30, 50),
+    "wmix_min": (30, 1_000),
     "writers": ((1, 16, 64), (1, 2, 4, 8, 16, 32, 64)),
     "memory_rows": (50_000, 1_000_000),
     "boot_rows": ((10_000, 40_000), (50_000, 200_000, 800_000)),
