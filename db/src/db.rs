@@ -613,6 +613,7 @@ impl Db {
         }
     }
 
+    #[inline]
     pub fn is_live(&self, t: TableId, id: RowId) -> bool {
         self.tables
             .get(t as usize)

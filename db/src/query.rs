@@ -284,7 +284,12 @@ pub(crate) fn exec(
                 .all(|p| holds(col_val(tab, p.col, pos), p.op, &args[p.arg]))
     };
 
-    if in_order {
+    if in_order && covered && skip == 0 && take.is_none() {
+        // Every candidate is a result, in order, and all of them are wanted (an
+        // equality probe such as `where it.k == x`): straight to `emit`, with no
+        // per-row check or count between.
+        candidates(def, tab, plan.clone(), preds, args, desc, bump, emit);
+    } else if in_order {
         let mut skipped = 0usize;
         let mut taken = 0usize;
         candidates(def, tab, plan.clone(), preds, args, desc, bump, &mut |id| {

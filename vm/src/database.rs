@@ -694,8 +694,29 @@ impl Database {
         }))
     }
 
-    /// `DB_GET_FIELD`: column `f` of `row`.
+    /// `DB_GET_FIELD`: column `f` of `row`. The common case (a live row of the right
+    /// table, a column that is not a reference) in one short path; a reference or an
+    /// error goes the long way, out of line.
+    #[inline]
     pub(crate) fn get_field(&self, t: u32, row: &Value, f: usize) -> DbResult<Value> {
+        if let Value::Row(r) = row {
+            if self.table_class.get(t as usize) == Some(&r.class) {
+                match self.db.get(t, r.id, f) {
+                    Ok(Cell::Int(i)) => return Ok(Value::Int(i)),
+                    Ok(Cell::Float(x)) => return Ok(Value::Float(x)),
+                    Ok(Cell::Bool(b)) => return Ok(Value::Bool(b)),
+                    Ok(Cell::Text(s)) => return Ok(Value::Text(s)),
+                    Ok(Cell::Nil) => return Ok(Value::Nil),
+                    Ok(Cell::Ref(_)) | Err(_) => {}
+                }
+            }
+        }
+        self.get_field_slow(t, row, f)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn get_field_slow(&self, t: u32, row: &Value, f: usize) -> DbResult<Value> {
         let ti = self.table(t)?;
         let id = self.row_of(ti, row)?;
         let cell = self.db.get(t, id, f).map_err(trap)?;
@@ -726,8 +747,23 @@ impl Database {
         self.write(|db| db.delete(t, id))
     }
 
-    /// `DB_FIND`: the row of table `t` with id `id`, or nil.
+    /// `DB_FIND`: the row of table `t` with id `id`, or nil. Small enough to inline
+    /// into the interpreter loop; the errors are out of line.
+    #[inline]
     pub(crate) fn find(&self, t: u32, id: &Value) -> DbResult<Value> {
+        if let (Value::Int(id), Some(&class)) = (id, self.table_class.get(t as usize)) {
+            return Ok(if self.db.is_live(t, *id) {
+                Value::Row(RowRef { class, id: *id })
+            } else {
+                Value::Nil
+            });
+        }
+        self.find_slow(t, id)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn find_slow(&self, t: u32, id: &Value) -> DbResult<Value> {
         let ti = self.table(t)?;
         let id = match id {
             Value::Int(i) => *i,
@@ -742,8 +778,22 @@ impl Database {
         }))
     }
 
-    /// `DB_ALIVE`: whether `row` still exists.
+    /// `DB_ALIVE`: whether `row` still exists (every turn of a loop over a query's
+    /// rows asks). Small enough to inline into the interpreter loop; the errors are
+    /// out of line.
+    #[inline]
     pub(crate) fn alive(&self, row: &Value) -> DbResult<bool> {
+        if let Value::Row(r) = row {
+            if let Some(&Some(t)) = self.class_table.get(r.class as usize) {
+                return Ok(self.db.is_live(t, r.id));
+            }
+        }
+        self.alive_slow(row)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alive_slow(&self, row: &Value) -> DbResult<bool> {
         let r = row_ref(row)?;
         let t = usize::try_from(r.class)
             .ok()
