@@ -81,7 +81,18 @@ fn alter_table(
         let name = renamed(&c.name);
         match new.columns.iter().find(|n| n.name == name) {
             Some(n) => {
-                if n.ty != c.ty {
+                // A reference names its target, which the migration may rename.
+                let same_type = match (&c.ty, &n.ty) {
+                    (ColumnType::Ref(a), ColumnType::Ref(b)) => {
+                        m.renamed_tables
+                            .iter()
+                            .find(|(old, _)| old == a)
+                            .map_or(a, |(_, new)| new)
+                            == b
+                    }
+                    (a, b) => a == b,
+                };
+                if !same_type {
                     return Err(Error::Value(format!(
                         "column `{}` of `{}` changes type in a migration, which wo never does",
                         c.name, new.name
@@ -350,6 +361,42 @@ mod tests {
                 "CREATE INDEX ON \"t\" (\"b\")"
             ]
         );
+    }
+
+    #[test]
+    fn a_reference_to_a_renamed_table_is_not_a_change_of_type() {
+        let dept = table("depts", vec![], vec![]);
+        let emp = table(
+            "emps",
+            vec![
+                col("d", ColumnType::Ref("depts".into()), false),
+                col("me", ColumnType::Ref("emps".into()), true),
+            ],
+            vec![],
+        );
+        let mut new_dept = dept.clone();
+        new_dept.name = "departments".into();
+        let mut new_emp = emp.clone();
+        new_emp.name = "people".into();
+        new_emp.columns[0].ty = ColumnType::Ref("departments".into());
+        new_emp.columns[1].ty = ColumnType::Ref("people".into());
+        let mut m = migration(vec![dept, emp], vec![new_dept, new_emp], vec![0, 1]);
+        m.renamed_tables = vec![
+            ("depts".into(), "departments".into()),
+            ("emps".into(), "people".into()),
+        ];
+        assert_eq!(
+            statements(&m).unwrap(),
+            [
+                "ALTER TABLE \"depts\" RENAME TO \"departments\"",
+                "UPDATE wo_mirror_tables SET name = 'departments' WHERE name = 'depts'",
+                "ALTER TABLE \"emps\" RENAME TO \"people\"",
+                "UPDATE wo_mirror_tables SET name = 'people' WHERE name = 'emps'",
+            ]
+        );
+        // A real change of target is still refused.
+        m.schema[1].columns[0].ty = ColumnType::Ref("people".into());
+        assert!(statements(&m).is_err());
     }
 
     #[test]
