@@ -284,7 +284,7 @@ const REFUSED: &[(&str, &[&str], bool)] = &[
     ),
     (
         "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int\n  level: Int\n}\nfn main() {}\n",
-        &["`people`: new column `level` Int has no default, and the table has rows", "give it a literal default"],
+        &["`people`: new column `level` Int has no literal default (an expression is not evaluated for stored rows), and the table has rows", "give it a literal default"],
         false,
     ),
     (
@@ -328,6 +328,15 @@ fn every_refusal_names_table_and_column_exits_65_and_writes_nothing() {
         "{}",
         res.stderr
     );
+    // The plan says so beforehand, naming the row.
+    let plan = run_wo(&dir, &["db", "migrate", "d", "prog.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout
+            .contains("[refused] the stored rows refuse it: people.age would be nil in row 4"),
+        "{}",
+        plan.stdout
+    );
     // A new unique index over repeated values names the value.
     write(
         &dir,
@@ -338,6 +347,14 @@ fn every_refusal_names_table_and_column_exits_65_and_writes_nothing() {
     let res = run(&dir, "prog.wo");
     res.expect_status(65);
     assert!(res.stderr.contains("duplicate value 3"), "{}", res.stderr);
+    let plan = run_wo(&dir, &["db", "migrate", "d", "prog.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout.contains("[refused] the stored rows refuse it:")
+            && plan.stdout.contains("duplicate value 3"),
+        "{}",
+        plan.stdout
+    );
     let res = run_wo(&dir, &["db", "verify", "d"]);
     res.expect_status(0);
 }

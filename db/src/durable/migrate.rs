@@ -175,14 +175,22 @@ impl fmt::Display for Plan {
                 StepKind::Apply => "--apply",
                 StepKind::Refused => "refused",
             };
-            let rows = if s.rows == 1 { "row" } else { "rows" };
-            writeln!(f, "  [{tag}] {} ({} {rows})", s.what, s.rows)?;
+            write!(f, "  [{tag}] {}", s.what)?;
+            if s.rows > 0 || s.kind != StepKind::Refused {
+                write!(f, " ({})", rows_text(s.rows))?;
+            }
+            writeln!(f)?;
             if let Some(h) = &s.hint {
                 writeln!(f, "           {h}")?;
             }
         }
         Ok(())
     }
+}
+
+/// `1 row`, `2 rows`.
+fn rows_text(n: u64) -> String {
+    format!("{n} {}", if n == 1 { "row" } else { "rows" })
 }
 
 fn describe(schema: &Schema, c: &Column) -> String {
@@ -460,7 +468,7 @@ pub(crate) fn plan(
                         None => {
                             steps.push(Step {
                                 what: format!(
-                                    "`{t}`: new column `{}` {ty} has no default, and the table has rows",
+                                    "`{t}`: new column `{}` {ty} has no literal default (an expression is not evaluated for stored rows), and the table has rows",
                                     pc.name
                                 ),
                                 rows,
@@ -618,11 +626,12 @@ pub(crate) fn refusal(plan: &Plan, apply: bool, dir: &Path, program: &str) -> Op
         })
         .map(|s| match (s.kind, &s.hint) {
             (StepKind::Refused, Some(h)) => {
-                format!("{d}: {} ({} rows): refused; {h}", s.what, s.rows)
+                format!("{d}: {} ({}): refused; {h}", s.what, rows_text(s.rows))
             }
             _ => format!(
-                "{d}: {} ({} rows): not applied on open; run `wo db migrate {d} {program} --apply` to apply it",
-                s.what, s.rows
+                "{d}: {} ({}): not applied on open; run `wo db migrate {d} {program} --apply` to apply it",
+                s.what,
+                rows_text(s.rows)
             ),
         })
         .collect();

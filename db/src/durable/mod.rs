@@ -382,6 +382,18 @@ fn open_as(
     let plan = migrate::plan(&db, &program, &options.evolution, &rec.stored, drops, dir)?;
     let apply = req.is_some_and(|r| r.apply);
     if req.is_some() && !apply {
+        // Carried out in memory only (nothing is written), so that what the stored
+        // rows refuse (a unique index over repeated values, a nil where none may
+        // be) shows in the plan, naming the value or the row.
+        let mut plan = plan;
+        if let Err(e) = db.restructure(plan.schema.clone(), plan.sources.clone()) {
+            plan.steps.push(migrate::Step {
+                what: format!("the stored rows refuse it: {}", e.message),
+                rows: 0,
+                kind: migrate::StepKind::Refused,
+                hint: None,
+            });
+        }
         return Ok((None, db, plan));
     }
     let prog_name = options.program.as_deref().unwrap_or("PROGRAM");
