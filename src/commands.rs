@@ -375,9 +375,11 @@ pub fn db_export(dir: &Path, table: Option<&str>, format: &str) -> Result<(), Fa
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    wo_mirror::export::export(dir, table, format, &mut out)
-        .map(|_| ())
-        .map_err(|e| mirror_failure(&e))
+    match wo_mirror::export::export(dir, table, format, &mut out) {
+        // Its reader closed the pipe (`wo db export d | head`): quietly, as filters do.
+        Err(wo_mirror::Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        res => res.map(|_| ()).map_err(|e| mirror_failure(&e)),
+    }
 }
 
 /// `wo db mirror DIR --to URL [--follow]`: copy into PostgreSQL and keep it current.

@@ -847,3 +847,34 @@ fn long_else_if_chains_compile() {
         res.stderr
     );
 }
+
+/// `wo db export d | head -1` ends quietly with status 0, as filters do.
+#[test]
+fn export_into_a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    let dir = scratch_dir("export-closed-pipe");
+    write(
+        &dir,
+        "p.wo",
+        "@table\nclass Item {\n  n: Int\n  s: Text\n}\nfn main() {\n  transaction {\n    for i in range(50000) {\n      insert Item { n: i, s: \"some padding to fill the pipe\" }\n    }\n  }\n}\n",
+    );
+    run_wo(&dir, &["run", "p.wo", "--data", "data"]).expect_status(0);
+    let mut cmd = common::wo();
+    cmd.current_dir(&dir).args(["db", "export", "data"]);
+    let mut child = cmd.spawn().expect("wo starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("read the first line");
+    assert!(
+        first.starts_with("{\"table\":\"Item\",\"id\":1,"),
+        "{first}"
+    );
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr is piped"), &mut stderr)
+        .expect("read stderr");
+    let status = child.wait().expect("wo ends");
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stderr, "", "nothing is said about the closed pipe");
+}
