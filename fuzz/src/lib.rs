@@ -174,7 +174,10 @@ pub fn check_format(src: &str, image: Option<&Image>) {
         .unwrap_or_else(|d| panic!("wo fmt refused a source that parses: {d:?}\n{src}"));
     let twice = wo_compiler::fmt::format(&once)
         .unwrap_or_else(|d| panic!("wo fmt refused its own output: {d:?}\n{once}"));
-    assert!(twice == once, "wo fmt is not idempotent\n{src}\n---\n{once}\n---\n{twice}");
+    assert!(
+        twice == once,
+        "wo fmt is not idempotent\n{src}\n---\n{once}\n---\n{twice}"
+    );
     if let Some(image) = image {
         let again = compile(&once)
             .unwrap_or_else(|d| panic!("the formatted program does not compile: {d:?}\n{once}"));
