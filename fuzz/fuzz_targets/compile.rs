@@ -11,6 +11,11 @@ fuzz_target!(|data: &[u8]| {
     let compiled = wo_fuzz::compile(src);
     if let Ok(image) = &compiled {
         let bytes = wo_bytecode::write_image(image);
+        // Making seeds for `image` without the `wo` binary: `WO_FUZZ_WOB=out.wob
+        // fuzz/target/release/compile prog.wo` writes the image (docs/fuzzing.md).
+        if let Some(path) = std::env::var_os("WO_FUZZ_WOB") {
+            std::fs::write(&path, &bytes).expect("write WO_FUZZ_WOB");
+        }
         let back = wo_bytecode::read_image(&bytes)
             .unwrap_or_else(|e| panic!("the verifier refused a compiled image: {e}"));
         assert!(back == *image, "the .wob round trip changed the image");

@@ -5,8 +5,9 @@
 //! same program with its table hash-indexed, sorted-indexed and unindexed).
 //!
 //! The program has one table `Row { k: Int, t: Text }` whose annotation is the
-//! placeholder [`TABLE_ATTR`], up to three helper functions that call only earlier
-//! ones (so no unbounded recursion), and `main`.
+//! placeholder [`TABLE_ATTR`], up to three helper functions that call and spawn only
+//! earlier ones (so no unbounded recursion, and every fiber ends), and `main`.
+//! Fibers: `spawn` of a helper (its task joined later, at once or never), `yield()`.
 
 use arbitrary::{Result, Unstructured};
 use std::fmt::Write as _;
@@ -41,6 +42,8 @@ struct Var {
     ty: Ty,
     /// A loop counter: never assigned by generated code, so loops end.
     fixed: bool,
+    /// A `task` of a fiber running a helper that returns `ty` (joined, not assigned).
+    task: bool,
 }
 
 struct Func {
@@ -103,6 +106,7 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
                 name: format!("p{j}"),
                 ty: *t,
                 fixed: false,
+                task: false,
             })
             .collect();
         g.callable = i;
@@ -147,7 +151,21 @@ impl Gen<'_, '_> {
         let names: Vec<&str> = self
             .vars
             .iter()
-            .filter(|v| v.ty == ty && !(assignable && v.fixed))
+            .filter(|v| v.ty == ty && !v.task && !(assignable && v.fixed))
+            .map(|v| v.name.as_str())
+            .collect();
+        if names.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(self.u.choose(&names)?.to_string()))
+    }
+
+    /// A task variable whose helper returns `ty`.
+    fn task_of(&mut self, ty: Ty) -> Result<Option<String>> {
+        let names: Vec<&str> = self
+            .vars
+            .iter()
+            .filter(|v| v.ty == ty && v.task)
             .map(|v| v.name.as_str())
             .collect();
         if names.is_empty() {
@@ -180,7 +198,7 @@ impl Gen<'_, '_> {
 
     fn stmt(&mut self, depth: u32) -> Result<()> {
         let nested_ok = depth < 3;
-        match self.u.int_in_range(0..=15)? {
+        match self.u.int_in_range(0..=19)? {
             0 | 1 => {
                 let ty = self.ty()?;
                 let e = if ty == Ty::List && self.u.ratio(1, 4)? {
@@ -198,6 +216,7 @@ impl Gen<'_, '_> {
                     name,
                     ty,
                     fixed: false,
+                    task: false,
                 });
             }
             2 => {
@@ -247,6 +266,7 @@ impl Gen<'_, '_> {
                     name: c,
                     ty: Ty::Int,
                     fixed: true,
+                    task: false,
                 });
                 self.indent -= 1;
                 self.nested_tail(depth)?;
@@ -260,6 +280,7 @@ impl Gen<'_, '_> {
                     name: x,
                     ty: Ty::Int,
                     fixed: false,
+                    task: false,
                 });
                 self.nested_tail(depth)?;
                 self.vars.pop();
@@ -332,6 +353,35 @@ impl Gen<'_, '_> {
                 self.in_tx = false;
                 self.line("}");
             }
+            // Fibers (LANGUAGE.md §9): a helper started with `spawn` (helpers call
+            // and spawn only earlier ones, so every fiber ends and no `join` can
+            // deadlock), joined later or never; `yield()` lets the others run.
+            16 if self.callable > 0 => {
+                let i = self.u.int_in_range(0..=self.callable - 1)?;
+                let ty = self.funcs[i].ret;
+                let call = self.call_of(i, 0)?;
+                let name = self.fresh("t");
+                self.line(&format!("let {name} = spawn {call}"));
+                self.vars.push(Var {
+                    name,
+                    ty,
+                    fixed: false,
+                    task: true,
+                });
+            }
+            17 => {
+                let ty = self.ty()?;
+                match self.task_of(ty)? {
+                    Some(t) => self.line(&format!("print(join({t}))")),
+                    None => self.line("yield()"),
+                }
+            }
+            18 => self.line("yield()"),
+            19 if self.callable > 0 => {
+                let i = self.u.int_in_range(0..=self.callable - 1)?;
+                let call = self.call_of(i, 0)?;
+                self.line(&format!("print(join(spawn {call}))"));
+            }
             _ => {
                 let e = self.expr(Ty::Int, 0)?;
                 self.line(&format!("print({e})"));
@@ -365,18 +415,28 @@ impl Gen<'_, '_> {
             return Ok(None);
         }
         let i = *self.u.choose(&cands)?;
+        Ok(Some(self.call_of(i, depth)?))
+    }
+
+    /// A call of helper `i` with arguments of its parameter types.
+    fn call_of(&mut self, i: usize, depth: u32) -> Result<String> {
         let params = self.funcs[i].params.clone();
         let mut args = Vec::new();
         for p in params {
             args.push(self.expr(p, depth + 1)?);
         }
-        Ok(Some(format!("{}({})", self.funcs[i].name, args.join(", "))))
+        Ok(format!("{}({})", self.funcs[i].name, args.join(", ")))
     }
 
     fn expr(&mut self, ty: Ty, depth: u32) -> Result<String> {
         let leaf = depth >= MAX_DEPTH || self.u.is_empty();
         let choice = if leaf { 0 } else { self.u.int_in_range(0..=9)? };
         if choice == 1 {
+            if self.u.ratio(1, 4)? {
+                if let Some(t) = self.task_of(ty)? {
+                    return Ok(format!("join({t})"));
+                }
+            }
             if let Some(v) = self.var_of(ty, false)? {
                 return Ok(v);
             }

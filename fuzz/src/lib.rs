@@ -7,12 +7,15 @@ pub mod gen;
 use std::cell::RefCell;
 use std::io::Write;
 use std::rc::Rc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
-use wo_bytecode::Image;
-use wo_vm::{Host, NativeFn, Stop, Trap, TrapKind, Value, Vm};
+use wo_bytecode::{Image, Op};
+use wo_vm::{Host, NativeFn, Status, Stop, Trap, TrapKind, Value, Vm};
 
-/// Calls and loop back edges one image may run (over `init` and `main` together).
+/// Calls and loop back edges an image without fibers may run (over `init` and `main`
+/// together).
 pub const BUDGET: u32 = 20_000;
 
 /// Bytes of output kept per run (the rest is counted, not stored).
@@ -71,6 +74,8 @@ pub enum End {
     Fault(String),
     /// The budget ran out.
     Budget,
+    /// A run with fibers was stopped at [`FIBER_DEADLINE`].
+    Deadline,
 }
 
 /// What a run printed and how it ended.
@@ -81,8 +86,18 @@ pub struct Outcome {
     pub out_len: usize,
 }
 
-/// Runs `image` (`init`, then `main` with no arguments) with the database in memory,
-/// for at most `budget` calls and back edges in all.
+/// Wall-clock limit of a run whose image spawns fibers (see [`run_budgeted`]).
+pub const FIBER_DEADLINE: Duration = Duration::from_millis(20);
+
+/// Runs `image` (`init`, then `main` with no arguments) with the database in memory.
+///
+/// An image without `SPAWN` runs for at most `budget` calls and back edges in all,
+/// resumed slice by slice: the run is deterministic, and ends in [`End::Budget`] when
+/// the budget runs out. An image that can spawn fibers runs under the VM's scheduler
+/// (`Vm::run_to_end`, as `wo run` does), so the spawned fibers run, interleave and are
+/// joined; the scheduler has no instruction budget, so such a run is stopped through
+/// the VM's interrupt flag after [`FIBER_DEADLINE`] of wall-clock time
+/// ([`End::Deadline`]; only a run that ends so is timing-dependent).
 pub fn run_budgeted(image: &Image, budget: u32) -> Outcome {
     let out = Capture::default();
     let host = Host {
@@ -95,7 +110,17 @@ pub fn run_budgeted(image: &Image, budget: u32) -> Outcome {
     };
     let end = match Vm::new(image, &natives, host) {
         Err(e) => End::Link(e.to_string()),
-        Ok(mut vm) => run_vm(&mut vm, image, budget),
+        Ok(mut vm) if spawns(image) => {
+            let flag = watchdog_start();
+            vm.set_interrupt(flag);
+            let end = run_vm(&mut vm, image, &mut |vm, fiber| vm.run_to_end(fiber));
+            watchdog_stop();
+            end
+        }
+        Ok(mut vm) => {
+            let mut left = budget;
+            run_vm(&mut vm, image, &mut |vm, fiber| resume_budgeted(vm, fiber, &mut left))
+        }
     };
     let g = out.0.borrow();
     Outcome {
@@ -105,12 +130,24 @@ pub fn run_budgeted(image: &Image, budget: u32) -> Outcome {
     }
 }
 
-fn run_vm(vm: &mut Vm<'_>, image: &Image, budget: u32) -> End {
-    let mut left = budget;
+/// Whether any function of `image` has a `SPAWN` instruction.
+pub fn spawns(image: &Image) -> bool {
+    image
+        .functions
+        .iter()
+        .any(|f| f.code.iter().any(|op| matches!(op, Op::Spawn { .. })))
+}
+
+/// `init`, then `main`, each run to its end by `run`; as `wo run` does, a `main` that
+/// returns with a task that trapped and was never joined ends with that trap.
+fn run_vm(
+    vm: &mut Vm<'_>,
+    image: &Image,
+    run: &mut dyn FnMut(&mut Vm<'_>, &mut wo_vm::Fiber) -> Status,
+) -> End {
     if let Some(init) = image.init {
-        match run_fiber(vm, init.0, Vec::new(), &mut left) {
-            Ok(_) => {}
-            Err(end) => return end,
+        if let Err(end) = run_fiber(vm, init.0, Vec::new(), run) {
+            return end;
         }
     }
     let arity = image
@@ -122,38 +159,104 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, budget: u32) -> End {
     } else {
         Vec::new()
     };
-    match run_fiber(vm, image.entry.0, args, &mut left) {
-        Ok(Value::Int(v)) => End::Exit((v & 0xff) as i32),
-        Ok(_) => End::Exit(0),
+    match run_fiber(vm, image.entry.0, args, run) {
+        Ok(v) => match vm.unjoined_trap() {
+            Some((trap, _)) => End::Trap(trap.kind.name(), trap.message),
+            None => match v {
+                Value::Int(v) => End::Exit((v & 0xff) as i32),
+                _ => End::Exit(0),
+            },
+        },
         Err(end) => end,
+    }
+}
+
+fn run_fiber(
+    vm: &mut Vm<'_>,
+    func: u32,
+    args: Vec<Value>,
+    run: &mut dyn FnMut(&mut Vm<'_>, &mut wo_vm::Fiber) -> Status,
+) -> Result<Value, End> {
+    let mut fiber = vm.fiber(func, args).map_err(End::Fault)?;
+    match run(vm, &mut fiber) {
+        Status::Done(v) => Ok(v),
+        Status::Exit(c) => Err(End::Exit(c)),
+        Status::Trap { trap, .. } => Err(End::Trap(trap.kind.name(), trap.message)),
+        Status::Fault(m) => Err(End::Fault(m)),
+        Status::Interrupted => Err(End::Deadline),
+        Status::Yield => Err(End::Budget),
+        Status::Wait(_) => Err(End::Fault("the fiber waits at the end".into())),
     }
 }
 
 /// Budget handed to one `resume` call.
 const SLICE: u32 = 1000;
 
-fn run_fiber(vm: &mut Vm<'_>, func: u32, args: Vec<Value>, left: &mut u32) -> Result<Value, End> {
-    let mut fiber = vm.fiber(func, args).map_err(End::Fault)?;
+/// Resumes `fiber` slice by slice until it ends or `left` runs out (then `Yield`).
+/// An image without `SPAWN` has nothing to wait for but `yield()`, which is resumed.
+fn resume_budgeted(vm: &mut Vm<'_>, fiber: &mut wo_vm::Fiber, left: &mut u32) -> Status {
     loop {
         if *left == 0 {
-            return Err(End::Budget);
+            return Status::Yield;
         }
         let slice = SLICE.min(*left);
         *left -= slice;
-        match vm.resume(&mut fiber, slice) {
-            // A fiber that waits (`yield()`, `join`, …) is resumed again, spending its
-            // budget: the spawned fibers themselves do not run here (the scheduler,
-            // `Vm::run_to_end`, has no overall budget).
-            wo_vm::Status::Yield | wo_vm::Status::Wait(_) => continue,
-            wo_vm::Status::Done(v) => return Ok(v),
-            wo_vm::Status::Exit(c) => return Err(End::Exit(c)),
-            wo_vm::Status::Trap { trap, .. } => {
-                return Err(End::Trap(trap.kind.name(), trap.message))
-            }
-            wo_vm::Status::Fault(m) => return Err(End::Fault(m)),
-            wo_vm::Status::Interrupted => return Err(End::Fault("interrupted".into())),
+        match vm.resume(fiber, slice) {
+            Status::Yield | Status::Wait(_) => continue,
+            end => return end,
         }
     }
+}
+
+/// The watchdog of [`FIBER_DEADLINE`]: one thread for the process, which raises the
+/// interrupt flag of the run under way when its deadline passes.
+struct Watchdog {
+    state: Mutex<(Option<Instant>, Arc<AtomicBool>)>,
+    wake: Condvar,
+}
+
+fn watchdog() -> &'static Watchdog {
+    static W: OnceLock<&'static Watchdog> = OnceLock::new();
+    W.get_or_init(|| {
+        let w: &'static Watchdog = Box::leak(Box::new(Watchdog {
+            state: Mutex::new((None, Arc::new(AtomicBool::new(false)))),
+            wake: Condvar::new(),
+        }));
+        std::thread::spawn(move || {
+            let mut g = w.state.lock().expect("watchdog lock");
+            loop {
+                g = match g.0 {
+                    None => w.wake.wait(g).expect("watchdog lock"),
+                    Some(due) => {
+                        let now = Instant::now();
+                        if now >= due {
+                            g.1.store(true, Ordering::SeqCst);
+                            g.0 = None;
+                            g
+                        } else {
+                            w.wake.wait_timeout(g, due - now).expect("watchdog lock").0
+                        }
+                    }
+                };
+            }
+        });
+        w
+    })
+}
+
+/// Arms the watchdog for a run starting now; returns the run's interrupt flag.
+fn watchdog_start() -> Arc<AtomicBool> {
+    let w = watchdog();
+    let mut g = w.state.lock().expect("watchdog lock");
+    g.1 = Arc::new(AtomicBool::new(false));
+    g.0 = Some(Instant::now() + FIBER_DEADLINE);
+    w.wake.notify_one();
+    g.1.clone()
+}
+
+/// Disarms it (the run ended).
+fn watchdog_stop() {
+    watchdog().state.lock().expect("watchdog lock").0 = None;
 }
 
 /// Compiles one source file.
