@@ -19,13 +19,19 @@ fuzz_target!(|data: &[u8]| {
         eprintln!("{prog}");
     }
     let mut first: Option<wo_fuzz::Outcome> = None;
-    for attr in TABLE_VARIANTS {
+    // `wo fmt`'s contract is checked on one of the three variants (they differ in one
+    // line), a different one from program to program: formatting is about half the
+    // cost of a variant.
+    let formatted = prog.len() % TABLE_VARIANTS.len();
+    for (i, attr) in TABLE_VARIANTS.into_iter().enumerate() {
         let src = prog.replace(TABLE_ATTR, attr);
         let image = match compile(&src) {
             Ok(i) => i,
             Err(d) => panic!("a generated program does not compile: {d:?}\n{src}"),
         };
-        wo_fuzz::check_format(&src, Some(&image));
+        if i == formatted {
+            wo_fuzz::check_format(&src, Some(&image));
+        }
         let a = run_budgeted(&image, BUDGET);
         if std::env::var_os("WO_FUZZ_PRINT").is_some() {
             eprintln!("{attr}: {:?}\n{}", a.end, String::from_utf8_lossy(&a.out));
