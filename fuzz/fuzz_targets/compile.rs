@@ -9,10 +9,16 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let compiled = wo_fuzz::compile(src);
+    if let (Some(_), Err(diags)) = (std::env::var_os("WO_FUZZ_WOB"), &compiled) {
+        for d in diags {
+            eprintln!("{}: {} at {:?}", d.code, d.message, d.span);
+        }
+    }
     if let Ok(image) = &compiled {
         let bytes = wo_bytecode::write_image(image);
         // Making seeds for `image` without the `wo` binary: `WO_FUZZ_WOB=out.wob
-        // fuzz/target/release/compile prog.wo` writes the image (docs/fuzzing.md).
+        // fuzz/target/release/compile prog.wo` writes the image, or prints the
+        // diagnostics (docs/fuzzing.md).
         if let Some(path) = std::env::var_os("WO_FUZZ_WOB") {
             std::fs::write(&path, &bytes).expect("write WO_FUZZ_WOB");
         }

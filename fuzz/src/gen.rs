@@ -24,6 +24,8 @@ enum Ty {
     Bool,
     Text,
     List,
+    Float,
+    Map,
 }
 
 impl Ty {
@@ -33,6 +35,8 @@ impl Ty {
             Ty::Bool => "Bool",
             Ty::Text => "Text",
             Ty::List => "multi Int",
+            Ty::Float => "Float",
+            Ty::Map => "map<Text, Int>",
         }
     }
 }
@@ -91,7 +95,8 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
         for _ in 0..n_params {
             params.push(g.ty()?);
         }
-        let ret = *g.u.choose(&[Ty::Int, Ty::Text, Ty::Bool, Ty::List])?;
+        let ret =
+            *g.u.choose(&[Ty::Int, Ty::Text, Ty::Bool, Ty::List, Ty::Float, Ty::Map])?;
         let name = format!("f{i}");
         let sig: Vec<String> = params
             .iter()
@@ -129,9 +134,15 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
 
 impl Gen<'_, '_> {
     fn ty(&mut self) -> Result<Ty> {
-        Ok(*self
-            .u
-            .choose(&[Ty::Int, Ty::Int, Ty::Text, Ty::Bool, Ty::List])?)
+        Ok(*self.u.choose(&[
+            Ty::Int,
+            Ty::Int,
+            Ty::Text,
+            Ty::Bool,
+            Ty::List,
+            Ty::Float,
+            Ty::Map,
+        ])?)
     }
 
     fn fresh(&mut self, prefix: &str) -> String {
@@ -198,18 +209,19 @@ impl Gen<'_, '_> {
 
     fn stmt(&mut self, depth: u32) -> Result<()> {
         let nested_ok = depth < 3;
-        match self.u.int_in_range(0..=19)? {
+        match self.u.int_in_range(0..=22)? {
             0 | 1 => {
                 let ty = self.ty()?;
-                let e = if ty == Ty::List && self.u.ratio(1, 4)? {
-                    "[]".to_string()
-                } else {
-                    self.expr(ty, 0)?
+                let empty = match ty {
+                    Ty::List => "[]",
+                    Ty::Map => "{}",
+                    _ => "",
                 };
                 let name = self.fresh("v");
-                if e == "[]" {
-                    self.line(&format!("let {name}: multi Int = []"));
+                if !empty.is_empty() && self.u.ratio(1, 4)? {
+                    self.line(&format!("let {name}: {} = {empty}", ty.name()));
                 } else {
+                    let e = self.expr(ty, 0)?;
                     self.line(&format!("let {name} = {e}"));
                 }
                 self.vars.push(Var {
@@ -377,6 +389,52 @@ impl Gen<'_, '_> {
                 }
             }
             18 => self.line("yield()"),
+            20 => {
+                if let Some(m) = self.var_of(Ty::Map, false)? {
+                    let k = self.expr(Ty::Text, 1)?;
+                    match self.u.int_in_range(0..=2)? {
+                        0 => {
+                            let v = self.expr(Ty::Int, 1)?;
+                            self.line(&format!("{m}[{k}] = {v}"));
+                        }
+                        1 => {
+                            let v = self.expr(Ty::Int, 1)?;
+                            self.line(&format!("set({m}, {k}, {v})"));
+                        }
+                        _ => self.line(&format!("remove({m}, {k})")),
+                    }
+                }
+            }
+            21 if nested_ok => {
+                let m = self.expr(Ty::Map, 1)?;
+                let (k, v) = (self.fresh("k"), self.fresh("n"));
+                self.line(&format!("for {k}, {v} in ({m}) {{"));
+                for (name, ty) in [(k, Ty::Text), (v, Ty::Int)] {
+                    self.vars.push(Var {
+                        name,
+                        ty,
+                        fixed: false,
+                        task: false,
+                    });
+                }
+                self.nested_tail(depth)?;
+                self.vars.truncate(self.vars.len() - 2);
+            }
+            22 if nested_ok => {
+                let i = self.fresh("i");
+                let a = self.u.int_in_range(-3..=8i64)?;
+                let b = self.u.int_in_range(-3..=8i64)?;
+                let step = *self.u.choose(&[1, 1, 2, -1, -2, 3])?;
+                self.line(&format!("for {i} in range({a}, {b}, {step}) {{"));
+                self.vars.push(Var {
+                    name: i,
+                    ty: Ty::Int,
+                    fixed: false,
+                    task: false,
+                });
+                self.nested_tail(depth)?;
+                self.vars.pop();
+            }
             19 if self.callable > 0 => {
                 let i = self.u.int_in_range(0..=self.callable - 1)?;
                 let call = self.call_of(i, 0)?;
@@ -430,7 +488,11 @@ impl Gen<'_, '_> {
 
     fn expr(&mut self, ty: Ty, depth: u32) -> Result<String> {
         let leaf = depth >= MAX_DEPTH || self.u.is_empty();
-        let choice = if leaf { 0 } else { self.u.int_in_range(0..=9)? };
+        let choice = if leaf {
+            0
+        } else {
+            self.u.int_in_range(0..=12)?
+        };
         if choice == 1 {
             if self.u.ratio(1, 4)? {
                 if let Some(t) = self.task_of(ty)? {
@@ -468,6 +530,16 @@ impl Gen<'_, '_> {
                     self.cmp()?,
                     self.expr(Ty::Int, d)?
                 ),
+                10 => format!("int({})", self.expr(Ty::Float, d)?),
+                11 => format!("len({})", self.expr(Ty::Map, d)?),
+                12 => {
+                    let (m, k) = (self.expr(Ty::Map, d)?, self.expr(Ty::Text, d)?);
+                    if self.u.arbitrary()? {
+                        format!("get({m}, {k})")
+                    } else {
+                        format!("({m}[{k}] ?? {})", self.expr(Ty::Int, d)?)
+                    }
+                }
                 _ => format!(
                     "(try {} catch (err) {})",
                     self.expr(Ty::Int, d)?,
@@ -502,6 +574,19 @@ impl Gen<'_, '_> {
                     self.list_atom(d)?,
                     self.expr(Ty::Int, d)?
                 ),
+                10 => {
+                    let op = self.cmp()?;
+                    format!(
+                        "({} {op} {})",
+                        self.expr(Ty::Float, d)?,
+                        self.expr(Ty::Float, d)?
+                    )
+                }
+                11 => format!(
+                    "has({}, {})",
+                    self.expr(Ty::Map, d)?,
+                    self.expr(Ty::Text, d)?
+                ),
                 _ => format!("(Row.find({}) == nil)", self.expr(Ty::Int, d)?),
             },
             Ty::Text => match choice {
@@ -521,6 +606,8 @@ impl Gen<'_, '_> {
                     "(try unwrap(Row.find({})).t catch (err) \"none\")",
                     self.expr(Ty::Int, d)?
                 ),
+                10 => format!("text({})", self.expr(Ty::Float, d)?),
+                11 => format!("text({})", self.expr(Ty::Map, d)?),
                 _ => format!("text({})", self.expr(Ty::Bool, d)?),
             },
             Ty::List => match choice {
@@ -543,8 +630,53 @@ impl Gen<'_, '_> {
                     self.cmp()?,
                     self.expr(Ty::Int, d)?
                 ),
+                10 => format!("values({})", self.expr(Ty::Map, d)?),
+                11 => format!(
+                    "range({}, {})",
+                    self.u.int_in_range(-2..=6i64)?,
+                    self.u.int_in_range(-2..=6i64)?
+                ),
                 _ => format!("(from r in Row order by r.k desc select r.id)"),
             },
+            Ty::Float => match choice {
+                3..=5 => {
+                    let op = *self.u.choose(&["+", "-", "*", "/"])?;
+                    format!(
+                        "({} {op} {})",
+                        self.expr(Ty::Float, d)?,
+                        self.expr(Ty::Float, d)?
+                    )
+                }
+                6 => format!("float({})", self.expr(Ty::Int, d)?),
+                7 => {
+                    let f = *self.u.choose(&["min", "max"])?;
+                    format!(
+                        "{f}({}, {})",
+                        self.expr(Ty::Float, d)?,
+                        self.expr(Ty::Float, d)?
+                    )
+                }
+                8 => format!("abs({})", self.expr(Ty::Float, d)?),
+                9 => format!(
+                    "(parse_float({}) ?? {})",
+                    self.expr(Ty::Text, d)?,
+                    self.expr(Ty::Float, d)?
+                ),
+                _ => format!(
+                    "(try {} catch (err) {})",
+                    self.expr(Ty::Float, d)?,
+                    self.expr(Ty::Float, d)?
+                ),
+            },
+            Ty::Map => {
+                let n = self.u.int_in_range(1..=3)?;
+                let mut items = Vec::new();
+                for _ in 0..n {
+                    let k = self.expr(Ty::Text, d)?;
+                    items.push(format!("{k}: {}", self.expr(Ty::Int, d)?));
+                }
+                format!("({{{}}})", items.join(", "))
+            }
         })
     }
 
@@ -595,6 +727,26 @@ impl Gen<'_, '_> {
                     .map(|_| self.u.int_in_range(-2..=9i64).map(|v| v.to_string()))
                     .collect::<Result<_>>()?;
                 format!("[{}]", items.join(", "))
+            }
+            Ty::Float => {
+                let s = *self.u.choose(&[
+                    "0.0", "-0.0", "0.5", "1.5", "2.5", "0.1", "1e308", "-1e308", "2e9", "1.0e-3",
+                    "3.0",
+                ])?;
+                if s.starts_with('-') {
+                    format!("({s})")
+                } else {
+                    s.to_string()
+                }
+            }
+            Ty::Map => {
+                let n = self.u.int_in_range(1..=2)?;
+                let mut items = Vec::new();
+                for _ in 0..n {
+                    let k = *self.u.choose(&["a", "b", "", "héllo"])?;
+                    items.push(format!("\"{k}\": {}", self.u.int_in_range(-2..=9i64)?));
+                }
+                format!("({{{}}})", items.join(", "))
             }
         })
     }

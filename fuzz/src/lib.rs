@@ -74,7 +74,7 @@ pub enum End {
     Fault(String),
     /// The budget ran out.
     Budget,
-    /// A run with fibers was stopped at [`FIBER_DEADLINE`].
+    /// A run under the scheduler was stopped at its deadline.
     Deadline,
 }
 
@@ -86,42 +86,68 @@ pub struct Outcome {
     pub out_len: usize,
 }
 
-/// Wall-clock limit of a run whose image spawns fibers (see [`run_budgeted`]).
-pub const FIBER_DEADLINE: Duration = Duration::from_millis(20);
+/// How long a run under the scheduler may take (wall clock) in the `image` target,
+/// where most such runs are fuzzed images that loop.
+pub const IMAGE_DEADLINE: Duration = Duration::from_millis(2);
+
+/// The same for a generated program (`gen`), which ends by construction: a run cut
+/// short is not compared, so the limit is generous.
+pub const GEN_DEADLINE: Duration = Duration::from_millis(200);
 
 /// Runs `image` (`init`, then `main` with no arguments) with the database in memory.
 ///
-/// An image without `SPAWN` runs for at most `budget` calls and back edges in all,
-/// resumed slice by slice: the run is deterministic, and ends in [`End::Budget`] when
-/// the budget runs out. An image that can spawn fibers runs under the VM's scheduler
-/// (`Vm::run_to_end`, as `wo run` does), so the spawned fibers run, interleave and are
-/// joined; the scheduler has no instruction budget, so such a run is stopped through
-/// the VM's interrupt flag after [`FIBER_DEADLINE`] of wall-clock time
-/// ([`End::Deadline`]; only a run that ends so is timing-dependent).
-pub fn run_budgeted(image: &Image, budget: u32) -> Outcome {
+/// First on its own, for at most `budget` calls and back edges in all, resumed slice
+/// by slice: deterministic, and [`End::Budget`] when the budget runs out. That is the
+/// whole run unless the program waits (`yield()`, `join`): a fiber it spawned runs
+/// only when its spawner waits, or after a scheduler turn of at least 65,536 back
+/// edges, more than `budget`. If it waits, it runs again from the start under the
+/// VM's scheduler (`Vm::run_to_end`, as `wo run` runs it), so the spawned fibers run,
+/// interleave and are joined. The scheduler has no instruction budget, so that run
+/// is stopped through the VM's interrupt flag once `deadline` (wall clock) has passed
+/// ([`End::Deadline`], the only timing-dependent ending; the flag is read between
+/// two turns, so the run can last a turn longer).
+pub fn run_budgeted(image: &Image, budget: u32, deadline: Duration) -> Outcome {
     let out = Capture::default();
-    let host = Host {
+    let mut waited = false;
+    let end = match Vm::new(image, &natives, host(&out)) {
+        Err(e) => End::Link(e.to_string()),
+        Ok(mut vm) => {
+            let mut left = budget;
+            run_vm(&mut vm, image, &mut |vm, fiber| {
+                let status = resume_budgeted(vm, fiber, &mut left);
+                waited |= matches!(status, Status::Wait(_));
+                status
+            })
+        }
+    };
+    if !waited {
+        return outcome(end, &out);
+    }
+    let out = Capture::default();
+    let end = match Vm::new(image, &natives, host(&out)) {
+        Err(e) => End::Link(e.to_string()),
+        Ok(mut vm) => {
+            vm.set_interrupt(watchdog_start(deadline));
+            let end = run_vm(&mut vm, image, &mut |vm, fiber| vm.run_to_end(fiber));
+            watchdog_stop();
+            end
+        }
+    };
+    outcome(end, &out)
+}
+
+fn host(out: &Capture) -> Host {
+    Host {
         out: Box::new(out.clone()),
         err: Box::new(std::io::sink()),
         input: Box::new(std::io::empty()),
         classes: Rc::from(Vec::new()),
         rng: 1,
         started: Instant::now(),
-    };
-    let end = match Vm::new(image, &natives, host) {
-        Err(e) => End::Link(e.to_string()),
-        Ok(mut vm) if spawns(image) => {
-            let flag = watchdog_start();
-            vm.set_interrupt(flag);
-            let end = run_vm(&mut vm, image, &mut |vm, fiber| vm.run_to_end(fiber));
-            watchdog_stop();
-            end
-        }
-        Ok(mut vm) => {
-            let mut left = budget;
-            run_vm(&mut vm, image, &mut |vm, fiber| resume_budgeted(vm, fiber, &mut left))
-        }
-    };
+    }
+}
+
+fn outcome(end: End, out: &Capture) -> Outcome {
     let g = out.0.borrow();
     Outcome {
         end,
@@ -185,15 +211,16 @@ fn run_fiber(
         Status::Fault(m) => Err(End::Fault(m)),
         Status::Interrupted => Err(End::Deadline),
         Status::Yield => Err(End::Budget),
-        Status::Wait(_) => Err(End::Fault("the fiber waits at the end".into())),
+        // Only from `resume_budgeted`: the run goes on under the scheduler.
+        Status::Wait(_) => Err(End::Budget),
     }
 }
 
 /// Budget handed to one `resume` call.
 const SLICE: u32 = 1000;
 
-/// Resumes `fiber` slice by slice until it ends or `left` runs out (then `Yield`).
-/// An image without `SPAWN` has nothing to wait for but `yield()`, which is resumed.
+/// Resumes `fiber` slice by slice until it ends, waits (`Wait`: nothing else runs
+/// here) or `left` runs out (`Yield`).
 fn resume_budgeted(vm: &mut Vm<'_>, fiber: &mut wo_vm::Fiber, left: &mut u32) -> Status {
     loop {
         if *left == 0 {
@@ -202,13 +229,13 @@ fn resume_budgeted(vm: &mut Vm<'_>, fiber: &mut wo_vm::Fiber, left: &mut u32) ->
         let slice = SLICE.min(*left);
         *left -= slice;
         match vm.resume(fiber, slice) {
-            Status::Yield | Status::Wait(_) => continue,
+            Status::Yield => continue,
             end => return end,
         }
     }
 }
 
-/// The watchdog of [`FIBER_DEADLINE`]: one thread for the process, which raises the
+/// The watchdog of a run's deadline: one thread for the process, which raises the
 /// interrupt flag of the run under way when its deadline passes.
 struct Watchdog {
     state: Mutex<(Option<Instant>, Arc<AtomicBool>)>,
@@ -245,11 +272,11 @@ fn watchdog() -> &'static Watchdog {
 }
 
 /// Arms the watchdog for a run starting now; returns the run's interrupt flag.
-fn watchdog_start() -> Arc<AtomicBool> {
+fn watchdog_start(deadline: Duration) -> Arc<AtomicBool> {
     let w = watchdog();
     let mut g = w.state.lock().expect("watchdog lock");
     g.1 = Arc::new(AtomicBool::new(false));
-    g.0 = Some(Instant::now() + FIBER_DEADLINE);
+    g.0 = Some(Instant::now() + deadline);
     w.wake.notify_one();
     g.1.clone()
 }
