@@ -5,8 +5,9 @@
 //! same program with its table hash-indexed, sorted-indexed and unindexed).
 //!
 //! The program has one table `Row { k: Int, t: Text }` whose annotation is the
-//! placeholder [`TABLE_ATTR`], up to three helper functions that call and spawn only
-//! earlier ones (so no unbounded recursion, and every fiber ends), and `main`.
+//! placeholder [`TABLE_ATTR`], a fixed helper `worker` (fibers that write rows and
+//! yield), up to three generated helpers that call and spawn only earlier ones (so no
+//! unbounded recursion, and every fiber ends), and `main`.
 //! Fibers: `spawn` of a helper (its task joined later, at once or never), `yield()`.
 
 use arbitrary::{Result, Unstructured};
@@ -73,6 +74,22 @@ struct Gen<'a, 'b> {
 
 const MAX_DEPTH: u32 = 3;
 
+/// A helper every program has, so that even a short one can spawn fibers that take
+/// turns: it writes rows and prints, yielding between them, and counts what it sees
+/// (other fibers' rows too). Called or spawned like the generated helpers.
+const WORKER: &str = "fn worker(n: Int, t: Text) -> Int {
+  let i = 0
+  while i < 3 {
+    insert Row { k: n + i, t: t }
+    print(\"${t}${i}\")
+    yield()
+    i += 1
+  }
+  return count(from r in Row where r.k >= n select r)
+}
+
+";
+
 /// Writes a program from `u`. The text contains [`TABLE_ATTR`] once.
 pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
     let mut g = Gen {
@@ -88,6 +105,12 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
     };
     g.out.push_str(TABLE_ATTR);
     g.out.push_str("\nclass Row {\n  k: Int\n  t: Text\n}\n\n");
+    g.out.push_str(WORKER);
+    g.funcs.push(Func {
+        name: "worker".to_string(),
+        params: vec![Ty::Int, Ty::Text],
+        ret: Ty::Int,
+    });
     let n_funcs = g.u.int_in_range(0..=3)?;
     for i in 0..n_funcs {
         let n_params = g.u.int_in_range(0..=3)?;
@@ -114,7 +137,7 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
                 task: false,
             })
             .collect();
-        g.callable = i;
+        g.callable = g.funcs.len();
         g.indent = 1;
         g.block_body(0)?;
         let e = g.expr(ret, 0)?;
@@ -209,7 +232,16 @@ impl Gen<'_, '_> {
 
     fn stmt(&mut self, depth: u32) -> Result<()> {
         let nested_ok = depth < 3;
-        match self.u.int_in_range(0..=22)? {
+        // Spawning, joining and `join(spawn …)` twice as likely as the others: they
+        // need a helper to exist, so they would be rare in the short programs most
+        // inputs make.
+        let choice = match self.u.int_in_range(0..=25)? {
+            23 => 16,
+            24 => 17,
+            25 => 19,
+            c => c,
+        };
+        match choice {
             0 | 1 => {
                 let ty = self.ty()?;
                 let empty = match ty {
