@@ -90,6 +90,13 @@ pub struct Outcome {
 /// where most such runs are fuzzed images that loop.
 pub const IMAGE_DEADLINE: Duration = Duration::from_millis(2);
 
+/// The `image` target runs one input in this many under the scheduler (chosen by a
+/// hash of the input, so a run repeats): such a run can cost a scheduler turn of
+/// 65,536 calls and back edges, up to a second for an image that collects cycles in
+/// a loop, and the fuzzer breeds many of those (a third of a campaign's corpus),
+/// which took `image` from thousands of executions a second to hundreds.
+pub const IMAGE_SCHEDULER_ONE_IN: u32 = 8;
+
 /// The same for a generated program (`gen`), which ends by construction: a run cut
 /// short is not compared, so the limit is generous.
 pub const GEN_DEADLINE: Duration = Duration::from_millis(200);
@@ -105,8 +112,9 @@ pub const GEN_DEADLINE: Duration = Duration::from_millis(200);
 /// interleave and are joined. The scheduler has no instruction budget, so that run
 /// is stopped through the VM's interrupt flag once `deadline` (wall clock) has passed
 /// ([`End::Deadline`], the only timing-dependent ending; the flag is read between
-/// two turns, so the run can last a turn longer).
-pub fn run_budgeted(image: &Image, budget: u32, deadline: Duration) -> Outcome {
+/// two turns, so the run can last a turn longer). Without a `deadline`, a program
+/// that waits is not run again: it ends in [`End::Budget`].
+pub fn run_budgeted(image: &Image, budget: u32, deadline: Option<Duration>) -> Outcome {
     let out = Capture::default();
     let mut waited = false;
     let end = match Vm::new(image, &natives, host(&out)) {
@@ -120,9 +128,9 @@ pub fn run_budgeted(image: &Image, budget: u32, deadline: Duration) -> Outcome {
             })
         }
     };
-    if !waited {
+    let Some(deadline) = deadline.filter(|_| waited) else {
         return outcome(end, &out);
-    }
+    };
     let out = Capture::default();
     let end = match Vm::new(image, &natives, host(&out)) {
         Err(e) => End::Link(e.to_string()),
