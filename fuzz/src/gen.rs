@@ -548,11 +548,7 @@ impl Gen<'_, '_> {
             Ty::Int => match choice {
                 3 | 4 => {
                     let op = *self.u.choose(&["+", "-", "*", "/", "%"])?;
-                    format!(
-                        "({} {op} {})",
-                        self.expr(Ty::Int, d)?,
-                        self.expr(Ty::Int, d)?
-                    )
+                    self.bin(Ty::Int, op, d)?
                 }
                 5 => format!("len({})", self.expr(Ty::Text, d)?),
                 6 => format!("len({})", self.expr(Ty::List, d)?),
@@ -572,35 +568,19 @@ impl Gen<'_, '_> {
                         format!("({m}[{k}] ?? {})", self.expr(Ty::Int, d)?)
                     }
                 }
-                _ => format!(
-                    "(try {} catch (err) {})",
-                    self.expr(Ty::Int, d)?,
-                    self.expr(Ty::Int, d)?
-                ),
+                _ => self.try_catch(Ty::Int, d)?,
             },
             Ty::Bool => match choice {
                 3 | 4 => {
                     let op = self.cmp()?;
-                    format!(
-                        "({} {op} {})",
-                        self.expr(Ty::Int, d)?,
-                        self.expr(Ty::Int, d)?
-                    )
+                    self.bin(Ty::Int, op, d)?
                 }
                 5 => {
                     let op = *self.u.choose(&["and", "or"])?;
-                    format!(
-                        "({} {op} {})",
-                        self.expr(Ty::Bool, d)?,
-                        self.expr(Ty::Bool, d)?
-                    )
+                    self.bin(Ty::Bool, op, d)?
                 }
                 6 => format!("(not {})", self.expr(Ty::Bool, d)?),
-                7 => format!(
-                    "({} == {})",
-                    self.expr(Ty::Text, d)?,
-                    self.expr(Ty::Text, d)?
-                ),
+                7 => self.bin(Ty::Text, "==", d)?,
                 8 => format!(
                     "contains({}, {})",
                     self.list_atom(d)?,
@@ -608,11 +588,7 @@ impl Gen<'_, '_> {
                 ),
                 10 => {
                     let op = self.cmp()?;
-                    format!(
-                        "({} {op} {})",
-                        self.expr(Ty::Float, d)?,
-                        self.expr(Ty::Float, d)?
-                    )
+                    self.bin(Ty::Float, op, d)?
                 }
                 11 => format!(
                     "has({}, {})",
@@ -622,11 +598,7 @@ impl Gen<'_, '_> {
                 _ => format!("(Row.find({}) == nil)", self.expr(Ty::Int, d)?),
             },
             Ty::Text => match choice {
-                3 | 4 => format!(
-                    "({} .. {})",
-                    self.expr(Ty::Text, d)?,
-                    self.expr(Ty::Text, d)?
-                ),
+                3 | 4 => self.bin(Ty::Text, "..", d)?,
                 5 => format!("text({})", self.expr(Ty::Int, d)?),
                 6 => format!(
                     "\"<${{{}}}|${{{}}}>\"",
@@ -673,11 +645,7 @@ impl Gen<'_, '_> {
             Ty::Float => match choice {
                 3..=5 => {
                     let op = *self.u.choose(&["+", "-", "*", "/"])?;
-                    format!(
-                        "({} {op} {})",
-                        self.expr(Ty::Float, d)?,
-                        self.expr(Ty::Float, d)?
-                    )
+                    self.bin(Ty::Float, op, d)?
                 }
                 6 => format!("float({})", self.expr(Ty::Int, d)?),
                 7 => {
@@ -694,11 +662,7 @@ impl Gen<'_, '_> {
                     self.expr(Ty::Text, d)?,
                     self.expr(Ty::Float, d)?
                 ),
-                _ => format!(
-                    "(try {} catch (err) {})",
-                    self.expr(Ty::Float, d)?,
-                    self.expr(Ty::Float, d)?
-                ),
+                _ => self.try_catch(Ty::Float, d)?,
             },
             Ty::Map => {
                 let n = self.u.int_in_range(1..=3)?;
@@ -710,6 +674,21 @@ impl Gen<'_, '_> {
                 format!("({{{}}})", items.join(", "))
             }
         })
+    }
+
+    /// `(a op b)`, both operands of type `ty`.
+    fn bin(&mut self, ty: Ty, op: &str, d: u32) -> Result<String> {
+        Ok(format!(
+            "({} {op} {})",
+            self.expr(ty, d)?,
+            self.expr(ty, d)?
+        ))
+    }
+
+    /// `(try a catch (err) b)`, both of type `ty`.
+    fn try_catch(&mut self, ty: Ty, d: u32) -> Result<String> {
+        let (a, b) = (self.expr(ty, d)?, self.expr(ty, d)?);
+        Ok(format!("(try {a} catch (err) {b})"))
     }
 
     /// A list expression that can be indexed or passed without parentheses trouble.
