@@ -194,6 +194,16 @@ impl Gen<'_, '_> {
         Ok(Some(self.u.choose(&names)?.to_string()))
     }
 
+    /// Declares a plain variable (assignable, not a task) in the current scope.
+    fn bind(&mut self, name: String, ty: Ty) {
+        self.vars.push(Var {
+            name,
+            ty,
+            fixed: false,
+            task: false,
+        });
+    }
+
     /// A task variable whose helper returns `ty`.
     fn task_of(&mut self, ty: Ty) -> Result<Option<String>> {
         let names: Vec<&str> = self
@@ -256,12 +266,7 @@ impl Gen<'_, '_> {
                     let e = self.expr(ty, 0)?;
                     self.line(&format!("let {name} = {e}"));
                 }
-                self.vars.push(Var {
-                    name,
-                    ty,
-                    fixed: false,
-                    task: false,
-                });
+                self.bind(name, ty);
             }
             2 => {
                 let ty = self.ty()?;
@@ -320,12 +325,7 @@ impl Gen<'_, '_> {
                 let l = self.expr(Ty::List, 1)?;
                 let x = self.fresh("x");
                 self.line(&format!("for {x} in {l} {{"));
-                self.vars.push(Var {
-                    name: x,
-                    ty: Ty::Int,
-                    fixed: false,
-                    task: false,
-                });
+                self.bind(x, Ty::Int);
                 self.nested_tail(depth)?;
                 self.vars.pop();
             }
@@ -442,12 +442,7 @@ impl Gen<'_, '_> {
                 let (k, v) = (self.fresh("k"), self.fresh("n"));
                 self.line(&format!("for {k}, {v} in ({m}) {{"));
                 for (name, ty) in [(k, Ty::Text), (v, Ty::Int)] {
-                    self.vars.push(Var {
-                        name,
-                        ty,
-                        fixed: false,
-                        task: false,
-                    });
+                    self.bind(name, ty);
                 }
                 self.nested_tail(depth)?;
                 self.vars.truncate(self.vars.len() - 2);
@@ -458,12 +453,7 @@ impl Gen<'_, '_> {
                 let b = self.u.int_in_range(-3..=8i64)?;
                 let step = *self.u.choose(&[1, 1, 2, -1, -2, 3])?;
                 self.line(&format!("for {i} in range({a}, {b}, {step}) {{"));
-                self.vars.push(Var {
-                    name: i,
-                    ty: Ty::Int,
-                    fixed: false,
-                    task: false,
-                });
+                self.bind(i, Ty::Int);
                 self.nested_tail(depth)?;
                 self.vars.pop();
             }
