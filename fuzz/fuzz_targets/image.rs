@@ -19,14 +19,14 @@ fuzz_target!(|data: &[u8]| {
     let mut bytes = data.to_vec();
     wo_fuzz::reseal_image(&mut bytes);
     if let Ok(image) = wo_bytecode::read_image(&bytes) {
+        if print() && std::env::var_os("WO_FUZZ_PRINT").is_some_and(|v| v == "2") {
+            eprintln!("{}", wo_bytecode::disasm::disasm(&image, &|_, _| None));
+        }
         let start = std::time::Instant::now();
         let scheduler = crc32fast::hash(data) % wo_fuzz::IMAGE_SCHEDULER_ONE_IN == 0;
         let deadline = scheduler.then_some(wo_fuzz::IMAGE_DEADLINE);
-        let run = wo_fuzz::run_budgeted(&image, wo_fuzz::BUDGET, deadline);
+        let run = wo_fuzz::run_budgeted(&image, wo_fuzz::BUDGET, wo_fuzz::ALONE_DEADLINE, deadline);
         if print() {
-            if std::env::var_os("WO_FUZZ_PRINT").is_some_and(|v| v == "2") {
-                eprintln!("{}", wo_bytecode::disasm::disasm(&image, &|_, _| None));
-            }
             eprintln!(
                 "spawns: {}, {:?} in {:?}, {} bytes of output",
                 wo_fuzz::spawns(&image),

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::io::Write;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use wo_bytecode::{Image, Op};
@@ -90,6 +90,13 @@ pub struct Outcome {
 /// where most such runs are fuzzed images that loop.
 pub const IMAGE_DEADLINE: Duration = Duration::from_millis(2);
 
+/// How long a run under the budget may take (wall clock) in the `image` and `gen`
+/// targets. The budget counts calls and back edges, not work: a loop that inserts
+/// rows and aggregates over the table each time is quadratic within it (a fuzzed
+/// image did 20,000 such iterations, minutes of work), and inside a transaction the
+/// VM does not stop at a budget (LANGUAGE.md §9: the budget does not preempt there).
+pub const ALONE_DEADLINE: Duration = Duration::from_secs(1);
+
 /// The `image` target runs one input in this many under the scheduler (chosen by a
 /// hash of the input, so a run repeats): such a run can cost a scheduler turn of
 /// 65,536 calls and back edges, up to a second for an image that collects cycles in
@@ -113,19 +120,30 @@ pub const GEN_DEADLINE: Duration = Duration::from_millis(200);
 /// is stopped through the VM's interrupt flag once `deadline` (wall clock) has passed
 /// ([`End::Deadline`], the only timing-dependent ending; the flag is read between
 /// two turns, so the run can last a turn longer). Without a `deadline`, a program
-/// that waits is not run again: it ends in [`End::Budget`].
-pub fn run_budgeted(image: &Image, budget: u32, deadline: Option<Duration>) -> Outcome {
+/// that waits is not run again: it ends in [`End::Budget`]. The run under the budget
+/// is stopped likewise after `alone` ([`End::Deadline`]), checked between slices of
+/// [`SLICE`] calls and back edges (and by the VM inside a transaction).
+pub fn run_budgeted(
+    image: &Image,
+    budget: u32,
+    alone: Duration,
+    deadline: Option<Duration>,
+) -> Outcome {
     let out = Capture::default();
     let mut waited = false;
     let end = match Vm::new(image, &natives, host(&out)) {
         Err(e) => End::Link(e.to_string()),
         Ok(mut vm) => {
+            let flag = watchdog_start(alone);
+            vm.set_interrupt(flag.clone());
             let mut left = budget;
-            run_vm(&mut vm, image, &mut |vm, fiber| {
-                let status = resume_budgeted(vm, fiber, &mut left);
+            let end = run_vm(&mut vm, image, &mut |vm, fiber| {
+                let status = resume_budgeted(vm, fiber, &mut left, &flag);
                 waited |= matches!(status, Status::Wait(_));
                 status
-            })
+            });
+            watchdog_stop();
+            end
         }
     };
     let Some(deadline) = deadline.filter(|_| waited) else {
@@ -225,14 +243,22 @@ fn run_fiber(
 }
 
 /// Budget handed to one `resume` call.
-const SLICE: u32 = 1000;
+pub const SLICE: u32 = 100;
 
 /// Resumes `fiber` slice by slice until it ends, waits (`Wait`: nothing else runs
-/// here) or `left` runs out (`Yield`).
-fn resume_budgeted(vm: &mut Vm<'_>, fiber: &mut wo_vm::Fiber, left: &mut u32) -> Status {
+/// here), `left` runs out (`Yield`) or `interrupt` is raised (`Interrupted`).
+fn resume_budgeted(
+    vm: &mut Vm<'_>,
+    fiber: &mut wo_vm::Fiber,
+    left: &mut u32,
+    interrupt: &AtomicBool,
+) -> Status {
     loop {
         if *left == 0 {
             return Status::Yield;
+        }
+        if interrupt.load(Ordering::Relaxed) {
+            return Status::Interrupted;
         }
         let slice = SLICE.min(*left);
         *left -= slice;
@@ -243,36 +269,23 @@ fn resume_budgeted(vm: &mut Vm<'_>, fiber: &mut wo_vm::Fiber, left: &mut u32) ->
     }
 }
 
-/// The watchdog of a run's deadline: one thread for the process, which raises the
-/// interrupt flag of the run under way when its deadline passes.
-struct Watchdog {
-    state: Mutex<(Option<Instant>, Arc<AtomicBool>)>,
-    wake: Condvar,
-}
+/// The watchdog of a run's deadline: one thread for the process, which wakes every
+/// millisecond and raises the interrupt flag of the run under way once its deadline
+/// has passed. A run arms and disarms it under a lock the thread takes only briefly,
+/// without waking it (no system call per run).
+type Armed = Mutex<Option<(Instant, Arc<AtomicBool>)>>;
 
-fn watchdog() -> &'static Watchdog {
-    static W: OnceLock<&'static Watchdog> = OnceLock::new();
+fn watchdog() -> &'static Armed {
+    static W: OnceLock<&'static Armed> = OnceLock::new();
     W.get_or_init(|| {
-        let w: &'static Watchdog = Box::leak(Box::new(Watchdog {
-            state: Mutex::new((None, Arc::new(AtomicBool::new(false)))),
-            wake: Condvar::new(),
-        }));
-        std::thread::spawn(move || {
-            let mut g = w.state.lock().expect("watchdog lock");
-            loop {
-                g = match g.0 {
-                    None => w.wake.wait(g).expect("watchdog lock"),
-                    Some(due) => {
-                        let now = Instant::now();
-                        if now >= due {
-                            g.1.store(true, Ordering::SeqCst);
-                            g.0 = None;
-                            g
-                        } else {
-                            w.wake.wait_timeout(g, due - now).expect("watchdog lock").0
-                        }
-                    }
-                };
+        let w: &'static Armed = Box::leak(Box::new(Mutex::new(None)));
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(1));
+            let mut g = w.lock().expect("watchdog lock");
+            if g.as_ref().is_some_and(|(due, _)| Instant::now() >= *due) {
+                if let Some((_, flag)) = g.take() {
+                    flag.store(true, Ordering::Relaxed);
+                }
             }
         });
         w
@@ -281,17 +294,14 @@ fn watchdog() -> &'static Watchdog {
 
 /// Arms the watchdog for a run starting now; returns the run's interrupt flag.
 fn watchdog_start(deadline: Duration) -> Arc<AtomicBool> {
-    let w = watchdog();
-    let mut g = w.state.lock().expect("watchdog lock");
-    g.1 = Arc::new(AtomicBool::new(false));
-    g.0 = Some(Instant::now() + deadline);
-    w.wake.notify_one();
-    g.1.clone()
+    let flag = Arc::new(AtomicBool::new(false));
+    *watchdog().lock().expect("watchdog lock") = Some((Instant::now() + deadline, flag.clone()));
+    flag
 }
 
 /// Disarms it (the run ended).
 fn watchdog_stop() {
-    watchdog().state.lock().expect("watchdog lock").0 = None;
+    *watchdog().lock().expect("watchdog lock") = None;
 }
 
 /// Compiles one source file.
