@@ -21,6 +21,12 @@ pub const BUDGET: u32 = 20_000;
 /// Bytes of output kept per run (the rest is counted, not stored).
 pub const OUTPUT_CAP: usize = 1 << 20;
 
+/// The size limit of one Text or list in a fuzzed run (`wo_vm::limit`, LANGUAGE.md
+/// §10; 1 GiB in `wo run`), past which the VM traps `LIMIT`. With 1 GiB, a fuzzed
+/// image printed 2.4 GB of texts of tens of megabytes within one second's slices and
+/// went past libFuzzer's 2 GB (H2 in docs/fuzzing.md).
+pub const MAX_BYTES: usize = 1 << 20;
+
 fn denied(_: &mut Host, _: &[Value]) -> Result<Value, Stop> {
     Err(Stop::Trap(Trap::new(
         TrapKind::Io,
@@ -129,6 +135,7 @@ pub fn run_budgeted(
     alone: Duration,
     deadline: Option<Duration>,
 ) -> Outcome {
+    wo_vm::limit::set_max_bytes(MAX_BYTES);
     let out = Capture::default();
     let mut waited = false;
     let end = match Vm::new(image, &natives, host(&out)) {
