@@ -138,6 +138,36 @@ pub const DOCS: &[(&str, &str, &str)] = &[
         "`t` repeated `n` times.",
     ),
     (
+        "chars",
+        "chars(t: Text) -> multi Text",
+        "Each character of `t` as a one-character Text (what `for c in t` walks).",
+    ),
+    (
+        "ord",
+        "ord(c: Text) -> Int",
+        "The Unicode scalar value of a one-character Text; traps BOUNDS otherwise.",
+    ),
+    (
+        "chr",
+        "chr(i: Int) -> Text",
+        "The character with scalar value `i`; traps BOUNDS for a value that is not one.",
+    ),
+    (
+        "pad_left",
+        "pad_left(t: Text, width: Int) -> Text",
+        "`t` with spaces before it up to `width` characters; a longer text whole.",
+    ),
+    (
+        "pad_right",
+        "pad_right(t: Text, width: Int) -> Text",
+        "`t` with spaces after it up to `width` characters; a longer text whole.",
+    ),
+    (
+        "to_fixed",
+        "to_fixed(x: Float, digits: Int) -> Text",
+        "`x` with `digits` (0–17) decimals and no exponent, rounded half to even.",
+    ),
+    (
         "push",
         "push(xs: multi T, v: T)",
         "Appends `v` to the list.",

@@ -8,7 +8,7 @@
 
 use wo_vm::{limit, Host, Stop, TrapKind, Value};
 
-use crate::{args, int, list_ref, new_list, new_text, text, trap, Native};
+use crate::{args, float, int, list_ref, new_list, new_text, text, trap, Native};
 
 pub(crate) const NATIVES: &[Native] = &[
     ("len_text", len_text),
@@ -24,6 +24,12 @@ pub(crate) const NATIVES: &[Native] = &[
     ("to_lower", to_lower),
     ("replace", replace),
     ("repeat", repeat),
+    ("chars", chars),
+    ("ord", ord),
+    ("chr", chr),
+    ("pad_left", pad_left),
+    ("pad_right", pad_right),
+    ("to_fixed", to_fixed),
 ];
 
 /// The number of characters in `t`.
@@ -280,6 +286,101 @@ fn repeat(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     Ok(Value::Text(limit::share_text("repeat", &out)?))
 }
 
+/// `chars(t)`: each character of `t` as a one-character Text, in order (what
+/// `for c in t` walks: one pass over the text).
+fn chars(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [t] = args("chars", argv)?;
+    let t = text(t)?;
+    let n = char_len(t);
+    limit::check_list("chars", Some(n))?;
+    let mut out = Vec::new();
+    limit::list_room(&mut out, "chars", n)?;
+    let mut buf = [0u8; 4];
+    out.extend(t.chars().map(|c| new_text(c.encode_utf8(&mut buf))));
+    Ok(new_list(out))
+}
+
+/// `ord(c)`: the Unicode scalar value of a one-character Text; BOUNDS otherwise.
+fn ord(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [c] = args("ord", argv)?;
+    let c = text(c)?;
+    let mut it = c.chars();
+    match (it.next(), it.next()) {
+        (Some(ch), None) => Ok(Value::Int(i64::from(u32::from(ch)))),
+        _ => Err(trap(
+            TrapKind::Bounds,
+            format!("ord takes one character, found a text of {}", char_len(c)),
+        )),
+    }
+}
+
+/// `chr(i)`: the character with scalar value `i`; BOUNDS for a value that is not one
+/// (negative, over U+10FFFF, or a surrogate).
+fn chr(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [i] = args("chr", argv)?;
+    let i = int(i)?;
+    match u32::try_from(i).ok().and_then(char::from_u32) {
+        Some(c) => Ok(new_text(c.encode_utf8(&mut [0u8; 4]))),
+        None => Err(trap(
+            TrapKind::Bounds,
+            format!("chr({i}) is not a Unicode scalar value"),
+        )),
+    }
+}
+
+/// Spaces added to `t` (before it with `left`) up to `width` characters; a longer
+/// text is returned whole.
+fn pad(name: &str, argv: &[Value], left: bool) -> Result<Value, Stop> {
+    let [t, w] = args(name, argv)?;
+    let (t, w) = (text(t)?, int(w)?);
+    let len = char_len(t);
+    let want = usize::try_from(w).unwrap_or(0);
+    if want <= len {
+        return Ok(Value::Text(t.clone()));
+    }
+    let n = want - len;
+    check_size(name, t.len().checked_add(n))?;
+    let mut out = text_with_room(name, t.len() + n)?;
+    if !left {
+        out.push_str(t);
+    }
+    out.extend(std::iter::repeat_n(' ', n));
+    if left {
+        out.push_str(t);
+    }
+    Ok(Value::Text(limit::share_text(name, &out)?))
+}
+
+fn pad_left(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    pad("pad_left", argv, true)
+}
+
+fn pad_right(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    pad("pad_right", argv, false)
+}
+
+/// `to_fixed(x, digits)`: `digits` (0–17) decimals, no exponent, the exact binary
+/// value rounded half to even (Rust's `{:.N}` formats the exact value so); NaN and
+/// the infinities as `print` writes them.
+fn to_fixed(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
+    let [x, d] = args("to_fixed", argv)?;
+    let (x, d) = (float(x)?, int(d)?);
+    if !(0..=17).contains(&d) {
+        return Err(trap(
+            TrapKind::Bounds,
+            format!("to_fixed takes 0 to 17 digits, found {d}"),
+        ));
+    }
+    let out = if x.is_finite() {
+        format!("{x:.*}", d as usize)
+    } else {
+        let mut s = String::new();
+        wo_vm::display::write_float(&mut s, x);
+        s
+    };
+    Ok(new_text(out.as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +388,48 @@ mod tests {
 
     fn i(n: i64) -> Value {
         Value::Int(n)
+    }
+
+    #[test]
+    fn text_walking_and_padding() {
+        assert_shows(call("chars", &[t("hé😀")]), "[\"h\", \"é\", \"😀\"]");
+        assert_shows(call("chars", &[t("")]), "[]");
+        assert_shows(call("ord", &[t("é")]), "233");
+        assert_trap(call("ord", &[t("ab")]), TrapKind::Bounds, "one character");
+        assert_trap(call("ord", &[t("")]), TrapKind::Bounds, "one character");
+        assert_shows(call("chr", &[i(128512)]), "😀");
+        assert_trap(call("chr", &[i(0xD800)]), TrapKind::Bounds, "scalar");
+        assert_trap(call("chr", &[i(-1)]), TrapKind::Bounds, "scalar");
+        assert_shows(call("pad_left", &[t("é"), i(3)]), "  é");
+        assert_shows(call("pad_right", &[t("ab"), i(3)]), "ab ");
+        assert_shows(call("pad_left", &[t("abcd"), i(2)]), "abcd");
+        assert_shows(call("pad_left", &[t("x"), i(-5)]), "x");
+    }
+
+    #[test]
+    fn to_fixed_rounds_the_exact_value_half_to_even() {
+        let f = Value::Float;
+        assert_shows(call("to_fixed", &[f(2.0 / 3.0), i(2)]), "0.67");
+        assert_shows(call("to_fixed", &[f(0.5), i(0)]), "0");
+        assert_shows(call("to_fixed", &[f(2.5), i(0)]), "2");
+        assert_shows(call("to_fixed", &[f(1.5), i(0)]), "2");
+        // 0.125 is exact: a tie, to even; 0.1 is a little over 0.1 in binary.
+        assert_shows(call("to_fixed", &[f(0.125), i(2)]), "0.12");
+        assert_shows(
+            call("to_fixed", &[f(1e21), i(1)]),
+            "1000000000000000000000.0",
+        );
+        assert_shows(call("to_fixed", &[f(-1.0 / 0.0), i(2)]), "-inf");
+        assert_trap(
+            call("to_fixed", &[f(1.0), i(18)]),
+            TrapKind::Bounds,
+            "0 to 17",
+        );
+        assert_trap(
+            call("to_fixed", &[f(1.0), i(-1)]),
+            TrapKind::Bounds,
+            "0 to 17",
+        );
     }
 
     #[test]

@@ -37,6 +37,12 @@ pub const CORE: &[&str] = &[
     "to_lower",
     "replace",
     "repeat",
+    "chars",
+    "ord",
+    "chr",
+    "pad_left",
+    "pad_right",
+    "to_fixed",
     "push",
     "pop",
     "remove_at",
@@ -87,6 +93,8 @@ fn expected(name: &str, i: usize, prev: &[Expr]) -> Option<Ty> {
         ("has" | "get" | "remove" | "set", 1, Some(Ty::Map(k, _))) => Some(*k),
         ("set", 2, Some(Ty::Map(_, v))) => Some(*v),
         ("substr" | "remove_at" | "insert_at" | "slice" | "repeat", 1.., _) => Some(Ty::Int),
+        ("pad_left" | "pad_right" | "to_fixed", 1, _) | ("chr", 0, _) => Some(Ty::Int),
+        ("to_fixed", 0, _) => Some(Ty::Float),
         ("join", 0, _) => Some(list_of(Ty::Text)),
         (_, _, _) => None,
     }
@@ -416,6 +424,52 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                 ));
             }
             r("repeat", a, Text)
+        }
+        "chars" | "ord" => {
+            arity(1)?;
+            if tys[0] != Text {
+                return Err(bad(c, &a));
+            }
+            if name == "chars" {
+                r("chars", a, list_of(Text))
+            } else {
+                r("ord", a, Int)
+            }
+        }
+        "chr" => {
+            arity(1)?;
+            if tys[0] != Int {
+                return Err(bad(c, &a));
+            }
+            r("chr", a, Text)
+        }
+        "pad_left" | "pad_right" => {
+            arity(2)?;
+            if tys != [Text, Int] {
+                return Err(format!(
+                    "`{name}` takes (Text, Int), found ({})",
+                    sig(c, &a)
+                ));
+            }
+            r(
+                if name == "pad_left" {
+                    "pad_left"
+                } else {
+                    "pad_right"
+                },
+                a,
+                Text,
+            )
+        }
+        "to_fixed" => {
+            arity(2)?;
+            if tys != [Float, Int] {
+                return Err(format!(
+                    "`to_fixed` takes (Float, Int), found ({})",
+                    sig(c, &a)
+                ));
+            }
+            r("to_fixed", a, Text)
         }
         "push" | "pop" | "remove_at" | "insert_at" | "slice" | "sort" | "reverse" | "count"
         | "exists" | "first" | "sum" | "avg" => {

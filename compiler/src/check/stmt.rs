@@ -442,6 +442,35 @@ impl<'a> Checker<'a> {
                     },
                 );
             }
+            (Ty::Text, None) => {
+                // `for c in t`: each character, as `chars(t)` gives them (one pass).
+                let v = self.new_local(&var.name, var.span, Ty::Text);
+                let b = self.block(&body.stmts);
+                let span = it.span;
+                let list = Expr::new(
+                    E::Builtin {
+                        name: "chars",
+                        args: vec![it],
+                    },
+                    Ty::List(Box::new(Ty::Text)),
+                    span,
+                );
+                push(
+                    out,
+                    T::ForList {
+                        var: v,
+                        list,
+                        body: b,
+                    },
+                );
+            }
+            (Ty::Text, Some(v2)) => {
+                self.err(
+                    "type",
+                    v2.span,
+                    "iterating a text takes one variable: `for c in t`",
+                );
+            }
             (Ty::Map(k, v), Some(var2)) => {
                 let kid = self.new_local(&var.name, var.span, *k);
                 let vid = self.new_local(&var2.name, var2.span, *v);

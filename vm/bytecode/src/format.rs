@@ -28,7 +28,7 @@ pub const MAGIC: [u8; 4] = *b"WOB\0";
 /// (`0x70`–`0x79`) and the `order_by` and `skip_take` builtins. Version 6 added the
 /// renames (`@was`, `@table(was:)`) and literal defaults of table columns; version 5
 /// images (the same without them) are still read.
-pub const FORMAT_VERSION: u16 = 6;
+pub const FORMAT_VERSION: u16 = 7;
 /// The oldest version this build reads.
 pub const OLDEST_VERSION: u16 = 5;
 

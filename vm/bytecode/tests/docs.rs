@@ -224,6 +224,8 @@ fn format_version_covers_opcodes_and_builtins() {
         (5, 0x9456_2536),
         // Version 6 changed only the tables section (renames, defaults).
         (6, 0x9456_2536),
+        // Version 7 added the builtins chars, ord, chr, pad_left, pad_right, to_fixed.
+        (7, 0x1620_387e),
     ];
     let found = (FORMAT_VERSION, fingerprint());
     assert!(
