@@ -467,7 +467,16 @@ impl<'a> Reader<'a> {
             let nc = self.count(3, "column")?;
             let mut columns = Vec::with_capacity(nc);
             for _ in 0..nc {
+                let at = self.pos;
                 let cname = self.str()?.to_string();
+                // Columns are matched by name (schema evolution): a repeated name is
+                // damage, not a table wo could have written.
+                if columns.iter().any(|c: &StoredColumn| c.name == cname) {
+                    return Err(CodecError {
+                        at,
+                        what: format!("table `{name}` has two columns named `{cname}`"),
+                    });
+                }
                 let at = self.pos;
                 let ty = match self.u8()? {
                     0 => StoredType::Int,
