@@ -674,11 +674,28 @@ fn build_refuses_to_overwrite_what_is_not_an_image() {
     run_wo(&dir, &["build", "prog.wo", "-o", "app.wob"]).expect_status(0);
 }
 
+/// Starts `cmd` with piped output, reads its first line of stdout and closes the pipe
+/// (as `| head -1` does); returns that line, the exit status and everything on stderr.
+fn first_line_then_close(mut cmd: std::process::Command) -> (String, Option<i32>, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = cmd.spawn().expect("wo starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("read the first line");
+    // The reader is gone (the BufReader and its pipe were dropped above).
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr is piped"), &mut stderr)
+        .expect("read stderr");
+    let status = child.wait().expect("wo ends");
+    (first, status.code(), stderr)
+}
+
 /// Issue 11 item 14: a reader that closes the pipe (`wo run p.wo | head -1`) ends the
 /// program quietly with status 0, and what it committed before stays.
 #[test]
 fn a_closed_stdout_pipe_ends_the_program_quietly() {
-    use std::io::{BufRead, BufReader};
     let dir = scratch_dir("closed-pipe");
     let table = "@table\nclass Item {\n  n: Int\n}\n";
     write(
@@ -694,19 +711,9 @@ fn a_closed_stdout_pipe_ends_the_program_quietly() {
     let mut cmd = common::wo();
     cmd.current_dir(&dir)
         .args(["run", "p.wo", "--data", "data"]);
-    let mut child = cmd.spawn().expect("wo starts");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut first = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut first)
-        .expect("read the first line");
+    let (first, status, stderr) = first_line_then_close(cmd);
     assert_eq!(first, "line 0\n");
-    // The reader is gone (the BufReader and its pipe were dropped above).
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr is piped"), &mut stderr)
-        .expect("read stderr");
-    let status = child.wait().expect("wo ends");
-    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(status, Some(0), "stderr: {stderr}");
     assert_eq!(stderr, "", "nothing is said about the closed pipe");
     let res = run_wo(&dir, &["run", "q.wo", "--data", "data"]);
     res.expect_status(0);
@@ -851,7 +858,6 @@ fn long_else_if_chains_compile() {
 /// `wo db export d | head -1` ends quietly with status 0, as filters do.
 #[test]
 fn export_into_a_closed_pipe_ends_quietly() {
-    use std::io::{BufRead, BufReader};
     let dir = scratch_dir("export-closed-pipe");
     write(
         &dir,
@@ -861,20 +867,11 @@ fn export_into_a_closed_pipe_ends_quietly() {
     run_wo(&dir, &["run", "p.wo", "--data", "data"]).expect_status(0);
     let mut cmd = common::wo();
     cmd.current_dir(&dir).args(["db", "export", "data"]);
-    let mut child = cmd.spawn().expect("wo starts");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut first = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut first)
-        .expect("read the first line");
+    let (first, status, stderr) = first_line_then_close(cmd);
     assert!(
         first.starts_with("{\"table\":\"Item\",\"id\":1,"),
         "{first}"
     );
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr is piped"), &mut stderr)
-        .expect("read stderr");
-    let status = child.wait().expect("wo ends");
-    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(status, Some(0), "stderr: {stderr}");
     assert_eq!(stderr, "", "nothing is said about the closed pipe");
 }
