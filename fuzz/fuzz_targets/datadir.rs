@@ -1,14 +1,26 @@
-//! A data directory -> recovery and `wo db verify`. The input is
-//! `[u32 LE wal length][wal][checkpoint]` (`wo_fuzz::split_datadir`); every CRC is
-//! re-sealed after mutation so the decoders behind them are reached. The files live
-//! in the in-memory `SimStorage`. Whatever `open` accepts must also survive a
-//! checkpoint and reopen.
+//! A data directory -> recovery, `wo db verify`, and the readers of `wo db export` and
+//! `wo db mirror`. The input is `[u32 LE wal length][wal][checkpoint]`
+//! (`wo_fuzz::split_datadir`); every CRC is re-sealed after mutation so the decoders
+//! behind them are reached. The files live in the in-memory `SimStorage`.
+//!
+//! What must hold, besides no panic and no unbounded allocation:
+//! - the readers (the snapshot `export` streams, in each format, and the SQL the mirror
+//!   would send for every record from the checkpoint on) run before recovery touches
+//!   the files, and agree with it: when `open` accepts the directory, the snapshot
+//!   was read too, and it holds exactly the rows recovery restored (no process holds
+//!   the directory, so every valid record is final for a reader);
+//! - whatever `open` accepts survives a checkpoint and opens again.
 #![no_main]
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use wo_db::durable::{self, Options, SimStorage};
+use wo_db::durable::read::{self, Event, Follower};
+use wo_db::durable::{self, OpenError, Options, SimStorage, Storage};
+use wo_db::{Cell, RowId};
+use wo_mirror::apply::next_batch;
+use wo_mirror::export::{export_in, Format};
 
 fn options(storage: &SimStorage) -> Options {
     Options {
@@ -18,6 +30,64 @@ fn options(storage: &SimStorage) -> Options {
         pid: 1,
         ..Options::default()
     }
+}
+
+/// Rows by table name, in id order; a Float by its bits (so NaN equals itself).
+type Rows = BTreeMap<String, Vec<(RowId, Vec<Cell>)>>;
+
+fn key(cells: &[Cell]) -> Vec<Cell> {
+    cells
+        .iter()
+        .map(|c| match c {
+            Cell::Float(x) => Cell::Int(x.to_bits() as i64),
+            c => c.clone(),
+        })
+        .collect()
+}
+
+/// What a reader sees: the snapshot's rows, then `export` in each format, then the
+/// mirror's SQL for every record after the checkpoint (bounded: a log of n records
+/// needs n / `BATCH_RECORDS` + 1 batches).
+fn readers(storage: &Arc<dyn Storage>, dir: &Path) -> Option<Rows> {
+    let mut rows = Rows::new();
+    let mut current = None;
+    let follower = read::snapshot_in::<OpenError>(storage.clone(), dir, |ev| {
+        match ev {
+            Event::Table(t) => {
+                rows.entry(t.name.clone()).or_default();
+                current = Some(t.name.clone());
+            }
+            Event::Row(id, cells) => {
+                let t = current.as_ref().expect("a row outside a table");
+                rows.get_mut(t).unwrap().push((id, key(cells)));
+            }
+            Event::EndTable => current = None,
+        }
+        Ok(())
+    })
+    .ok()?;
+    for format in [Format::Jsonl, Format::Sql] {
+        let _ = export_in(storage.clone(), dir, None, format, &mut std::io::sink());
+    }
+    if let Some(name) = rows.keys().next() {
+        let _ = export_in(
+            storage.clone(),
+            dir,
+            Some(name),
+            Format::Csv,
+            &mut std::io::sink(),
+        );
+    }
+    let from = follower.checkpoint_lsn();
+    if let Ok(Ok(mut f)) = Follower::resume_in(storage.clone(), dir, follower.salt(), from) {
+        for _ in 0..64 {
+            match next_batch(&mut f) {
+                Ok(step) if step.records > 0 => {}
+                _ => break,
+            }
+        }
+    }
+    Some(rows)
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -35,12 +105,35 @@ fuzz_target!(|data: &[u8]| {
         storage.write_file(&dir.join("checkpoint"), &ckpt);
     }
     let _ = durable::verify_with(&storage, dir);
+    let shared: Arc<dyn Storage> = Arc::new(storage.clone());
+    let read = readers(&shared, dir);
     let Ok(schema) = durable::stored_schema(dir, &options(&storage)) else {
         return;
     };
     let Ok((mut data_dir, db)) = durable::open(dir, schema.clone(), options(&storage)) else {
         return;
     };
+    let Some(read) = read else {
+        panic!("recovery opened the directory, but the reader of export and mirror refused it");
+    };
+    let mut restored = Rows::new();
+    for (t, def) in schema.tables.iter().enumerate() {
+        let rows = db
+            .rows(t as u32)
+            .map(|(id, cells)| (id, key(&cells)))
+            .collect();
+        restored.insert(def.name.clone(), rows);
+    }
+    let nonempty = |r: &Rows| -> Rows {
+        r.iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    assert!(
+        nonempty(&read) == nonempty(&restored),
+        "the reader's snapshot differs from what recovery restored:\nread {read:?}\nrestored {restored:?}"
+    );
     let checkpointed = data_dir.checkpoint(&db).is_ok();
     drop(data_dir);
     if checkpointed {

@@ -322,10 +322,18 @@ impl Gen<'_, '_> {
                 self.vars.pop();
             }
             8 if nested_ok => {
-                let l = self.expr(Ty::List, 1)?;
+                // Over a list of Ints, or a text walk (`for c in t`: one-character
+                // Texts).
                 let x = self.fresh("x");
-                self.line(&format!("for {x} in {l} {{"));
-                self.bind(x, Ty::Int);
+                if self.u.ratio(1, 3)? {
+                    let t = self.expr(Ty::Text, 1)?;
+                    self.line(&format!("for {x} in {t} {{"));
+                    self.bind(x, Ty::Text);
+                } else {
+                    let l = self.expr(Ty::List, 1)?;
+                    self.line(&format!("for {x} in {l} {{"));
+                    self.bind(x, Ty::Int);
+                }
                 self.nested_tail(depth)?;
                 self.vars.pop();
             }
@@ -548,6 +556,13 @@ impl Gen<'_, '_> {
                     self.cmp()?,
                     self.expr(Ty::Int, d)?
                 ),
+                9 => {
+                    if self.u.arbitrary()? {
+                        format!("ord({})", self.char_expr(d)?)
+                    } else {
+                        format!("len(chars({}))", self.expr(Ty::Text, d)?)
+                    }
+                }
                 10 => format!("int({})", self.expr(Ty::Float, d)?),
                 11 => format!("len({})", self.expr(Ty::Map, d)?),
                 12 => {
@@ -600,8 +615,32 @@ impl Gen<'_, '_> {
                     "(try unwrap(Row.find({})).t catch (err) \"none\")",
                     self.expr(Ty::Int, d)?
                 ),
+                9 => match self.u.int_in_range(0..=3)? {
+                    0 => format!("chr({})", self.expr(Ty::Int, d)?),
+                    1 => format!(
+                        "pad_left({}, {})",
+                        self.expr(Ty::Text, d)?,
+                        self.expr(Ty::Int, d)?
+                    ),
+                    2 => format!(
+                        "pad_right({}, {})",
+                        self.expr(Ty::Text, d)?,
+                        self.expr(Ty::Int, d)?
+                    ),
+                    // Digits 0–17 are allowed: -1 and 18 trap BOUNDS.
+                    _ => format!(
+                        "to_fixed({}, {})",
+                        self.expr(Ty::Float, d)?,
+                        self.u.int_in_range(-1..=18i64)?
+                    ),
+                },
                 10 => format!("text({})", self.expr(Ty::Float, d)?),
                 11 => format!("text({})", self.expr(Ty::Map, d)?),
+                12 if self.u.arbitrary()? => format!(
+                    "chars({})[{}]",
+                    self.expr(Ty::Text, d)?,
+                    self.expr(Ty::Int, d)?
+                ),
                 _ => format!("text({})", self.expr(Ty::Bool, d)?),
             },
             Ty::List => match choice {
@@ -662,6 +701,21 @@ impl Gen<'_, '_> {
                     items.push(format!("{k}: {}", self.expr(Ty::Int, d)?));
                 }
                 format!("({{{}}})", items.join(", "))
+            }
+        })
+    }
+
+    /// A Text for `ord`: mostly one character (of one to four UTF-8 bytes), sometimes
+    /// any text (`BOUNDS` unless it is one character).
+    fn char_expr(&mut self, d: u32) -> Result<String> {
+        Ok(match self.u.int_in_range(0..=3)? {
+            0 => format!("chr({})", self.expr(Ty::Int, d)?),
+            1 => self.expr(Ty::Text, d)?,
+            _ => {
+                let c = *self
+                    .u
+                    .choose(&["a", " ", "\\n", "é", "ß", "∂", "😀", "0"])?;
+                format!("\"{c}\"")
             }
         })
     }

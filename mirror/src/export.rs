@@ -5,8 +5,10 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use wo_db::durable::read::{self, Event, Table};
+use wo_db::durable::{RealStorage, Storage};
 use wo_db::Cell;
 
 use crate::sql;
@@ -39,6 +41,17 @@ pub fn export(
     format: Format,
     out: &mut dyn Write,
 ) -> Result<Summary, Error> {
+    export_in(Arc::new(RealStorage), dir, table, format, out)
+}
+
+/// [`export`] of a directory in `storage` (the fuzz target's simulated disk).
+pub fn export_in(
+    storage: Arc<dyn Storage>,
+    dir: &Path,
+    table: Option<&str>,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<Summary, Error> {
     if format == Format::Csv && table.is_none() {
         return Err(Error::Usage("--format csv needs --table NAME".into()));
     }
@@ -56,7 +69,7 @@ pub fn export(
         )
         .map_err(io)?;
     }
-    let follower = read::snapshot(dir, |ev| -> Result<(), Error> {
+    let follower = read::snapshot_in(storage, dir, |ev| -> Result<(), Error> {
         match ev {
             Event::Table(t) => {
                 if table.is_some_and(|n| n != t.name) {

@@ -8,7 +8,11 @@
 //! PostgreSQL side; it is cut here so the engine never depends on a database client.
 
 pub mod alter;
+pub mod apply;
 pub mod export;
+/// The PostgreSQL side (feature `pg`, on by default; the fuzz targets build without
+/// it, and so without a database client).
+#[cfg(feature = "pg")]
 pub mod mirror;
 pub mod sql;
 
@@ -40,6 +44,7 @@ pub enum Error {
     Pg(String),
 }
 
+#[cfg(feature = "pg")]
 impl From<postgres::Error> for Error {
     fn from(e: postgres::Error) -> Error {
         // The server's message, with its detail, rather than the crate's summary.

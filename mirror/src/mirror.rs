@@ -8,7 +8,7 @@
 //!   the position (log generation salt and LSN) in `wo_mirror_position`.
 //! - **Apply**: every later final record ([`read::Follower::poll`]), in log order,
 //!   as SQL (consecutive inserts into one table as one multi-row `INSERT`), up to
-//!   [`BATCH_RECORDS`] records (or [`BATCH_BYTES`] of SQL) per PostgreSQL transaction, which also stores the
+//!   [`BATCH_RECORDS`](crate::apply::BATCH_RECORDS) records (or [`BATCH_BYTES`](crate::apply::BATCH_BYTES) of SQL) per PostgreSQL transaction, which also stores the
 //!   position reached. So the position in PostgreSQL is always exactly the state it
 //!   holds: a mirror killed, restarted or cut off resumes after it, nothing applied
 //!   twice, nothing skipped. A commit whose outcome is unknown (the connection lost
@@ -19,24 +19,17 @@
 //! Only this module talks to PostgreSQL; it takes a session-level advisory lock so two
 //! mirrors never write into one database.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::fmt::Write as _;
+use std::collections::VecDeque;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use postgres::{Client, NoTls, Transaction};
-use wo_db::durable::read::{self, Change, Event, Follower, Gone, Poll, Record, Table};
-use wo_db::Cell;
+use wo_db::durable::read::{self, Event, Follower, Gone, Poll, Table};
 
-use crate::alter;
+use crate::apply::next_batch;
 use crate::sql::{self, ident};
 use crate::Error;
 
-/// Final records applied per PostgreSQL transaction, at most.
-pub const BATCH_RECORDS: usize = 2_000;
-/// SQL text per PostgreSQL transaction: no record is added after this much (a record
-/// is never split, so one large transaction may make a larger batch).
-pub const BATCH_BYTES: usize = 8 << 20;
 /// How long a following mirror waits when it has caught up.
 const IDLE: Duration = Duration::from_millis(20);
 /// COPY data sent at once.
@@ -105,12 +98,8 @@ fn session(dir: &Path, url: &str, follow: bool, lag: &mut Lag) -> Result<(), Err
         None => copy(&mut client, dir)?,
     };
     loop {
-        let mut batch = Batch::default();
-        let poll = follower.poll(BATCH_RECORDS, |rec, tables| {
-            batch.add(rec, tables)?;
-            Ok::<bool, Error>(batch.sql.len() < BATCH_BYTES)
-        })?;
-        match poll {
+        let step = next_batch(&mut follower)?;
+        match step.poll {
             Poll::Gone(Gone(why)) => {
                 eprintln!("wo: mirror: {why}; copying the tables again");
                 follower = copy(&mut client, dir)?;
@@ -120,13 +109,13 @@ fn session(dir: &Path, url: &str, follow: bool, lag: &mut Lag) -> Result<(), Err
                 final_lsn,
                 last_lsn,
             } => {
-                if batch.records > 0 {
+                if step.records > 0 {
                     let mut tx = client.transaction()?;
-                    tx.batch_execute(batch.finish(follower.tables())?)?;
+                    tx.batch_execute(&step.sql)?;
                     save_position(&mut tx, follower.salt(), applied)?;
                     tx.commit()?;
                 }
-                lag.observe(applied, final_lsn, last_lsn, batch.records);
+                lag.observe(applied, final_lsn, last_lsn, step.records);
                 if applied >= final_lsn {
                     if !follow {
                         lag.report(true);
@@ -221,143 +210,6 @@ fn send_copy(tx: &mut Transaction<'_>, stmt: &str, buf: &mut Vec<u8>) -> Result<
     w.finish()?;
     buf.clear();
     Ok(())
-}
-
-/// The SQL of one PostgreSQL transaction's worth of records.
-#[derive(Debug, Default)]
-struct Batch {
-    sql: String,
-    records: usize,
-    /// The table of the multi-row `INSERT` being written, if one is open.
-    inserting: Option<usize>,
-    /// The columns updated per row, with their last values: written once per row at
-    /// the end of the batch. PostgreSQL keeps every version a transaction makes of a
-    /// row, and each update and foreign key check of that row walks them all, so
-    /// updating one hot row (an account's balance) k times in one transaction costs
-    /// O(k²); one UPDATE per row per batch avoids it. The result is the same:
-    /// foreign keys and unique constraints are checked at commit.
-    updates: BTreeMap<(usize, i64), Vec<Option<Cell>>>,
-}
-
-impl Batch {
-    fn add(&mut self, rec: &Record, tables: &[Table]) -> Result<(), Error> {
-        self.records += 1;
-        let mut fks = Vec::new();
-        for ch in &rec.changes {
-            let into = match ch {
-                Change::Insert { table, .. } => Some(*table),
-                _ => None,
-            };
-            if self.inserting.is_some() && self.inserting != into {
-                self.sql.push_str(";\n");
-                self.inserting = None;
-            }
-            match ch {
-                Change::Migrate(m) => {
-                    // The changes before it name the tables and columns as they were.
-                    self.write_updates(&m.previous)?;
-                    // PostgreSQL alters no table with constraint checks pending: run
-                    // them now (the state is consistent between records), and defer
-                    // them again for the changes after.
-                    self.sql.push_str("SET CONSTRAINTS ALL IMMEDIATE;\n");
-                    for stmt in alter::statements(m)? {
-                        let _ = writeln!(self.sql, "{stmt};");
-                    }
-                    self.sql.push_str("SET CONSTRAINTS ALL DEFERRED;\n");
-                }
-                Change::CreateTable(t) => {
-                    let t = &tables[*t];
-                    let _ = write!(
-                        self.sql,
-                        "{};\nINSERT INTO wo_mirror_tables (name) VALUES ({}) ON CONFLICT DO NOTHING;\n",
-                        sql::create_table(t).replacen("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1),
-                        alter::literal(&t.name)
-                    );
-                    fks.extend(sql::indexes(t));
-                    fks.extend(sql::foreign_keys(t));
-                }
-                Change::Insert { table, id, cells } => {
-                    let t = &tables[*table];
-                    if self.inserting.is_none() {
-                        let _ = write!(self.sql, "INSERT INTO {} (\"id\"", ident(&t.name));
-                        for c in &t.columns {
-                            let _ = write!(self.sql, ", {}", ident(&c.name));
-                        }
-                        self.sql.push_str(") VALUES\n(");
-                        self.inserting = Some(*table);
-                    } else {
-                        self.sql.push_str(",\n(");
-                    }
-                    let _ = write!(self.sql, "{id}");
-                    for (col, c) in cells.iter().enumerate() {
-                        self.sql.push_str(", ");
-                        sql::literal(&mut self.sql, t, *id, col, c)?;
-                    }
-                    self.sql.push(')');
-                }
-                Change::Update {
-                    table,
-                    id,
-                    col,
-                    cell,
-                } => {
-                    let n = tables[*table].columns.len();
-                    self.updates
-                        .entry((*table, *id))
-                        .or_insert_with(|| vec![None; n])[*col] = Some(cell.clone());
-                }
-                Change::Delete { table, id } => {
-                    self.updates.remove(&(*table, *id));
-                    let _ = writeln!(
-                        self.sql,
-                        "DELETE FROM {} WHERE \"id\" = {id};",
-                        ident(&tables[*table].name)
-                    );
-                }
-            }
-        }
-        if !fks.is_empty() {
-            if self.inserting.take().is_some() {
-                self.sql.push_str(";\n");
-            }
-            for fk in fks {
-                let _ = writeln!(self.sql, "{fk};");
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Batch {
-    /// The batch's SQL, with the collected updates at the end.
-    fn finish(&mut self, tables: &[Table]) -> Result<&str, Error> {
-        if self.inserting.take().is_some() {
-            self.sql.push_str(";\n");
-        }
-        self.write_updates(tables)?;
-        Ok(&self.sql)
-    }
-
-    /// Writes the collected updates (one `UPDATE` per row), naming the columns of
-    /// `tables`.
-    fn write_updates(&mut self, tables: &[Table]) -> Result<(), Error> {
-        for ((table, id), cols) in std::mem::take(&mut self.updates) {
-            let t = &tables[table];
-            let _ = write!(self.sql, "UPDATE {} SET ", ident(&t.name));
-            let mut first = true;
-            for (col, cell) in cols.iter().enumerate() {
-                let Some(cell) = cell else { continue };
-                if !first {
-                    self.sql.push_str(", ");
-                }
-                first = false;
-                let _ = write!(self.sql, "{} = ", ident(&t.columns[col].name));
-                sql::literal(&mut self.sql, t, id, col, cell)?;
-            }
-            let _ = writeln!(self.sql, " WHERE \"id\" = {id};");
-        }
-        Ok(())
-    }
 }
 
 /// How far behind the directory the mirror is, reported on stderr.

@@ -31,6 +31,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::checkpoint::{self, CKPT_HEADER_LEN};
 use super::codec::{self, Item, Reader, StoredType};
@@ -677,12 +678,20 @@ fn decode_row(bytes: &[u8], n: usize) -> Result<Vec<Cell>, OpenError> {
 /// just after that LSN.
 pub fn snapshot<E: From<OpenError>>(
     dir: &Path,
+    f: impl FnMut(Event<'_>) -> Result<(), E>,
+) -> Result<Follower, E> {
+    snapshot_in(Arc::new(RealStorage), dir, f)
+}
+
+/// [`snapshot`] of a directory in `storage` (the fuzz target's simulated disk).
+pub fn snapshot_in<E: From<OpenError>>(
+    storage: Arc<dyn Storage>,
+    dir: &Path,
     mut f: impl FnMut(Event<'_>) -> Result<(), E>,
 ) -> Result<Follower, E> {
-    let storage = RealStorage;
-    let pair = open_pair(&storage, dir)?;
+    let pair = open_pair(storage.as_ref(), dir)?;
     let path = pair.wal_path();
-    let (upto, _) = pair.settle(&storage, pair.start(), 0)?;
+    let (upto, _) = pair.settle(storage.as_ref(), pair.start(), 0)?;
     let ckpt_lsn = pair.ckpt_lsn();
     // The checkpoint's schema, then its rows come through a window.
     let ckpt_path = dir.join("checkpoint");
@@ -810,6 +819,7 @@ pub fn snapshot<E: From<OpenError>>(
         f(Event::EndTable)?;
     }
     Ok(Follower {
+        storage,
         applied: upto,
         durable: upto,
         pos,
@@ -839,6 +849,7 @@ pub enum Poll {
 
 /// Hands out the final records of a directory in log order, from a position.
 pub struct Follower {
+    storage: Arc<dyn Storage>,
     pair: Pair,
     pos: Pos,
     binder: Binder,
@@ -861,8 +872,17 @@ impl Follower {
     /// Resumes after LSN `lsn` of the log generation with salt `salt`, or says why
     /// those records are gone.
     pub fn resume(dir: &Path, salt: u64, lsn: u64) -> Result<Result<Follower, Gone>, OpenError> {
-        let storage = RealStorage;
-        let pair = open_pair(&storage, dir)?;
+        Follower::resume_in(Arc::new(RealStorage), dir, salt, lsn)
+    }
+
+    /// [`Follower::resume`] in a directory of `storage`.
+    pub fn resume_in(
+        storage: Arc<dyn Storage>,
+        dir: &Path,
+        salt: u64,
+        lsn: u64,
+    ) -> Result<Result<Follower, Gone>, OpenError> {
+        let pair = open_pair(storage.as_ref(), dir)?;
         let (stored, migration) = ckpt_schema(&pair)?;
         let mut binder = Binder {
             tables: stored.iter().map(table_of).collect(),
@@ -882,6 +902,7 @@ impl Follower {
                     binder.tables = m.previous.iter().map(table_of).collect();
                 }
                 return Ok(Ok(Follower {
+                    storage,
                     pos: pair.start(),
                     applied: lsn,
                     durable: lsn,
@@ -919,6 +940,7 @@ impl Follower {
             ))));
         }
         Ok(Ok(Follower {
+            storage,
             pos,
             applied: lsn,
             durable: lsn,
@@ -937,6 +959,12 @@ impl Follower {
         self.applied
     }
 
+    /// The LSN the directory's checkpoint covers (0 without one): a follower resumed
+    /// there hands out every record of the log.
+    pub fn checkpoint_lsn(&self) -> u64 {
+        self.pair.ckpt_lsn()
+    }
+
     /// Every table known so far, in the order the directory introduced them.
     pub fn tables(&self) -> &[Table] {
         &self.binder.tables
@@ -951,11 +979,12 @@ impl Follower {
         max: usize,
         mut f: impl FnMut(&Record, &[Table]) -> Result<bool, E>,
     ) -> Result<Poll, E> {
-        let storage = RealStorage;
+        let storage = self.storage.clone();
         // A checkpoint may move this follower to the next generation (and, in the
         // old one, make the records it covers final): at most two turns.
         for _ in 0..3 {
-            let (final_lsn, last_lsn) = self.pair.settle(&storage, self.pos, self.durable)?;
+            let (final_lsn, last_lsn) =
+                self.pair.settle(storage.as_ref(), self.pos, self.durable)?;
             self.durable = final_lsn;
             if final_lsn > self.applied {
                 let upto = final_lsn.min(self.applied.saturating_add(max as u64));
@@ -979,7 +1008,7 @@ impl Follower {
                     last_lsn,
                 });
             }
-            let fresh = open_pair(&storage, &self.pair.dir)?;
+            let fresh = open_pair(storage.as_ref(), &self.pair.dir)?;
             if fresh.hdr.salt == self.pair.hdr.salt {
                 return Ok(Poll::Progress {
                     applied: self.applied,
