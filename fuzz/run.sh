@@ -19,7 +19,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
-TARGETS=(compile image datadir engine gen fmt repl)
+TARGETS=(compile image datadir engine gen durable fmt repl)
 
 echo "fuzz: building (cargo build --release, SanitizerCoverage on the wo crates)"
 build_start=$(date +%s)
@@ -34,7 +34,7 @@ opts() {
   case "$1" in
     compile | fmt) echo "-dict=$here/dict/wo.dict" ;;
     repl) echo "-dict=$here/dict/wo.dict -max_len=1024" ;;
-    gen) echo "-max_len=2048" ;;
+    gen | durable) echo "-max_len=2048" ;;
     engine) echo "-max_len=4096" ;;
     *) echo "" ;;
   esac

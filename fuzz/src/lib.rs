@@ -2,6 +2,7 @@
 //! running a verified image under an instruction budget with its output captured,
 //! and re-sealing the CRCs of a mutated data directory.
 
+pub mod durable;
 pub mod gen;
 
 use std::cell::RefCell;
@@ -169,7 +170,7 @@ pub fn run_budgeted(
     outcome(end, &out)
 }
 
-fn host(out: &Capture) -> Host {
+pub(crate) fn host(out: &Capture) -> Host {
     Host {
         out: Box::new(out.clone()),
         err: Box::new(std::io::sink()),
@@ -180,7 +181,7 @@ fn host(out: &Capture) -> Host {
     }
 }
 
-fn outcome(end: End, out: &Capture) -> Outcome {
+pub(crate) fn outcome(end: End, out: &Capture) -> Outcome {
     let g = out.0.borrow();
     Outcome {
         end,
@@ -199,7 +200,7 @@ pub fn spawns(image: &Image) -> bool {
 
 /// `init`, then `main`, each run to its end by `run`; as `wo run` does, a `main` that
 /// returns with a task that trapped and was never joined ends with that trap.
-fn run_vm(
+pub(crate) fn run_vm(
     vm: &mut Vm<'_>,
     image: &Image,
     run: &mut dyn FnMut(&mut Vm<'_>, &mut wo_vm::Fiber) -> Status,
@@ -300,14 +301,14 @@ fn watchdog() -> &'static Armed {
 }
 
 /// Arms the watchdog for a run starting now; returns the run's interrupt flag.
-fn watchdog_start(deadline: Duration) -> Arc<AtomicBool> {
+pub(crate) fn watchdog_start(deadline: Duration) -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     *watchdog().lock().expect("watchdog lock") = Some((Instant::now() + deadline, flag.clone()));
     flag
 }
 
 /// Disarms it (the run ended).
-fn watchdog_stop() {
+pub(crate) fn watchdog_stop() {
     *watchdog().lock().expect("watchdog lock") = None;
 }
 

@@ -1,0 +1,152 @@
+//! Structure-aware, with the database durable: fuzzer bytes -> a fault plan and a
+//! well-typed program (`wo_fuzz::gen`: fibers that commit at once share syncs, group
+//! commit), run as `wo run --data` runs it on the simulated disk (`wo_fuzz::durable`),
+//! checkpointing as soon as the log passes 4 KiB. The plan is one of: no fault; the
+//! k-th sync failing (`EIO`); the k-th write failing (`ENOSPC`, or short); the k-th
+//! operation of any kind failing (`EIO`); a power cut before the k-th operation (the
+//! disk freezes, every later operation fails; then only what was synced survives).
+//!
+//! What must hold (LANGUAGE.md §8, the failure contract): the directory opens again
+//! afterwards (from the disk as the run left it, or from the power cut's image), and
+//! recovery restores exactly the rows the program's database held when it ended:
+//! every acknowledged change, none that was undone (a failed sync undoes, in memory,
+//! every change not yet durable and cuts its records from the log). A program whose
+//! directory did not open (a fault while it was created) held nothing. And without a
+//! fault, a program that spawns no fiber prints and ends exactly as it does with its
+//! database in memory (a durable commit is invisible but for time).
+#![no_main]
+use std::path::Path;
+
+use arbitrary::{Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use wo_db::durable::{self, Fate, FaultKind, OpKind, SimStorage};
+use wo_fuzz::durable::{options, rows, run_durable, DIR};
+use wo_fuzz::gen::{program, TABLE_ATTR, TABLE_VARIANTS};
+use wo_fuzz::{compile, run_budgeted, spawns, End, ALONE_DEADLINE, BUDGET, GEN_DEADLINE};
+
+const EIO: i32 = 5;
+const ENOSPC: i32 = 28;
+
+#[derive(Debug, Clone, Copy)]
+enum Plan {
+    None,
+    Fail(&'static [OpKind], u64, FaultKind),
+    PowerCut(usize),
+}
+
+fn plan(u: &mut Unstructured<'_>) -> Result<Plan> {
+    const SYNC: &[OpKind] = &[OpKind::Sync];
+    const WRITE: &[OpKind] = &[OpKind::Write];
+    let (mode, k): (u8, u8) = (u.arbitrary()?, u.arbitrary()?);
+    let k64 = u64::from(k);
+    Ok(match mode % 6 {
+        0 => Plan::None,
+        1 => Plan::Fail(SYNC, k64 % 24 + 1, FaultKind::Errno(EIO)),
+        2 => Plan::Fail(WRITE, k64 % 48 + 1, FaultKind::Errno(ENOSPC)),
+        3 => Plan::Fail(WRITE, k64 % 48 + 1, FaultKind::ShortWrite),
+        4 => Plan::Fail(&OpKind::ALL, k64 + 1, FaultKind::Errno(EIO)),
+        _ => Plan::PowerCut(usize::from(k)),
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    let Ok(plan) = plan(&mut u) else {
+        return;
+    };
+    let Ok(variant) = u.arbitrary::<u8>() else {
+        return;
+    };
+    let Ok(prog) = program(&mut u) else {
+        return;
+    };
+    let src = prog.replace(
+        TABLE_ATTR,
+        TABLE_VARIANTS[usize::from(variant) % TABLE_VARIANTS.len()],
+    );
+    if std::env::var_os("WO_FUZZ_PRINT").is_some() {
+        eprintln!("{plan:?}\n{src}");
+    }
+    let image = match compile(&src) {
+        Ok(i) => i,
+        Err(d) => panic!("a generated program does not compile: {d:?}\n{src}"),
+    };
+    let storage = SimStorage::new();
+    match plan {
+        Plan::None => {}
+        Plan::Fail(kinds, n, fault) => storage.fail_nth(kinds, n, fault),
+        Plan::PowerCut(k) => storage.crash_before(k),
+    }
+    let run = run_durable(&image, &storage, GEN_DEADLINE);
+    if std::env::var_os("WO_FUZZ_PRINT").is_some() {
+        let n = |r: &Option<wo_fuzz::durable::Rows>| {
+            r.as_ref()
+                .map(|r| r.iter().map(|(_, v)| v.len()).sum::<usize>())
+        };
+        eprintln!(
+            "=> {:?}, rows held {:?}, fault fired at op {:?}, crashed {}",
+            run.outcome.end,
+            n(&run.rows),
+            storage.fault_fired(),
+            storage.crashed()
+        );
+    }
+    let disk = if storage.crashed() {
+        storage.crash_image(Fate::DropAll)
+    } else {
+        storage.clone()
+    };
+    let dir = Path::new(DIR);
+    let Some(held) = run.rows else {
+        // The directory was not created: whatever is there holds no rows.
+        if let Ok(schema) = durable::stored_schema(dir, &options(&disk)) {
+            match durable::open(dir, schema, options(&disk)) {
+                Ok((_, db)) => assert!(
+                    rows(&db).iter().all(|(_, r)| r.is_empty()),
+                    "{plan:?}: a directory that failed to open at the start recovers rows\n{src}"
+                ),
+                Err(e) => panic!(
+                    "{plan:?}: a directory whose creation failed does not open again: {e}\n{src}"
+                ),
+            }
+        }
+        return;
+    };
+    let schema = match durable::stored_schema(dir, &options(&disk)) {
+        Ok(s) => s,
+        Err(e) => {
+            panic!("{plan:?}: the directory's schema does not read after the run: {e}\n{src}")
+        }
+    };
+    let recovered = match durable::open(dir, schema, options(&disk)) {
+        Ok((_, db)) => rows(&db),
+        Err(e) => panic!(
+            "{plan:?}: the directory does not open after the run ({:?}): {e}\n{src}",
+            run.outcome.end
+        ),
+    };
+    let nonempty = |r: &wo_fuzz::durable::Rows| {
+        r.iter()
+            .filter(|(_, rows)| !rows.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        nonempty(&recovered) == nonempty(&held),
+        "{plan:?}: recovery differs from what the program held when it ended ({:?})\nheld {held:?}\nrecovered {recovered:?}\n{src}",
+        run.outcome.end
+    );
+    if matches!(plan, Plan::None) && !spawns(&image) && run.outcome.end != End::Deadline {
+        let mem = run_budgeted(&image, BUDGET, ALONE_DEADLINE, Some(GEN_DEADLINE));
+        if !matches!(mem.end, End::Budget | End::Deadline) {
+            assert!(
+                mem.end == run.outcome.end && mem.out == run.outcome.out,
+                "durable and in-memory runs differ: {:?} vs {:?}\n{}\n---\n{}\n{src}",
+                run.outcome.end,
+                mem.end,
+                String::from_utf8_lossy(&run.outcome.out),
+                String::from_utf8_lossy(&mem.out)
+            );
+        }
+    }
+});

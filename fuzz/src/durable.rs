@@ -1,0 +1,105 @@
+//! Running a program as `wo run --data` does, on the simulated disk, for the `durable`
+//! target: the log, group commit of fibers' records, automatic checkpoints, and the
+//! failure contract (LANGUAGE.md §8) under injected faults and power cuts.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wo_bytecode::Image;
+use wo_db::durable::{Options, SimStorage};
+use wo_db::{Cell, RowId};
+use wo_vm::Vm;
+
+use crate::{host, outcome, run_vm, watchdog_start, watchdog_stop, Capture, End, Outcome};
+
+/// The data directory on the simulated disk.
+pub const DIR: &str = "/d";
+
+/// The rows of every table by table name, in id order; a Float by its bits (so NaN
+/// equals itself).
+pub type Rows = Vec<(String, Vec<(RowId, Vec<Cell>)>)>;
+
+/// How the data directory is opened: on `storage`, with a checkpoint as soon as the
+/// log passes 4 KiB (so generated programs checkpoint, under faults too) and a small
+/// preallocation (so a full disk turns it off mid-run).
+pub fn options(storage: &SimStorage) -> Options {
+    Options {
+        storage: Arc::new(storage.clone()),
+        auto_checkpoint: true,
+        checkpoint_min: 4096,
+        preallocate: 8192,
+        pid: 1,
+        ..Options::default()
+    }
+}
+
+/// The rows of `db`, as [`Rows`].
+pub fn rows(db: &wo_db::Db) -> Rows {
+    db.schema()
+        .tables
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.durable)
+        .map(|(i, t)| {
+            let rows = db
+                .rows(i as u32)
+                .map(|(id, cells)| {
+                    let cells = cells
+                        .into_iter()
+                        .map(|c| match c {
+                            Cell::Float(x) => Cell::Int(x.to_bits() as i64),
+                            c => c,
+                        })
+                        .collect();
+                    (id, cells)
+                })
+                .collect();
+            (t.name.clone(), rows)
+        })
+        .collect()
+}
+
+/// What a durable run did: its output and ending, and the rows its database held when
+/// it ended (every acknowledged change, every undone one gone), or `None` when the
+/// data directory did not open.
+pub struct DurableRun {
+    pub outcome: Outcome,
+    pub rows: Option<Rows>,
+}
+
+/// Runs `image` under the VM's scheduler (`Vm::run_to_end`, as `wo run` does) with
+/// its database durable in [`DIR`] on `storage`, stopped through the interrupt flag
+/// after `deadline`. Before it returns, every commit in flight has its answer (the
+/// scheduler finishes them), and the data directory is closed.
+pub fn run_durable(image: &Image, storage: &SimStorage, deadline: Duration) -> DurableRun {
+    wo_vm::limit::set_max_bytes(crate::MAX_BYTES);
+    let out = Capture::default();
+    let mut vm = match Vm::new(image, &crate::natives, host(&out)) {
+        Ok(vm) => vm,
+        Err(e) => {
+            return DurableRun {
+                outcome: outcome(End::Link(e.to_string()), &out),
+                rows: None,
+            }
+        }
+    };
+    if let Err(e) = vm
+        .database_mut()
+        .open_data_dir(Path::new(DIR), options(storage), None)
+    {
+        return DurableRun {
+            outcome: outcome(End::Link(format!("data directory: {e}")), &out),
+            rows: None,
+        };
+    }
+    vm.set_interrupt(watchdog_start(deadline));
+    let end = run_vm(&mut vm, image, &mut |vm, fiber| vm.run_to_end(fiber));
+    watchdog_stop();
+    let rows = rows(vm.database().db());
+    drop(vm);
+    DurableRun {
+        outcome: outcome(end, &out),
+        rows: Some(rows),
+    }
+}
