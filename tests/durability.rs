@@ -1903,7 +1903,8 @@ fn a_fifo_named_wal_is_refused_without_hanging() {
 
 /// Issue 11 item 12: `wo db checkpoint` made any directory a data directory, and
 /// `wo db verify` said ok for any directory. Both refuse one without a log or a
-/// checkpoint (66) and leave it as it was.
+/// checkpoint (66) and leave it as it was; so does `wo db migrate`, which left a
+/// `lock` file there.
 #[test]
 fn maintenance_commands_refuse_a_directory_that_is_not_a_data_directory() {
     let cwd = scratch("not_data");
@@ -1918,6 +1919,22 @@ fn maintenance_commands_refuse_a_directory_that_is_not_a_data_directory() {
     let res = output(cmd);
     res.expect_status(66);
     assert_contains("checkpoint", &res, &["not a wo data directory"]);
+    let prog = cwd.join("app.wo");
+    std::fs::write(
+        &prog,
+        "@table\nclass Photo {\n  name: Text\n}\n\nfn main() {}\n",
+    )
+    .unwrap();
+    for apply in [false, true] {
+        let mut cmd = common::wo();
+        cmd.args(["db", "migrate"]).arg(&dir).arg(&prog);
+        if apply {
+            cmd.arg("--apply");
+        }
+        let res = output(cmd);
+        res.expect_status(66);
+        assert_contains("migrate", &res, &["not a wo data directory"]);
+    }
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())

@@ -100,6 +100,37 @@ fn export_sql_loads_into_postgresql_with_every_value_exact() {
     assert!(!ok && err.contains("foreign key"), "{err}");
 }
 
+/// A directory that is not a data directory is refused (66) before anything is
+/// created in PostgreSQL: the mirror's bookkeeping tables are not there afterwards.
+#[test]
+fn a_mirror_of_a_directory_that_is_not_a_data_directory_touches_nothing() {
+    let Some(pg) = Pg::start("not_data") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_not_data");
+    std::fs::create_dir(dir.join("d")).expect("mkdir");
+    std::fs::write(dir.join("d/notes.txt"), "hello").expect("write");
+    let out = run_wo(&dir, &["db", "mirror", "d", "--to", &pg.url()]);
+    out.expect_status(66);
+    assert!(
+        out.stderr.contains("not a wo data directory"),
+        "{}",
+        out.stderr
+    );
+    let mut c = pg.client();
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'wo_mirror%'",
+            &[],
+        )
+        .expect("count the tables")
+        .get(0);
+    assert_eq!(
+        n, 0,
+        "the mirror created its tables for a directory it refused"
+    );
+}
+
 /// `wo db mirror d --to URL` (once) in `dir`.
 fn mirror_once(pg: &Pg, dir: &Path) -> common::Outcome {
     let out = run_wo(dir, &["db", "mirror", "d", "--to", &pg.url()]);

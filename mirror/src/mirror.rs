@@ -58,6 +58,8 @@ ON CONFLICT (id) DO UPDATE SET salt = EXCLUDED.salt, lsn = EXCLUDED.lsn, updated
 /// keeps applying new records until killed. A lost connection while following is
 /// retried every second.
 pub fn mirror(dir: &Path, url: &str, follow: bool) -> Result<(), Error> {
+    // Nothing is created in PostgreSQL for a directory that cannot be read.
+    read::check_dir(dir)?;
     let mut lag = Lag::default();
     loop {
         match session(dir, url, follow, &mut lag) {

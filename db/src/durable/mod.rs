@@ -357,6 +357,17 @@ fn open_as(
             .map_err(|e| io_err("mkdir", dir, &e))?,
         Some(_) => false,
     };
+    // `wo db migrate` of a directory that holds no data directory: said before the
+    // lock is taken, which would leave a `lock` file there (checked again under it).
+    let no_data = |name: &str| storage.exists(&dir.join(name)).map(|e| !e);
+    if req.is_some()
+        && no_data("wal").map_err(|e| io_err("stat", dir, &e))?
+        && no_data("checkpoint").map_err(|e| io_err("stat", dir, &e))?
+    {
+        return Err(OpenError::NotADataDirectory {
+            dir: dir.to_path_buf(),
+        });
+    }
     let lock_path = dir.join("lock");
     let lock = match storage.lock(&lock_path, options.pid) {
         Ok(l) => l,

@@ -673,6 +673,13 @@ fn decode_row(bytes: &[u8], n: usize) -> Result<Vec<Cell>, OpenError> {
     Ok(cells)
 }
 
+/// Whether `dir` is a data directory a reader can open (its log and checkpoint
+/// headers read), without reading any record: what `wo db mirror` checks before it
+/// touches the database it copies into.
+pub fn check_dir(dir: &Path) -> Result<(), OpenError> {
+    open_pair(&RealStorage, dir).map(drop)
+}
+
 /// Streams the state of the directory at its last final LSN through `f`, table by
 /// table in stored order, rows in id order, and returns a [`Follower`] positioned
 /// just after that LSN.
