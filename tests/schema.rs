@@ -419,6 +419,66 @@ fn migrate_apply_drops_a_removed_column_and_makes_a_column_non_nullable() {
     );
 }
 
+/// A swap of two column names with `@was` cannot be one rename: refused (65, nothing
+/// written), where it used to read as a reorder and keep each value under its old
+/// name. Done through a name not in use, one rename per run, it keeps the data.
+#[test]
+fn a_swap_of_names_with_was_is_refused_and_one_rename_per_run_does_it() {
+    let dir = scratch_dir("was_swap");
+    let v1 = "@table\nclass Pair {\n  a: Int\n  b: Int\n}\n\nfn main() {\n  insert Pair { a: 1, b: 2 }\n}\n";
+    let show =
+        "fn main() {\n  for p in from x in Pair select x {\n    print(\"${p.a} ${p.b}\")\n  }\n}\n";
+    write(&dir, "v1.wo", v1);
+    run(&dir, "v1.wo").expect_status(0);
+    let swap =
+        format!("@table\nclass Pair {{\n  a: Int @was(\"b\")\n  b: Int @was(\"a\")\n}}\n\n{show}");
+    write(&dir, "swap.wo", &swap);
+    let res = run(&dir, "swap.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .contains("column `a` says it was `b`, but the stored schema has both `b` and `a`"),
+        "{}",
+        res.stderr
+    );
+    assert!(res.stderr.contains("one rename per run"), "{}", res.stderr);
+    let plan = run_wo(&dir, &["db", "migrate", "d", "swap.wo"]);
+    assert!(
+        plan.stdout
+            .contains("[refused] `Pair`: column `b` says it was `a`"),
+        "{}",
+        plan.stdout
+    );
+    // Through a name not in use, one rename per run.
+    let steps = [
+        "  tmp: Int @was(\"a\")\n  b: Int",
+        "  tmp: Int\n  a: Int @was(\"b\")",
+        "  a: Int\n  b: Int @was(\"tmp\")",
+    ];
+    for (i, cols) in steps.iter().enumerate() {
+        let name = format!("step{i}.wo");
+        let body = if i == 2 { show } else { "fn main() {}\n" };
+        write(
+            &dir,
+            &name,
+            &format!("@table\nclass Pair {{\n{cols}\n}}\n\n{body}"),
+        );
+        let res = run(&dir, &name);
+        res.expect_status(0);
+        if i == 2 {
+            assert_eq!(res.stdout, "2 1\n");
+        }
+    }
+    // A leftover `@was` whose old name is in use again is refused too.
+    let reused =
+        "@table\nclass Pair {\n  a: Int\n  b: Int @was(\"tmp\")\n  tmp: ?Int\n}\n\nfn main() {}\n";
+    write(&dir, "reused.wo", reused);
+    run(&dir, "reused.wo").expect_status(0);
+    let res = run(&dir, "step2.wo");
+    res.expect_status(65);
+    assert!(res.stderr.contains("left over"), "{}", res.stderr);
+}
+
 #[test]
 fn renames_with_was_keep_the_data_and_a_leftover_was_is_ignored() {
     let dir = with_people("renames");
