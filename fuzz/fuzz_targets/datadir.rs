@@ -19,6 +19,7 @@ use libfuzzer_sys::fuzz_target;
 use wo_db::durable::read::{self, Event, Follower};
 use wo_db::durable::{self, OpenError, Options, SimStorage, Storage};
 use wo_db::{Cell, RowId};
+use wo_fuzz::durable::comparable;
 use wo_mirror::apply::next_batch;
 use wo_mirror::export::{export_in, Format};
 
@@ -35,16 +36,6 @@ fn options(storage: &SimStorage) -> Options {
 /// Rows by table name, in id order; a Float by its bits (so NaN equals itself).
 type Rows = BTreeMap<String, Vec<(RowId, Vec<Cell>)>>;
 
-fn key(cells: &[Cell]) -> Vec<Cell> {
-    cells
-        .iter()
-        .map(|c| match c {
-            Cell::Float(x) => Cell::Int(x.to_bits() as i64),
-            c => c.clone(),
-        })
-        .collect()
-}
-
 /// What a reader sees: the snapshot's rows, then `export` in each format, then the
 /// mirror's SQL for every record after the checkpoint (bounded: a log of n records
 /// needs n / `BATCH_RECORDS` + 1 batches).
@@ -59,7 +50,7 @@ fn readers(storage: &Arc<dyn Storage>, dir: &Path) -> Option<Rows> {
             }
             Event::Row(id, cells) => {
                 let t = current.as_ref().expect("a row outside a table");
-                rows.get_mut(t).unwrap().push((id, key(cells)));
+                rows.get_mut(t).unwrap().push((id, comparable(cells)));
             }
             Event::EndTable => current = None,
         }
@@ -120,7 +111,7 @@ fuzz_target!(|data: &[u8]| {
     for (t, def) in schema.tables.iter().enumerate() {
         let rows = db
             .rows(t as u32)
-            .map(|(id, cells)| (id, key(&cells)))
+            .map(|(id, cells)| (id, comparable(&cells)))
             .collect();
         restored.insert(def.name.clone(), rows);
     }

@@ -20,6 +20,18 @@ pub const DIR: &str = "/d";
 /// equals itself).
 pub type Rows = Vec<(String, Vec<(RowId, Vec<Cell>)>)>;
 
+/// Cells as the checks compare them: a Float by its bits (so NaN equals itself, and
+/// `-0.0` differs from `0.0`).
+pub fn comparable(cells: &[Cell]) -> Vec<Cell> {
+    cells
+        .iter()
+        .map(|c| match c {
+            Cell::Float(x) => Cell::Int(x.to_bits() as i64),
+            c => c.clone(),
+        })
+        .collect()
+}
+
 /// How the data directory is opened: on `storage`, with a checkpoint as soon as the
 /// log passes 4 KiB (so generated programs checkpoint, under faults too) and a small
 /// preallocation (so a full disk turns it off mid-run).
@@ -44,16 +56,7 @@ pub fn rows(db: &wo_db::Db) -> Rows {
         .map(|(i, t)| {
             let rows = db
                 .rows(i as u32)
-                .map(|(id, cells)| {
-                    let cells = cells
-                        .into_iter()
-                        .map(|c| match c {
-                            Cell::Float(x) => Cell::Int(x.to_bits() as i64),
-                            c => c,
-                        })
-                        .collect();
-                    (id, cells)
-                })
+                .map(|(id, cells)| (id, comparable(&cells)))
                 .collect();
             (t.name.clone(), rows)
         })
