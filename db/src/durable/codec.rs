@@ -706,4 +706,29 @@ mod tests {
             "a length beyond the data is an error, not a panic"
         );
     }
+
+    /// W6 of issue 13 (`fuzz/regressions/datadir/w6-repeated-column-name`): a stored
+    /// table with two columns of one name could not be written by wo, and schema
+    /// evolution matches columns by name, so its checkpoint did not reopen. Damage.
+    #[test]
+    fn a_stored_table_with_two_columns_of_one_name_is_damage() {
+        let col = |name: &str| StoredColumn {
+            name: name.into(),
+            ty: StoredType::Int,
+            nullable: false,
+        };
+        let table = |cols: Vec<StoredColumn>| StoredTable {
+            name: "t".into(),
+            columns: cols,
+            next_id: 1,
+            indexes: Some(Vec::new()),
+        };
+        let mut ok = Vec::new();
+        put_schema_indexed(&mut ok, &vec![table(vec![col("a"), col("b")])]);
+        assert!(Reader::new(&ok).schema_as(true).is_ok());
+        let mut bad = Vec::new();
+        put_schema_indexed(&mut bad, &vec![table(vec![col("a"), col("a")])]);
+        let e = Reader::new(&bad).schema_as(true).unwrap_err();
+        assert_eq!(e.what, "table `t` has two columns named `a`");
+    }
 }
