@@ -110,7 +110,9 @@ impl<'a> Checker<'a> {
     }
 
     /// Two `@table` classes cannot share a stored name: their rows would be one table
-    /// on disk with two schemas.
+    /// on disk with two schemas. Nor can one say it was (`@table(was:)`) the stored
+    /// name of another: a swap, or a rename left over, that one rename cannot carry
+    /// out (see `check_column_renames`).
     fn check_table_names(&mut self) {
         let mut first: HashMap<String, ClassId> = HashMap::new();
         for cid in 0..self.classes.len() {
@@ -118,6 +120,24 @@ impl<'a> Checker<'a> {
                 continue;
             };
             let name = t.name.clone();
+            if let Some(w) = t.was.as_ref().filter(|w| **w != name) {
+                let other = (0..self.classes.len()).find(|&o| {
+                    self.classes[o]
+                        .table
+                        .as_ref()
+                        .is_some_and(|ot| ot.name == *w)
+                });
+                if let Some(other) = other {
+                    let msg = format!(
+                        "table `{name}` says it was `{w}` (`was:`), but class `{}` is stored as `{w}`",
+                        self.classes[other].name
+                    );
+                    let d = Diagnostic::error("table", self.class_span(cid), msg)
+                        .with_label(self.class_span(other), "stored as that name here")
+                        .with_note("a swap of table names goes through a name not in use, one rename per run; a `was:` left over from an earlier rename can be removed");
+                    self.diags.push(d);
+                }
+            }
             match first.get(&name) {
                 Some(&other) => {
                     let msg = format!(
@@ -292,12 +312,49 @@ impl<'a> Checker<'a> {
             });
             methods.push((m.name.name.clone(), id));
         }
+        if table.is_some() {
+            self.check_column_renames(c);
+        }
         self.classes.push(ClassInfo {
             name: c.name.name.clone(),
             fields,
             methods,
             table,
         });
+    }
+
+    /// `@was("w")` on a column of a class that also declares `w` cannot be carried out
+    /// as one rename: a swap (`a @was("b")` beside `b @was("a")`), or an `@was` left
+    /// over from an earlier rename whose old name is in use again. Read by stored name
+    /// first, such a program would keep each value under the name it had, so it is
+    /// refused here, whatever the data directory holds.
+    fn check_column_renames(&mut self, c: &ast::ClassDecl) {
+        for f in &c.fields {
+            for a in f.annots.iter().filter(|a| a.name.name == "was") {
+                let old = match a.args.as_deref() {
+                    Some([arg]) if arg.name.name.is_empty() => {
+                        super::table::text_literal(&arg.value)
+                    }
+                    _ => None,
+                };
+                let Some(old) = old.filter(|o| *o != f.name.name) else {
+                    continue;
+                };
+                let Some(other) = c.fields.iter().find(|o| o.name.name == old) else {
+                    continue;
+                };
+                let msg = format!(
+                    "column `{}` says it was `{old}`, but `{}` also has a column `{old}`",
+                    f.name.name, c.name.name
+                );
+                let d = Diagnostic::error("annotation", a.span, msg)
+                    .with_label(other.name.span, "declared here")
+                    .with_note(format!(
+                        "a swap of names goes through a name not in use, one rename per run (rename `{old}` to a new name first); an `@was` left over from an earlier rename can be removed"
+                    ));
+                self.diags.push(d);
+            }
+        }
     }
 
     /// The checks and annotations of one column of a `@table` class.

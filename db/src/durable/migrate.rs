@@ -257,12 +257,6 @@ pub(crate) fn plan(
         if !pt.durable {
             continue;
         }
-        // A rename the stored names make ambiguous is refused rather than ignored.
-        if let Some(w) = ev.table_was(i).filter(|w| *w != pt.name && is_stored(w)) {
-            if is_stored(&pt.name) || declared(w) {
-                steps.push(ambiguous_was("table", &pt.name, w, is_stored(&pt.name), 0));
-            }
-        }
         if is_stored(&pt.name) {
             src_of[i] = db_pos(&pt.name);
         } else if let Some(w) = ev.table_was(i).filter(|w| is_stored(w) && !declared(w)) {
@@ -367,14 +361,6 @@ pub(crate) fn plan(
                 }
                 sd.columns.iter().position(|o| o.name == w)
             };
-            if let Some(w) = cev.and_then(|e| e.was.as_deref()) {
-                let w_stored = sd.columns.iter().any(|o| o.name == w);
-                let w_declared = pt.columns.iter().any(|o| o.name == w);
-                if w != pc.name && w_stored && (by_name.is_some() || w_declared) {
-                    let what = format!("`{t}`: column");
-                    steps.push(ambiguous_was(&what, &pc.name, w, by_name.is_some(), rows));
-                }
-            }
             let k = match by_name {
                 Some(k) => Some(k),
                 None => {
@@ -623,26 +609,6 @@ pub(crate) fn plan(
         sources,
         migration: mig,
     })
-}
-
-/// The refusal of a `@was("w")` (or `@table(was: "w")`) on `name` that cannot be
-/// carried out as one rename: the stored schema still has `w`, and it also has `name`
-/// (`both`), or the program still declares `w` (a swap). Ignoring it would leave the
-/// data under the names it had, which is not what the program says.
-fn ambiguous_was(what: &str, name: &str, w: &str, both: bool, rows: u64) -> Step {
-    let why = if both {
-        format!("the stored schema has both `{w}` and `{name}`")
-    } else {
-        format!("the program also declares `{w}`")
-    };
-    Step {
-        what: format!("{what} `{name}` says it was `{w}`, but {why}"),
-        rows,
-        kind: StepKind::Refused,
-        hint: Some(format!(
-            "if this was is left over from an earlier rename, remove it; a swap of names, or a rename onto a name still stored, goes through a name not in use, one rename per run (`{w}` to a new name first)"
-        )),
-    }
 }
 
 /// The refusal of a plan that has steps `open` does not apply (every one, one per
