@@ -967,7 +967,8 @@ impl Follower {
     }
 
     /// The LSN the directory's checkpoint covers (0 without one): a follower resumed
-    /// there hands out every record of the log.
+    /// there hands out every record of the current log (until a later checkpoint
+    /// replaces it: then [`Poll::Gone`]).
     pub fn checkpoint_lsn(&self) -> u64 {
         self.pair.ckpt_lsn()
     }

@@ -33,7 +33,7 @@ macro_rules! check {
 /// `check_eq!(got, want[, "fmt", args…])`: fail the case unless the two are equal.
 macro_rules! check_eq {
     ($got:expr, $want:expr) => {
-        check_eq!($got, $want, "")
+        check_eq!($got, $want, "{} == {}", stringify!($got), stringify!($want))
     };
     ($got:expr, $want:expr, $($msg:tt)+) => {{
         let (got, want) = (&$got, &$want);
@@ -72,7 +72,9 @@ pub struct RawTable {
     pub indexes: Vec<(u8, u8, Option<u8>)>,
 }
 
-/// An operation as raw numbers: `(kind, table, a, b, values)`; `values` is not empty.
+/// An operation as raw numbers: `(kind, a, b, c, values)`: `kind % 12` picks the
+/// operation, `a` the table, `b` and `c` a row, a column or an aggregate; `values`
+/// (not empty) the cells and the query.
 pub type RawOp = (u8, u16, u16, u16, Vec<u16>);
 
 fn build_schema(raw: &[RawTable]) -> Schema {
