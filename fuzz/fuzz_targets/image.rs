@@ -1,7 +1,7 @@
 //! Bytes -> `read_image` (verified image or error), and every image the verifier
 //! accepts runs in the VM (`wo_fuzz::run_budgeted`: under an instruction budget, and
-//! for one input in `IMAGE_SCHEDULER_ONE_IN` that waits, again with its fibers under
-//! the scheduler and a deadline): a verified image must never panic, abort or loop
+//! when it waits (for one input in `IMAGE_SCHEDULER_ONE_IN`: every one), again with its
+//! fibers under the scheduler, in short turns, and a deadline): a verified image must never panic, abort or loop
 //! without spending its budget. The format version is set to
 //! this build's and the CRC32 trailer re-sealed after mutation, so the section
 //! decoders and the verifier are reached. `WO_FUZZ_PRINT=1` prints how each run ended, `=2` the image's code too.

@@ -96,6 +96,7 @@ pub fn run_durable(image: &Image, storage: &SimStorage, deadline: Duration) -> D
             rows: None,
         };
     }
+    vm.set_turn(crate::SCHEDULER_TURN);
     vm.set_interrupt(watchdog_start(deadline));
     let end = run_vm(&mut vm, image, &mut |vm, fiber| vm.run_to_end(fiber));
     watchdog_stop();

@@ -104,12 +104,16 @@ pub const IMAGE_DEADLINE: Duration = Duration::from_millis(2);
 /// VM does not stop at a budget (LANGUAGE.md §9: the budget does not preempt there).
 pub const ALONE_DEADLINE: Duration = Duration::from_secs(1);
 
-/// The `image` target runs one input in this many under the scheduler (chosen by a
-/// hash of the input, so a run repeats): such a run can cost a scheduler turn of
-/// 65,536 calls and back edges, up to a second for an image that collects cycles in
-/// a loop, and the fuzzer breeds many of those (a third of a campaign's corpus),
-/// which took `image` from thousands of executions a second to hundreds.
-pub const IMAGE_SCHEDULER_ONE_IN: u32 = 8;
+/// The calls and back edges of a fiber's turn under the scheduler in fuzzed runs
+/// (`Vm::set_turn`; `wo run` uses 65,536): the deadline is read between two turns, so
+/// this bounds how far a run can go past it. With full turns, one turn of an image
+/// that collects cycles in a loop took up to a second, and the fuzzer bred many such
+/// images, so `image` could afford the scheduler for one waiting input in eight only.
+pub const SCHEDULER_TURN: u32 = 1_000;
+
+/// The `image` target runs one waiting input in this many under the scheduler (chosen
+/// by a hash of the input, so a run repeats): every one, now that a turn is short.
+pub const IMAGE_SCHEDULER_ONE_IN: u32 = 1;
 
 /// The same for a generated program (`gen`), which ends by construction: a run cut
 /// short is not compared, so the limit is generous.
@@ -161,6 +165,7 @@ pub fn run_budgeted(
     let end = match Vm::new(image, &natives, host(&out)) {
         Err(e) => End::Link(e.to_string()),
         Ok(mut vm) => {
+            vm.set_turn(SCHEDULER_TURN);
             vm.set_interrupt(watchdog_start(deadline));
             let end = run_vm(&mut vm, image, &mut |vm, fiber| vm.run_to_end(fiber));
             watchdog_stop();

@@ -275,6 +275,8 @@ pub struct Vm<'img> {
     /// Raised from outside (a SIGINT handler) to stop the run. Looked at only where a
     /// fiber's budget runs out or the scheduler waits, never in the instruction loop.
     interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Back edges and calls per turn under the scheduler ([`Vm::set_turn`]).
+    pub(crate) turn: u32,
 }
 
 impl<'img> Vm<'img> {
@@ -339,6 +341,7 @@ impl<'img> Vm<'img> {
             spawned: Vec::new(),
             sched: crate::sched::Sched::default(),
             interrupt: None,
+            turn: BUDGET,
         })
     }
 
@@ -352,6 +355,15 @@ impl<'img> Vm<'img> {
     /// caller clears the flag.
     pub fn set_interrupt(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
         self.interrupt = Some(flag);
+    }
+
+    /// How many back edges and calls a fiber runs per turn under the scheduler
+    /// ([`BUDGET`] unless set; at least 1). A shorter turn changes only where turns end
+    /// (the interleaving stays a function of the program and its input) and lets an
+    /// interrupt take effect sooner: the fuzz harness bounds runs under the scheduler
+    /// with it.
+    pub fn set_turn(&mut self, n: u32) {
+        self.turn = n.max(1);
     }
 
     /// Whether the interrupt flag is raised.
@@ -458,7 +470,7 @@ impl<'img> Vm<'img> {
                             self.database.fiber_ended(fiber.id);
                             return Status::Interrupted;
                         }
-                        budget = BUDGET;
+                        budget = self.turn;
                         continue;
                     }
                     return Status::Yield;

@@ -5,7 +5,7 @@
 //!
 //! - Runnable fibers take turns in FIFO order. A fiber runs until it waits (a durable
 //!   commit, `time.sleep`, `join` of an unfinished task, `yield()`) or its budget of
-//!   [`BUDGET`] back edges and calls runs out; then it goes to the back of the queue (or
+//!   [`BUDGET`](crate::interp::BUDGET) back edges and calls ([`Vm::set_turn`]) runs out; then it goes to the back of the queue (or
 //!   to the waiters). A spawned fiber is queued when it is spawned.
 //! - A fiber whose change was written to the log waits for the log thread's answer
 //!   while the others run; the answer wakes every fiber whose record it covers, in log
@@ -25,7 +25,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::database::{durability_message, Synced};
-use crate::interp::{Fiber, Status, Vm, Wait, BUDGET};
+use crate::interp::{Fiber, Status, Vm, Wait};
 use crate::value::{TaskCell, TaskState, Trap, TrapKind};
 use crate::StackFrame;
 
@@ -93,14 +93,14 @@ impl Vm<'_> {
                 continue;
             };
             let end = if id == main_id {
-                let status = self.resume(main, BUDGET);
+                let status = self.resume(main, self.turn);
                 self.queue_spawned();
                 self.after_turn(main, status)
             } else {
                 let Some((mut fiber, task)) = self.sched.fibers.remove(&id) else {
                     continue;
                 };
-                let status = self.resume(&mut fiber, BUDGET);
+                let status = self.resume(&mut fiber, self.turn);
                 self.queue_spawned();
                 self.after_turn_of(fiber, task, status)
             };
