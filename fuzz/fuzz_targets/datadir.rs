@@ -150,6 +150,7 @@ fuzz_target!(|data: &[u8]| {
     wo_fuzz::reseal_wal(&mut wal);
     wo_fuzz::reseal_checkpoint(&mut ckpt);
     let storage = SimStorage::new();
+    storage.set_memory_limit(wo_fuzz::SIM_MEMORY);
     let dir = Path::new("/d");
     storage.write_file(&dir.join("lock"), b"");
     if !wal.is_empty() {

@@ -72,6 +72,7 @@ fuzz_target!(|data: &[u8]| {
         Err(d) => panic!("a generated program does not compile: {d:?}\n{src}"),
     };
     let storage = SimStorage::new();
+    storage.set_memory_limit(wo_fuzz::SIM_MEMORY);
     match plan {
         Plan::None => {}
         Plan::Fail(kinds, n, fault) => storage.fail_nth(kinds, n, fault),

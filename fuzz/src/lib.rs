@@ -19,6 +19,13 @@ use wo_vm::{Host, NativeFn, Status, Stop, Trap, TrapKind, Value, Vm};
 /// together).
 pub const BUDGET: u32 = 20_000;
 
+/// The memory of the simulated machine in the `datadir` and `durable` targets
+/// (`SimStorage::set_memory_limit`): recovery refuses a stored id counter whose row
+/// slots would not fit (W1). At the default 256 MiB, a 284-byte checkpoint whose
+/// counter sat just under it cost seconds of slot allocation in the instrumented build
+/// and timed out on a loaded machine (H3, docs/fuzzing.md).
+pub const SIM_MEMORY: u64 = 16 << 20;
+
 /// Bytes of output kept per run (the rest is counted, not stored).
 pub const OUTPUT_CAP: usize = 1 << 20;
 

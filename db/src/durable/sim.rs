@@ -134,6 +134,8 @@ struct Sim {
     /// Freeze before the operation with this index (0-based count of operations).
     crash_before: Option<usize>,
     frozen: Option<Disk>,
+    /// [`SimStorage::set_memory_limit`]; `None`: the default 256 MiB.
+    memory_limit: Option<u64>,
 }
 
 /// The simulated disk. Clones share the same disk.
@@ -151,6 +153,14 @@ const ENOENT: i32 = 2;
 const ENOSPC: i32 = 28;
 
 impl SimStorage {
+    /// The memory the simulated machine has ([`Storage::memory_limit`]; 256 MiB by
+    /// default): recovery refuses a stored id counter whose row slots would not fit.
+    /// The fuzz targets set a small one, so that a counter just under the limit costs
+    /// milliseconds, not seconds.
+    pub fn set_memory_limit(&self, bytes: u64) {
+        self.lock_sim().memory_limit = Some(bytes);
+    }
+
     /// An empty disk whose root directory `/` exists.
     pub fn new() -> SimStorage {
         let s = SimStorage::default();
@@ -313,6 +323,8 @@ impl SimStorage {
         let img = SimStorage::default();
         {
             let mut s = img.lock_sim();
+            // The same machine, restarted.
+            s.memory_limit = g.memory_limit;
             s.disk = Disk {
                 files,
                 durable_names: names.clone(),
@@ -633,10 +645,11 @@ impl Storage for SimStorage {
             path: path.to_path_buf(),
         }))
     }
-    /// The simulated machine has 256 MiB: a hostile id counter is refused long before
-    /// a test (or a fuzz target under libFuzzer's memory limit) allocates gigabytes.
+    /// The simulated machine has 256 MiB unless set otherwise: a hostile id counter is
+    /// refused long before a test (or a fuzz target under libFuzzer's memory limit)
+    /// allocates gigabytes.
     fn memory_limit(&self) -> Option<u64> {
-        Some(256 << 20)
+        Some(self.lock_sim().memory_limit.unwrap_or(256 << 20))
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
         Ok(if self.lock_sim().locks.contains(path) {
