@@ -136,6 +136,8 @@ struct Sim {
     frozen: Option<Disk>,
     /// [`SimStorage::set_memory_limit`]; `None`: the default 256 MiB.
     memory_limit: Option<u64>,
+    /// [`SimStorage::set_sync_delay`].
+    sync_delay: Option<std::time::Duration>,
 }
 
 /// The simulated disk. Clones share the same disk.
@@ -159,6 +161,13 @@ impl SimStorage {
     /// milliseconds, not seconds.
     pub fn set_memory_limit(&self, bytes: u64) {
         self.lock_sim().memory_limit = Some(bytes);
+    }
+
+    /// Makes every file sync take `d` (sleeping before it), so that a test or fuzz
+    /// target sees what a slow disk allows: a program's thread goes on while the log
+    /// thread waits, and records written meanwhile queue behind the sync in flight.
+    pub fn set_sync_delay(&self, d: std::time::Duration) {
+        self.lock_sim().sync_delay = Some(d);
     }
 
     /// An empty disk whose root directory `/` exists.
@@ -499,6 +508,12 @@ impl StorageFile for SimFileHandle {
     }
     fn fsync(&mut self) -> io::Result<()> {
         let sim = self.sim.clone();
+        let delay = sim.lock_sim().sync_delay;
+        if let Some(d) = delay {
+            // The disk is not held meanwhile: other writes go on, as beside a real
+            // `fdatasync` in flight.
+            std::thread::sleep(d);
+        }
         let mut g = sim.lock_sim();
         self.sim.op(&mut g, OpKind::Sync, &self.path)?;
         let f = &mut g.disk.files[self.id];
