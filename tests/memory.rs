@@ -4,26 +4,11 @@
 
 mod common;
 
-use std::cell::RefCell;
-use std::io::Write;
 use std::rc::Rc;
 
+use common::Buf;
 use wo_compiler::SourceMap;
 use wo_vm::{gc, Host, RunResult};
-
-/// Output written to a shared buffer.
-#[derive(Clone, Default)]
-struct Buf(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(data);
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Compiles and runs `src` in this thread (whose collector the test then inspects);
 /// its stdout.

@@ -3,11 +3,11 @@
 //! moves where turns end, so fibers interleave more finely, but the interleaving
 //! stays a function of the program (runs repeat) and the program computes the same.
 
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
+mod common;
+
 use std::time::Instant;
 
+use common::Buf;
 use wo_vm::{Host, Status, Vm};
 
 const FIBERS: &str = "fn count(name: Text) -> Int {
@@ -26,26 +26,13 @@ fn main() {
 }
 ";
 
-#[derive(Clone, Default)]
-struct Out(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Out {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// What `src` prints run under the scheduler, with turns of `turn` (the default
 /// without).
 fn run(src: &str, turn: Option<u32>) -> String {
     let mut sources = wo_compiler::SourceMap::default();
     sources.add("turns.wo", src);
     let image = wo_compiler::compile(&sources).expect("the program compiles");
-    let out = Out::default();
+    let out = Buf::default();
     let host = Host {
         out: Box::new(out.clone()),
         err: Box::new(std::io::sink()),

@@ -208,3 +208,18 @@ pub fn corpus() -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Output written to a shared buffer: a `wo_vm::Host`'s stdout that a test reads after
+/// the run (`buf.0.borrow()`).
+#[derive(Clone, Default)]
+pub struct Buf(pub std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl std::io::Write for Buf {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
