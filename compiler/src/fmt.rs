@@ -292,7 +292,10 @@ fn layout(src: &str, module: &Module) -> String {
     let brace_kind = |i: usize| -> Brace {
         if blocks.contains(&toks[i].lo) {
             Brace::Block
-        } else if i > 0 && matches!(toks[i - 1].tok, Tok::UId(_)) {
+        } else if i > 0 && matches!(toks[i - 1].tok, Tok::UId(_)) && !toks[i].after_semi {
+            // `Point {`, but not a statement that starts with `{` after one that ends
+            // in a class name (`let s = Stack` then `{"a": 1}` on the next line):
+            // a `;`, written or automatic, lies between them.
             Brace::Construct
         } else {
             Brace::Map
