@@ -271,6 +271,20 @@ pub(crate) fn put_migration(out: &mut Vec<u8>, m: &Migration) {
     put_schema_indexed(out, &m.previous);
 }
 
+/// A migration item is the first record of the log generation its migration starts
+/// (the checkpoint before it holds the migrated tables): anywhere else it is damage,
+/// which recovery, `verify` and the readers refuse alike. (A fuzzed log with a
+/// migration to no tables in its middle was read three ways: recovery kept the
+/// tables, the export reader showed their rows, `wo db checkpoint` took the schema
+/// to be empty.)
+pub(crate) fn misplaced_migration(lsn: u64, first_lsn: u64) -> Option<String> {
+    (lsn != first_lsn).then(|| {
+        format!(
+            "record {lsn} holds a migration, which only the first record of a log generation (lsn {first_lsn}) can"
+        )
+    })
+}
+
 /// Item tags inside a log record's payload.
 pub(crate) const ITEM_SCHEMA: u8 = 1;
 pub(crate) const ITEM_INSERT: u8 = 2;

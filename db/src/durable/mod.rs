@@ -789,6 +789,7 @@ fn recover_into(
     let mut rp = Replay {
         db,
         dir,
+        first_lsn: hdr.first_lsn,
         bind: None,
         pending: None,
         latest: None,
@@ -1047,6 +1048,8 @@ struct Replay<'a, 'p> {
     progress: Option<&'p mut ProgressFn>,
     /// A schema error (reported as such, not as damage).
     err: Option<OpenError>,
+    /// The LSN of the log's first record (where a migration item may stand).
+    first_lsn: u64,
 }
 
 impl Replay<'_, '_> {
@@ -1065,6 +1068,11 @@ impl Replay<'_, '_> {
             })?;
             let bad = |what: String| (at(p), format!("record {}: {what}", fr.lsn));
             let covered = !apply;
+            if let Item::Migrate(_) = item {
+                if let Some(what) = codec::misplaced_migration(fr.lsn, self.first_lsn) {
+                    return Err((at(p), what));
+                }
+            }
             match item {
                 Item::Schema(_) | Item::Migrate(_) if covered => {
                     // The checkpoint holds this record's effect and its schema (which
@@ -2089,6 +2097,11 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
                     )
                 })
             };
+            if let Item::Migrate(_) = item {
+                if let Some(what) = codec::misplaced_migration(fr.lsn, hdr.first_lsn) {
+                    return Err((p, what));
+                }
+            }
             match item {
                 Item::Schema(s) if !apply => {
                     bind.clear();

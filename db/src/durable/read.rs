@@ -484,10 +484,12 @@ impl Binder {
         (0..self.tables.len()).find(|&i| self.tables[i].name == name && !self.dropped.contains(&i))
     }
 
+    /// The changes of record `lsn` of a log generation whose first record is
+    /// `first_lsn`.
     fn decode(
         &mut self,
         path: &Path,
-        lsn: u64,
+        (lsn, first_lsn): (u64, u64),
         payload_at: u64,
         payload: &[u8],
     ) -> Result<Vec<Change>, OpenError> {
@@ -502,6 +504,11 @@ impl Binder {
                     format!("record {lsn} does not decode: {}", e.what),
                 )
             })?;
+            if let Item::Migrate(_) = item {
+                if let Some(what) = codec::misplaced_migration(lsn, first_lsn) {
+                    return Err(damaged(path, p, what));
+                }
+            }
             let n_tables = self.tables.len();
             let tab = |t: u32, bind: &[usize]| {
                 bind.get(t as usize)
@@ -725,7 +732,7 @@ pub fn snapshot_in<E: From<OpenError>>(
     };
     let mut overlay: Vec<BTreeMap<RowId, Overlay>> = Vec::new();
     let (pos, _) = pair.records::<OpenError>(pair.start(), upto, |lsn, at, payload| {
-        let changes = binder.decode(&path, lsn, at, payload)?;
+        let changes = binder.decode(&path, (lsn, pair.hdr.first_lsn), at, payload)?;
         if lsn <= ckpt_lsn {
             return Ok(true);
         }
@@ -938,7 +945,9 @@ impl Follower {
         }
         let path = pair.wal_path();
         let (pos, _) = pair.records::<OpenError>(pair.start(), lsn, |l, at, payload| {
-            binder.decode(&path, l, at, payload).map(|_| true)
+            binder
+                .decode(&path, (l, pair.hdr.first_lsn), at, payload)
+                .map(|_| true)
         })?;
         if pos.lsn <= lsn {
             return Ok(Err(Gone(format!(
@@ -997,9 +1006,10 @@ impl Follower {
             if final_lsn > self.applied {
                 let upto = final_lsn.min(self.applied.saturating_add(max as u64));
                 let path = self.pair.wal_path();
+                let first = self.pair.hdr.first_lsn;
                 let binder = &mut self.binder;
                 let (pos, _) = self.pair.records(self.pos, upto, |lsn, at, payload| {
-                    let changes = binder.decode(&path, lsn, at, payload)?;
+                    let changes = binder.decode(&path, (lsn, first), at, payload)?;
                     f(&Record { lsn, changes }, &binder.tables)
                 })?;
                 if pos.lsn == self.pos.lsn {

@@ -65,7 +65,8 @@ pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError>
                             }
                         }
                     }
-                    Ok(Item::Migrate(m)) => defs = m.schema,
+                    // A misplaced one is damage, which `open` reports.
+                    Ok(Item::Migrate(m)) if fr.lsn == hdr.first_lsn => defs = m.schema,
                     Ok(_) => {}
                     Err(_) => break,
                 }
