@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use common::Buf;
 use wo_compiler::SourceMap;
-use wo_vm::{gc, Host, RunResult};
+use wo_vm::{gc, RunResult};
 
 /// Compiles and runs `src` in this thread (whose collector the test then inspects);
 /// its stdout.
@@ -17,14 +17,7 @@ fn run_here(src: &str, args: &[&str]) -> String {
     sources.add("main.wo", src);
     let image = wo_compiler::compile(&sources).expect("the program compiles");
     let out = Buf::default();
-    let host = Host {
-        out: Box::new(out.clone()),
-        err: Box::new(std::io::sink()),
-        input: Box::new(std::io::empty()),
-        classes: Rc::from(Vec::new()),
-        rng: 1,
-        started: std::time::Instant::now(),
-    };
+    let host = common::host(&out, Rc::from(Vec::new()));
     let args = args.iter().map(|a| a.to_string()).collect();
     let res = wo_vm::run(&image, &wo_stdlib::lookup, args, host).expect("the image links");
     assert_eq!(res, RunResult::Exit(0));

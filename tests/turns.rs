@@ -5,10 +5,8 @@
 
 mod common;
 
-use std::time::Instant;
-
 use common::Buf;
-use wo_vm::{Host, Status, Vm};
+use wo_vm::{Status, Vm};
 
 const FIBERS: &str = "fn count(name: Text) -> Int {
   let i = 0
@@ -33,14 +31,7 @@ fn run(src: &str, turn: Option<u32>) -> String {
     sources.add("turns.wo", src);
     let image = wo_compiler::compile(&sources).expect("the program compiles");
     let out = Buf::default();
-    let host = Host {
-        out: Box::new(out.clone()),
-        err: Box::new(std::io::sink()),
-        input: Box::new(std::io::empty()),
-        classes: image.classes.clone().into(),
-        rng: 1,
-        started: Instant::now(),
-    };
+    let host = common::host(&out, image.classes.clone().into());
     let natives = |name: &str| wo_stdlib::lookup(name);
     let mut vm = Vm::new(&image, &natives, host).expect("the image links");
     if let Some(t) = turn {

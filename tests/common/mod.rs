@@ -214,6 +214,19 @@ pub fn corpus() -> Vec<PathBuf> {
 #[derive(Clone, Default)]
 pub struct Buf(pub std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
 
+/// A VM host for a test that runs an image in-process: stdout into `out`, no stderr or
+/// stdin, class names `classes` (for printing objects), a fixed random seed.
+pub fn host(out: &Buf, classes: std::rc::Rc<[wo_bytecode::Class]>) -> wo_vm::Host {
+    wo_vm::Host {
+        out: Box::new(out.clone()),
+        err: Box::new(std::io::sink()),
+        input: Box::new(std::io::empty()),
+        classes,
+        rng: 1,
+        started: std::time::Instant::now(),
+    }
+}
+
 impl std::io::Write for Buf {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
         self.0.borrow_mut().extend_from_slice(data);
