@@ -155,3 +155,48 @@ fn crash_anywhere_in_group_commit_recovers_acked_and_a_prefix_of_the_batch() {
         "the workloads make batches of several records"
     );
 }
+
+/// Pipelined group commit: a record is written and its sync asked for; while that
+/// sync is still running, the next record's write fails. The sync in flight is let
+/// finish, and what it made durable stays acknowledged: the failure undoes only the
+/// later change, and the log is cut after the first record, not before it. (Were the
+/// first change undone too, a power cut would bring back a row the program had been
+/// told was never written.)
+#[test]
+fn a_sync_in_flight_when_a_write_fails_keeps_what_it_made_durable() {
+    const EIO: i32 = 5;
+    let sim = SimStorage::new();
+    let (mut dd, mut db) = open_sim(&sim, &dir()).unwrap();
+    let before = dd.durable_lsn();
+    // The first record: written, its sync asked for and slow.
+    sim.set_sync_delay(std::time::Duration::from_millis(200));
+    let sp = db.savepoint();
+    db.insert(DEPTS, vec![wo_db::Cell::Text("kept".into())])
+        .unwrap();
+    let first = dd.stage(&db, sp).unwrap().expect("a record");
+    dd.request_sync().unwrap();
+    let kept = state(&db);
+    // The second record's write fails while that sync sleeps.
+    sim.fail_nth(&[OpKind::Write], 1, wo_db::durable::FaultKind::Errno(EIO));
+    let sp2 = db.savepoint();
+    db.insert(DEPTS, vec![wo_db::Cell::Text("undone".into())])
+        .unwrap();
+    let f = dd.stage(&db, sp2).unwrap_err();
+    assert_eq!(f.os_error, Some(EIO), "{f}");
+    assert!(first > before);
+    assert_eq!(
+        dd.durable_lsn(),
+        first,
+        "the sync under way when the write failed made the first record durable"
+    );
+    db.rollback_to(sp2);
+    assert_eq!(state(&db), kept);
+    drop(dd);
+    // Whatever the power cut leaves, and with the cut log kept, the first change is
+    // there and the second is not.
+    for fate in [Fate::DropAll, Fate::KeepAll] {
+        let img = sim.crash_image(fate);
+        let (_dd, db) = open_sim(&img, &dir()).unwrap();
+        assert_eq!(state(&db), kept, "{fate:?}");
+    }
+}

@@ -10,7 +10,11 @@
 //! afterwards (from the disk as the run left it, or from the power cut's image), and
 //! recovery restores exactly the rows the program's database held when it ended:
 //! every acknowledged change, none that was undone (a failed sync undoes, in memory,
-//! every change not yet durable and cuts its records from the log). A program whose
+//! every change not yet durable and cuts its records from the log). After a power
+//! cut the cut fails, and a sync may have made records durable that the program never
+//! heard were (written while it ran): such in-doubt records may come back, after
+//! every record the program knew durable; then the log cut where the program knew it
+//! ended must recover exactly what the program held. A program whose
 //! directory did not open (a fault while it was created) held nothing. And without a
 //! fault, a program that spawns no fiber prints and ends exactly as it does with its
 //! database in memory (a durable commit is invisible but for time).
@@ -19,7 +23,7 @@ use std::path::Path;
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use wo_db::durable::{self, Fate, FaultKind, OpKind, OpenError, SimStorage};
+use wo_db::durable::{self, Fate, FaultKind, OpKind, OpenError, SimStorage, Storage};
 use wo_fuzz::durable::{options, rows, run_durable, DIR};
 use wo_fuzz::gen::{program, TABLE_ATTR, TABLE_VARIANTS};
 use wo_fuzz::{compile, run_budgeted, spawns, End, ALONE_DEADLINE, BUDGET, GEN_DEADLINE};
@@ -154,18 +158,49 @@ fuzz_target!(|data: &[u8]| {
         }
         return;
     };
-    let schema = match durable::stored_schema(dir, &options(&disk)) {
-        Ok(s) => s,
-        Err(e) => {
-            panic!("{plan:?}: the directory's schema does not read after the run: {e}\n{src}")
+    // A copy for the in-doubt check below, taken before recovery writes to the disk.
+    let cut = disk.crash_image(Fate::KeepAll);
+    let recover = |disk: &SimStorage, what: &str| {
+        let schema = match durable::stored_schema(dir, &options(disk)) {
+            Ok(s) => s,
+            Err(e) => panic!("{plan:?}: the directory's schema does not read {what}: {e}\n{src}"),
+        };
+        match durable::open(dir, schema, options(disk)) {
+            Ok((dd, db)) => (rows(&db), dd.durable_lsn()),
+            Err(e) => panic!(
+                "{plan:?}: the directory does not open {what} ({:?}): {e}\n{src}",
+                run.outcome.end
+            ),
         }
     };
-    let recovered = match durable::open(dir, schema, options(&disk)) {
-        Ok((_, db)) => rows(&db),
-        Err(e) => panic!(
-            "{plan:?}: the directory does not open after the run ({:?}): {e}\n{src}",
-            run.outcome.end
-        ),
+    let (recovered, last) = recover(&disk, "after the run");
+    // In doubt (LANGUAGE.md §8): after a failure the log is cut back to its last
+    // durable record, but a frozen disk (the power cut) refuses the cut, and a sync
+    // that ran while later records were written made them durable too, unknown to the
+    // program, which undid them. They come back whole, in log order, after every
+    // record the program knew durable. What the program held must then be what
+    // recovery gives from the log cut where the program knew it ended.
+    let expected = if last > run.durable_lsn {
+        assert!(
+            storage.crashed(),
+            "{plan:?}: recovery passes the last record the program knew durable ({last} > {}), though the disk never froze and the log could be cut\n{src}",
+            run.durable_lsn
+        );
+        let cut_log = cut
+            .open(&dir.join("wal"), false)
+            .and_then(|mut f| f.truncate(run.durable_end));
+        if let Err(e) = cut_log {
+            panic!("{plan:?}: the log cannot be cut for the check: {e}");
+        }
+        let (rows, at) = recover(&cut, "with the log cut where the program knew it durable");
+        assert_eq!(
+            at, run.durable_lsn,
+            "{plan:?}: the log cut at byte {} does not end with the last record the program knew durable\n{src}",
+            run.durable_end
+        );
+        rows
+    } else {
+        recovered.clone()
     };
     let nonempty = |r: &wo_fuzz::durable::Rows| {
         r.iter()
@@ -174,8 +209,8 @@ fuzz_target!(|data: &[u8]| {
             .collect::<Vec<_>>()
     };
     assert!(
-        nonempty(&recovered) == nonempty(&held),
-        "{plan:?}: recovery differs from what the program held when it ended ({:?})\nheld {held:?}\nrecovered {recovered:?}\n{src}",
+        nonempty(&expected) == nonempty(&held),
+        "{plan:?}: recovery differs from what the program held when it ended ({:?})\nheld {held:?}\nrecovered {expected:?}\n{src}",
         run.outcome.end
     );
     // Every insert acknowledged to the program survives: an acknowledgement given

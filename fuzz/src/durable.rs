@@ -69,6 +69,10 @@ pub fn rows(db: &wo_db::Db) -> Rows {
 pub struct DurableRun {
     pub outcome: Outcome,
     pub rows: Option<Rows>,
+    /// The last record the run knew durable when it ended: its LSN, and where it ends
+    /// in the log file then current (0 and 0 when the directory did not open).
+    pub durable_lsn: u64,
+    pub durable_end: u64,
 }
 
 /// Runs `image` under the VM's scheduler (`Vm::run_to_end`, as `wo run` does) with
@@ -84,6 +88,8 @@ pub fn run_durable(image: &Image, storage: &SimStorage, deadline: Duration) -> D
             return DurableRun {
                 outcome: outcome(End::Link(e.to_string()), &out),
                 rows: None,
+                durable_lsn: 0,
+                durable_end: 0,
             }
         }
     };
@@ -94,6 +100,8 @@ pub fn run_durable(image: &Image, storage: &SimStorage, deadline: Duration) -> D
         return DurableRun {
             outcome: outcome(End::Link(format!("data directory: {e}")), &out),
             rows: None,
+            durable_lsn: 0,
+            durable_end: 0,
         };
     }
     vm.set_turn(crate::SCHEDULER_TURN);
@@ -101,9 +109,15 @@ pub fn run_durable(image: &Image, storage: &SimStorage, deadline: Duration) -> D
     let end = run_vm(&mut vm, image, &mut |vm, fiber| vm.run_to_end(fiber));
     watchdog_stop();
     let rows = rows(vm.database().db());
+    let (durable_lsn, durable_end) = vm
+        .database()
+        .data_dir()
+        .map_or((0, 0), |d| (d.durable_lsn(), d.durable_log_end()));
     drop(vm);
     DurableRun {
         outcome: outcome(end, &out),
         rows: Some(rows),
+        durable_lsn,
+        durable_end,
     }
 }

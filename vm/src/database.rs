@@ -429,9 +429,10 @@ impl Database {
             Err(f) => {
                 // The log is fenced: this change and every one still waiting for its
                 // sync are undone, and their fibers told.
+                // Every fiber waiting for a commit hears of it: those whose commit
+                // the log made durable before it stopped go on, the others trap.
                 let others_wait = !self.pending.is_empty();
-                let from = self.pending.front().map_or(sp, |p| p.1);
-                let n = self.undo_pending(from);
+                let n = self.undo_not_durable(Some(sp));
                 let f = Failure {
                     changes_undone: n,
                     ..f
@@ -454,9 +455,36 @@ impl Database {
         Ok(())
     }
 
-    /// Undoes every change since `from` (the oldest commit not yet durable), newest
-    /// first, and forgets the pending commits. Returns how many changes were undone.
-    fn undo_pending(&mut self, from: Savepoint) -> usize {
+    /// The commits up to `durable` are final: forgets them and their undo entries.
+    fn settle(&mut self, durable: u64) {
+        while self.pending.front().is_some_and(|p| p.0 <= durable) {
+            self.pending.pop_front();
+        }
+        match self.pending.front() {
+            Some(&(_, sp)) => self.db.forget_undo_before(sp),
+            None => {
+                let keep = self.tx.map_or_else(|| self.db.savepoint(), |tx| tx.sp);
+                self.db.forget_undo_before(keep);
+            }
+        }
+    }
+
+    /// The failure contract, after the log was fenced: the commits the log made
+    /// durable before it stopped are final (the scheduler acknowledges them, see
+    /// `Vm::fail_committing`), and every later change is undone, newest first: from
+    /// the oldest commit still pending, or else from `current` (the change whose
+    /// record failed to be written). Returns how many changes were undone.
+    fn undo_not_durable(&mut self, current: Option<Savepoint>) -> usize {
+        let durable = self.data.as_ref().map_or(0, DataDir::durable_lsn);
+        while self.pending.front().is_some_and(|p| p.0 <= durable) {
+            self.pending.pop_front();
+        }
+        let Some(from) = self.pending.front().map(|p| p.1).or(current) else {
+            self.settle(durable);
+            return 0;
+        };
+        // The undo entries of the commits made durable precede `from`.
+        self.db.forget_undo_before(from);
         let n = self.db.changes_since(from).len();
         self.db.rollback_to(from);
         self.db.truncate_undo(from);
@@ -480,11 +508,7 @@ impl Database {
             return Ok(());
         };
         data.request_sync().map_err(|f| {
-            let n = self
-                .pending
-                .front()
-                .map(|p| p.1)
-                .map_or(0, |sp| self.undo_pending(sp));
+            let n = self.undo_not_durable(None);
             Failure {
                 changes_undone: n,
                 ..f
@@ -527,16 +551,8 @@ impl Database {
         let data = self.data.as_mut()?;
         match data.poll(timeout)? {
             LogEvent::Durable(durable) => {
-                while self.pending.front().is_some_and(|p| p.0 <= durable) {
-                    self.pending.pop_front();
-                }
-                match self.pending.front() {
-                    Some(&(_, sp)) => self.db.forget_undo_before(sp),
-                    None => {
-                        let keep = self.tx.map_or_else(|| self.db.savepoint(), |tx| tx.sp);
-                        self.db.forget_undo_before(keep);
-                    }
-                }
+                self.settle(durable);
+                let data = self.data.as_mut()?;
                 let checkpoint_failed = if self.pending.is_empty() && self.tx.is_none() {
                     data.begin_checkpoint(&self.db).and_then(Result::err)
                 } else {
@@ -548,8 +564,7 @@ impl Database {
                 })
             }
             LogEvent::Failed(f) => {
-                let from = self.pending.front().map(|p| p.1);
-                let n = from.map_or(0, |sp| self.undo_pending(sp));
+                let n = self.undo_not_durable(None);
                 Some(Synced::Failed(Failure {
                     changes_undone: n,
                     ..f

@@ -327,11 +327,21 @@ impl Vm<'_> {
         None
     }
 
-    /// Raises `IO` in every fiber waiting for a commit (their changes were undone).
+    /// After the log was fenced: wakes every fiber whose commit the log made durable
+    /// before it stopped (a sync under way when a write failed is let finish), and
+    /// raises `IO` in every other fiber waiting for a commit (their changes were undone).
     fn fail_committing(&mut self, main: &mut Fiber, f: &wo_db::durable::Failure) -> Option<Status> {
         let msg = durability_message(f);
+        let durable = self
+            .database
+            .data_dir()
+            .map_or(0, wo_db::durable::DataDir::durable_lsn);
         let mut end = None;
-        for (_, id) in std::mem::take(&mut self.sched.committing) {
+        for (lsn, id) in std::mem::take(&mut self.sched.committing) {
+            if lsn <= durable {
+                self.sched.runq.push_back(id);
+                continue;
+            }
             let trap = Trap::new(TrapKind::Io, msg.clone());
             if let Some(e) = self.raise(main, id, trap) {
                 end.get_or_insert(e);

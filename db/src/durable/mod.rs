@@ -1296,6 +1296,11 @@ impl DataDir {
         self.wal.durable_lsn
     }
 
+    /// Where the last durable record ends in the current log file (its byte offset).
+    pub fn durable_log_end(&self) -> u64 {
+        self.wal.durable_end
+    }
+
     /// The LSN the latest checkpoint covers (0: none).
     pub fn checkpoint_lsn(&self) -> u64 {
         self.checkpoint_lsn

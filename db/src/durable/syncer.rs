@@ -116,15 +116,28 @@ impl Syncer {
             Some(t) => self.done.recv_timeout(t).ok(),
         }
     }
-}
 
-impl Drop for Syncer {
-    fn drop(&mut self) {
-        // Closing the request channel ends the thread after its current sync.
+    /// Stops the thread once it has answered every request already sent (a sync it
+    /// is running is let finish, never cut short), and returns the answers not yet
+    /// read, in order.
+    pub(crate) fn finish(mut self) -> Vec<Done> {
+        self.stop();
+        self.done.try_iter().collect()
+    }
+
+    fn stop(&mut self) {
+        // Closing the request channel ends the thread once it has taken the requests
+        // queued before.
         self.requests = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

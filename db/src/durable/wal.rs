@@ -847,9 +847,21 @@ impl LogWriter {
         if self.fence.is_some() {
             return;
         }
-        // The log thread syncs nothing more (it may be finishing a sync of records
-        // that are cut here: they are in doubt, and their fibers are told they failed).
-        self.syncer = None;
+        // The log thread is asked for nothing more, and waited for: a sync it was
+        // running (or had been asked for) when the failure came is let finish, and
+        // what it made durable stays, its commits acknowledged. Undoing a change whose
+        // record is already on stable storage would let recovery show what the
+        // program was told had never happened. Only the rest is cut.
+        if let Some(syncer) = self.syncer.take() {
+            for done in syncer.finish() {
+                if let Done::Durable { lsn, end } = done {
+                    if lsn > self.durable_lsn {
+                        self.durable_lsn = lsn;
+                        self.durable_end = end;
+                    }
+                }
+            }
+        }
         let _ = self.file.truncate(self.durable_end);
         self.end = self.durable_end;
         self.alloc_end = self.durable_end;
