@@ -4,7 +4,8 @@
 //! checkpointing as soon as the log passes 4 KiB. The plan is one of: no fault; the
 //! k-th sync failing (`EIO`); the k-th write failing (`ENOSPC`, or short); the k-th
 //! operation of any kind failing (`EIO`); a power cut before the k-th operation (the
-//! disk freezes, every later operation fails; then only what was synced survives).
+//! disk freezes, every later operation fails; then what was synced survives, and of
+//! the writes not synced all, none, or each kept, dropped or garbled by sector).
 //!
 //! What must hold (LANGUAGE.md §8, the failure contract): the directory opens again
 //! afterwards (from the disk as the run left it, or from the power cut's image), and
@@ -40,7 +41,8 @@ const SLOW_SYNC: std::time::Duration = std::time::Duration::from_micros(300);
 enum Plan {
     None,
     Fail(&'static [OpKind], u64, FaultKind),
-    PowerCut(usize),
+    /// A power cut before operation k, and what becomes of the writes not synced.
+    PowerCut(usize, Fate),
 }
 
 /// The fault plan, and whether syncs are slow.
@@ -56,7 +58,14 @@ fn plan(u: &mut Unstructured<'_>) -> Result<(Plan, bool)> {
         2 => Plan::Fail(WRITE, k64 % 48 + 1, FaultKind::Errno(ENOSPC)),
         3 => Plan::Fail(WRITE, k64 % 48 + 1, FaultKind::ShortWrite),
         4 => Plan::Fail(&OpKind::ALL, k64 + 1, FaultKind::Errno(EIO)),
-        _ => Plan::PowerCut(usize::from(k)),
+        _ => Plan::PowerCut(
+            usize::from(k),
+            match (mode / 24) % 3 {
+                0 => Fate::DropAll,
+                1 => Fate::KeepAll,
+                _ => Fate::Random(u64::from(k) << 8 | u64::from(mode)),
+            },
+        ),
     };
     Ok((plan, slow))
 }
@@ -113,7 +122,7 @@ fuzz_target!(|data: &[u8]| {
     match plan {
         Plan::None => {}
         Plan::Fail(kinds, n, fault) => storage.fail_nth(kinds, n, fault),
-        Plan::PowerCut(k) => storage.crash_before(k),
+        Plan::PowerCut(k, _) => storage.crash_before(k),
     }
     let run = run_durable(&image, &storage, GEN_DEADLINE);
     if std::env::var_os("WO_FUZZ_PRINT").is_some() {
@@ -132,10 +141,9 @@ fuzz_target!(|data: &[u8]| {
     }
     // A detached copy: a fault planned for an operation the run never reached must
     // not fire in the check's own recovery.
-    let disk = storage.crash_image(if storage.crashed() {
-        Fate::DropAll
-    } else {
-        Fate::KeepAll
+    let disk = storage.crash_image(match plan {
+        Plan::PowerCut(_, fate) if storage.crashed() => fate,
+        _ => Fate::KeepAll,
     });
     let dir = Path::new(DIR);
     let Some(held) = run.rows else {
