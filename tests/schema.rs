@@ -254,6 +254,60 @@ fn a_new_column_gives_old_rows_nil_or_its_default_with_a_notice() {
     });
 }
 
+const WITH_COUNTERS: &str = r#"
+@table(name: "people")
+class Person {
+  name: Text @unique
+  age: ?Int
+}
+
+@table(name: "counters")
+class Counter {
+  v: TYPE
+}
+
+fn main() {
+  print(count(from x in Person select x))
+  print(count(from c in Counter select c))
+}
+"#;
+
+#[test]
+fn a_new_table_is_recorded_on_open_with_a_notice() {
+    let dir = with_people("add-table");
+    write(&dir, "int.wo", &WITH_COUNTERS.replace("TYPE", "Int"));
+    write(&dir, "text.wo", &WITH_COUNTERS.replace("TYPE", "Text"));
+    let res = run(&dir, "int.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "4\n0\n");
+    assert_eq!(
+        res.stderr.trim_end(),
+        "wo: d: schema migrated: new table `counters`"
+    );
+    // Recorded, though it holds no row: verify lists it, and a program that declares
+    // it otherwise is refused, naming the column.
+    let v = run_wo(&dir, &["db", "verify", "d"]);
+    v.expect_status(0);
+    assert!(
+        v.stdout.contains("table counters: 0 rows, next id 1"),
+        "{}",
+        v.stdout
+    );
+    let before = files(&dir.join("d"));
+    let res = run(&dir, "text.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("`counters`: column `v` changes type from Int to Text"),
+        "{}",
+        res.stderr
+    );
+    // Applied once: the next run says nothing and writes nothing.
+    let res = run(&dir, "int.wo");
+    res.expect_status(0);
+    assert_eq!(res.stderr, "");
+    assert_eq!(files(&dir.join("d")), before);
+}
+
 fn feed(mut child: std::process::Child, input: &str) -> (Option<i32>, String, String) {
     use std::io::Write;
     child

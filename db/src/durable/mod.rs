@@ -481,12 +481,14 @@ fn open_as(
         let mut m = plan.migration.clone();
         m.schema = stored;
         dd.checkpoint_as(&db, Some(&m)).map_err(failure_to_open)?;
-        let what: Vec<&str> = plan.steps.iter().map(|s| s.what.as_str()).collect();
-        dd.notice = Some(format!(
-            "{}: schema migrated: {}",
-            dir.display(),
-            what.join("; ")
-        ));
+        dd.notice = Some(migrated_notice(dir, &plan));
+    } else if !plan.is_empty() && dd.schema_pending {
+        // Only new tables: no stored row changes, so no checkpoint; the directory
+        // records them at once, with a record that holds only the new schema (so a
+        // later program declaring one of them otherwise is refused, and `verify`,
+        // `export` and `mirror` list them).
+        dd.record_schema(&db).map_err(failure_to_open)?;
+        dd.notice = Some(migrated_notice(dir, &plan));
     } else if let Some((m, salts)) = rec.migration {
         // A crash came after a migration's checkpoint was renamed in and before its
         // log generation was: start that generation now, with its migration item, so
@@ -506,6 +508,12 @@ fn open_as(
         }
     }
     Ok((Some(dd), db, plan))
+}
+
+/// The notice of a migration applied on open: what changed, naming tables and columns.
+fn migrated_notice(dir: &Path, plan: &Plan) -> String {
+    let what: Vec<&str> = plan.steps.iter().map(|s| s.what.as_str()).collect();
+    format!("{}: schema migrated: {}", dir.display(), what.join("; "))
 }
 
 /// What [`recover`] found in the log.
@@ -1449,6 +1457,16 @@ impl DataDir {
             self.buf = rec;
         }
         res
+    }
+
+    /// Writes the program's schema as a record of its own and syncs it (new tables,
+    /// recorded on open).
+    fn record_schema(&mut self, db: &Db) -> Result<(), Failure> {
+        let (stored, _, _) = program_stored(db);
+        let mut rec = schema_record(&stored);
+        self.wal.stage(&mut rec)?;
+        self.schema_pending = false;
+        self.wal.sync()
     }
 
     /// The LSN of the last record written (durable or not).
