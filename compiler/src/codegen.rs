@@ -621,13 +621,23 @@ impl<'a> Gen<'a> {
             });
             let x = f.alloc();
             f.local_reg[q.var] = x;
+            let alive = f.alloc();
             self.counted_loop_with(f, i, n, |this, f| {
                 f.emit(Op::ListGet {
                     a: x,
                     b: rows,
                     c: i,
                 });
+                // A row another fiber deleted meanwhile (the selection may yield, or
+                // be preempted) gets a nil in its place, never read: the body skips it.
+                f.emit(Op::DbAlive { a: alive, b: x });
+                let dead = f.emit(Op::JumpIfNot { a: alive, t: Pc(0) });
                 this.push_value(f, vals, sel);
+                let done = f.emit(Op::Jump { t: Pc(0) });
+                f.patch(dead);
+                let nil = Expr::new(E::Nil, Ty::Unknown, Span::default());
+                this.push_value(f, vals, &nil);
+                f.patch(done);
             });
             vals
         });
@@ -718,12 +728,23 @@ impl<'a> Gen<'a> {
         let i = f.alloc();
         let x = f.alloc();
         f.local_reg[q.var] = x;
+        let alive = matches!(q.source, QuerySource::Table { .. }).then(|| f.alloc());
         self.counted_loop_with(f, i, n, |this, f| {
             f.emit(Op::ListGet {
                 a: x,
                 b: rows,
                 c: i,
             });
+            if let Some(alive) = alive {
+                // The rows were chosen when the query began; one that another fiber
+                // deleted since (a predicate, a key or the selection may yield, or be
+                // preempted) is skipped, as a `for` loop over rows skips it.
+                f.emit(Op::DbAlive { a: alive, b: x });
+                let dead = f.emit(Op::JumpIfNot { a: alive, t: Pc(0) });
+                if let Some(l) = f.loops.last_mut() {
+                    l.continues.push(dead);
+                }
+            }
             for w in &q.residual {
                 let js = this.cond_jump(f, w, false);
                 if let Some(l) = f.loops.last_mut() {
