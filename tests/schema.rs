@@ -297,7 +297,8 @@ fn a_new_table_is_recorded_on_open_with_a_notice() {
     let res = run(&dir, "text.wo");
     res.expect_status(65);
     assert!(
-        res.stderr.contains("`counters`: column `v` changes type from Int to Text"),
+        res.stderr
+            .contains("`counters`: column `v` changes type from Int to Text"),
         "{}",
         res.stderr
     );
