@@ -1535,7 +1535,19 @@ fn checkpoint_failures_and_crashes_lose_nothing_acknowledged() {
             // From the rename on: the log is fenced, the next commit fails.
             (_, "error=EIO") => {
                 res.expect_status(74);
-                assert_contains(&what, &res, &["durability failure: fsync failed on d"]);
+                assert_contains(
+                    &what,
+                    &res,
+                    &[
+                        "durability failure: fsync failed on d",
+                        "the log is closed for writing",
+                    ],
+                );
+                assert!(
+                    !res.stderr.contains("tried again"),
+                    "{what}: a fenced log promises no retry\n{}",
+                    res.stderr
+                );
             }
             _ => assert_eq!(res.status, None, "{what}: killed\n{}", res.snapshot()),
         }

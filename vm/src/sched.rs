@@ -215,17 +215,27 @@ impl Vm<'_> {
         }
     }
 
-    /// The checkpoint under way ended: the writers it held back go on; a failure is
-    /// a warning (the log stays in charge, every commit durable).
+    /// The checkpoint under way ended: the writers it held back go on. A failure
+    /// before the new checkpoint replaced the old one is a warning (the log stays in
+    /// charge, every commit durable); one after it fenced the log, which the warning
+    /// says (the next change traps `IO`).
     fn checkpoint_ended(&mut self, failed: Option<wo_db::durable::Failure>) {
         let gated = std::mem::take(&mut self.sched.gated);
         self.sched.runq.extend(gated);
-        if let Some(f) = failed {
-            let _ = writeln!(
-                self.host.err,
-                "wo: warning: automatic checkpoint failed: {f}; the log keeps growing (every commit is still durable) and the checkpoint is tried again when it has grown by another threshold"
-            );
-        }
+        let Some(f) = failed else { return };
+        let fenced = self
+            .database
+            .data_dir()
+            .is_some_and(|d| d.fence().is_some());
+        let after = if fenced {
+            "the log is closed for writing: every acknowledged commit is durable, and every later change traps IO"
+        } else {
+            "the log keeps growing (every commit is still durable) and the checkpoint is tried again when it has grown by another threshold"
+        };
+        let _ = writeln!(
+            self.host.err,
+            "wo: warning: automatic checkpoint failed: {f}; {after}"
+        );
     }
 
     fn end_task(&mut self, task: &Rc<TaskCell>, state: TaskState) {
