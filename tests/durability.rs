@@ -1952,6 +1952,21 @@ fn maintenance_commands_refuse_a_directory_that_is_not_a_data_directory() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("cat.jpg")]);
+    // A file named as the directory: the same for every command that reads one
+    // (`export` said 74, an I/O error, until a user tried it).
+    let file = dir.join("cat.jpg");
+    for args in [
+        &["verify"][..],
+        &["checkpoint"],
+        &["export"],
+        &["export", "--format", "sql"],
+    ] {
+        let mut cmd = common::wo();
+        cmd.arg("db").args(args).arg(&file);
+        let res = output(cmd);
+        res.expect_status(66);
+        assert_contains(&format!("{args:?} of a file"), &res, &["data directory"]);
+    }
 }
 
 /// Issue 11 item 12: nothing tied a log to its checkpoint, so an older log put back

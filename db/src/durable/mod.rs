@@ -575,7 +575,15 @@ fn open_existing(
 ) -> Result<Option<Box<dyn StorageFile>>, OpenError> {
     match storage.open_read(path) {
         Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // A path through a file (`DIR` is no directory) holds no file either.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
         Err(e)
             if e.kind() == std::io::ErrorKind::InvalidInput
                 && e.to_string() == storage::NOT_REGULAR =>
