@@ -1117,6 +1117,44 @@ fn eio_with_many_writer_fibers_exits_74_and_loses_nothing_acknowledged() {
     }
 }
 
+/// A durability failure in a task that is never joined, after another task trapped
+/// first: the status and the report are the first trap's (LANGUAGE.md §9), and the
+/// failure is said too (it was silent, found by trying wo from the outside).
+#[test]
+fn a_durability_failure_is_said_when_another_trap_decides_the_status() {
+    if !strace_works() {
+        return skip(
+            "io_beside_another_trap",
+            "strace is missing or cannot trace here",
+        );
+    }
+    let cwd = scratch("io_beside_another_trap");
+    std::fs::write(
+        cwd.join("app.wo"),
+        "use time\n\n@table\nclass D {\n  v: Int\n}\n\nfn w(v: Int) {\n  insert D { v: v }\n  print(\"acked ${v}\")\n}\n\nfn bad() -> Int {\n  let z = 0\n  return 1 / z\n}\n\nfn main() {\n  let t0 = spawn bad()\n  let t = spawn w(1)\n  time.sleep(50)\n  print(\"rows ${count(from x in D select x)}\")\n}\n",
+    )
+    .unwrap();
+    let wrap = inject("fdatasync", "error=EIO", 1);
+    let res = output(wo_cmd(
+        &cwd,
+        &strs(&wrap),
+        &["run", "app.wo", "--data", "d"],
+    ));
+    res.expect_status(70);
+    assert_eq!(
+        res.stdout, "rows 0\n",
+        "the insert was undone, never acknowledged"
+    );
+    assert_contains(
+        "io beside another trap",
+        &res,
+        &[
+            "trap DIV0",
+            "another task trapped IO and was never joined: durability failure: fdatasync failed on d/wal",
+        ],
+    );
+}
+
 #[test]
 fn sigkill_with_many_writer_fibers_loses_nothing_acknowledged() {
     let rounds = if long() { 100 } else { 12 };

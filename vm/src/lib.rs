@@ -156,6 +156,18 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
     // `main` returned: a task that trapped and was never joined decides the status.
     if res.is_ok() {
         if let Some((trap, stack)) = vm.unjoined_trap() {
+            // The status and the report are the first trap's (LANGUAGE.md §9); a
+            // durability failure in another task is said too, since it decides what
+            // a restart recovers.
+            if trap.kind != TrapKind::Io {
+                if let Some(io) = vm.unjoined_io_trap() {
+                    let _ = writeln!(
+                        vm.host.err,
+                        "wo: another task trapped IO and was never joined: {}",
+                        io.message
+                    );
+                }
+            }
             return RunResult::Trap { trap, stack };
         }
     }

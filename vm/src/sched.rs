@@ -420,6 +420,22 @@ impl Vm<'_> {
             })
     }
 
+    /// The `IO` trap of the first task that trapped with one and was never joined: a
+    /// durability failure, which the report of another task's trap must not hide.
+    pub fn unjoined_io_trap(&self) -> Option<Trap> {
+        self.sched
+            .trapped
+            .iter()
+            .find_map(|t| match &*t.state.borrow() {
+                TaskState::Trapped {
+                    trap,
+                    joined: false,
+                    ..
+                } if trap.kind == TrapKind::Io => Some(trap.clone()),
+                _ => None,
+            })
+    }
+
     /// Takes the fibers a `wo repl` session keeps from one input (one image) to the
     /// next: every fiber but the input's `main`, with its task, queue and waits.
     pub fn take_fibers(&mut self) -> Fibers {
