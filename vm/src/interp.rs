@@ -550,7 +550,10 @@ impl<'img> Vm<'img> {
             .map(|i| (i, fiber.handlers[i].level as usize));
         self.database.unwinding(fiber.id, catcher);
         let Some(h) = fiber.handlers.pop() else {
-            let stack = self.stack_of(fiber);
+            let mut stack = self.stack_of(fiber);
+            if let Some(origin) = &trap.origin {
+                stack.splice(0..0, origin.iter().cloned());
+            }
             return Some(Status::Trap { trap, stack });
         };
         let level = h.level as usize;
@@ -1387,9 +1390,16 @@ fn join(task: &Rc<TaskCell>, in_transaction: bool) -> Result<Value, JoinStop> {
     let mut state = task.state.borrow_mut();
     match &mut *state {
         TaskState::Done(v) => Ok(v.clone()),
-        TaskState::Trapped { trap, joined, .. } => {
+        TaskState::Trapped {
+            trap,
+            joined,
+            stack,
+        } => {
             *joined = true;
-            Err(JoinStop::Trap(trap.clone()))
+            Err(JoinStop::Trap(Trap {
+                origin: Some(stack.as_slice().into()),
+                ..trap.clone()
+            }))
         }
         TaskState::Running if in_transaction => Err(JoinStop::Trap(Trap::new(
             TrapKind::Db,

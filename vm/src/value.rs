@@ -266,6 +266,10 @@ impl TrapKind {
 pub struct Trap {
     pub kind: TrapKind,
     pub message: String,
+    /// For a trap raised again by `join`: the call stack where it happened, in the
+    /// task's fiber (innermost first). A report of it shows those frames above the
+    /// joiner's.
+    pub origin: Option<Rc<[crate::StackFrame]>>,
 }
 
 impl Trap {
@@ -273,6 +277,7 @@ impl Trap {
         Trap {
             kind,
             message: message.into(),
+            origin: None,
         }
     }
 }
