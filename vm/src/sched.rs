@@ -404,13 +404,13 @@ impl Vm<'_> {
         end
     }
 
-    /// The trap of the first task (in the order they trapped) that trapped and was
-    /// never joined: it decides the exit status of a program whose `main` returned.
-    pub fn unjoined_trap(&self) -> Option<(Trap, Vec<StackFrame>)> {
+    /// The traps of the tasks that trapped and were never joined, with their stacks,
+    /// in the order they trapped.
+    fn unjoined_traps(&self) -> impl Iterator<Item = (Trap, Vec<StackFrame>)> + '_ {
         self.sched
             .trapped
             .iter()
-            .find_map(|t| match &*t.state.borrow() {
+            .filter_map(|t| match &*t.state.borrow() {
                 TaskState::Trapped {
                     trap,
                     stack,
@@ -420,20 +420,18 @@ impl Vm<'_> {
             })
     }
 
+    /// The trap of the first task (in the order they trapped) that trapped and was
+    /// never joined: it decides the exit status of a program whose `main` returned.
+    pub fn unjoined_trap(&self) -> Option<(Trap, Vec<StackFrame>)> {
+        self.unjoined_traps().next()
+    }
+
     /// The `IO` trap of the first task that trapped with one and was never joined: a
     /// durability failure, which the report of another task's trap must not hide.
     pub fn unjoined_io_trap(&self) -> Option<Trap> {
-        self.sched
-            .trapped
-            .iter()
-            .find_map(|t| match &*t.state.borrow() {
-                TaskState::Trapped {
-                    trap,
-                    joined: false,
-                    ..
-                } if trap.kind == TrapKind::Io => Some(trap.clone()),
-                _ => None,
-            })
+        self.unjoined_traps()
+            .map(|(trap, _)| trap)
+            .find(|trap| trap.kind == TrapKind::Io)
     }
 
     /// Takes the fibers a `wo repl` session keeps from one input (one image) to the
