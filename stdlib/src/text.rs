@@ -6,6 +6,9 @@
 //! results over the limit of `wo_vm::limit` (1 GiB) with a LIMIT trap instead of
 //! exhausting memory.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use wo_vm::{limit, Host, Stop, TrapKind, Value};
 
 use crate::{args, float, int, list_ref, new_list, new_text, text, trap, Native};
@@ -50,6 +53,113 @@ fn byte_offset(t: &str, idx: usize) -> usize {
     t.char_indices().nth(idx).map_or(t.len(), |(b, _)| b)
 }
 
+/// Texts shorter than this are measured on each call (a walk of a few cache lines);
+/// longer ones through [`Measured`].
+const MEASURE_MIN: usize = 256;
+
+/// Characters per mark of [`Measured::marks`].
+const MARK_EVERY: usize = 64;
+
+/// What `len` and `substr` need of a long text, kept for the last one measured, so
+/// that a loop calling them on one text costs O(1) per call on ASCII text and
+/// O(`MARK_EVERY`) on other text, not a walk of the whole text (LANGUAGE.md §11).
+/// The cache holds the text itself (an `Rc` clone), so its address is never that of
+/// another text while it is cached.
+struct Measured {
+    text: Rc<str>,
+    chars: usize,
+    /// The byte offset of every `MARK_EVERY`-th character; empty for ASCII text.
+    marks: Vec<usize>,
+}
+
+thread_local! {
+    static MEASURED: RefCell<Option<Measured>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on the measurement of `t` (made now unless `t` was the last one measured).
+fn with_measured<R>(t: &Rc<str>, f: impl FnOnce(&Measured) -> R) -> R {
+    MEASURED.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        if !cached.as_ref().is_some_and(|m| Rc::ptr_eq(&m.text, t)) {
+            let (chars, marks) = if t.is_ascii() {
+                (t.len(), Vec::new())
+            } else {
+                let mut marks = Vec::new();
+                let mut chars = 0;
+                for (b, _) in t.char_indices() {
+                    if chars % MARK_EVERY == 0 {
+                        marks.push(b);
+                    }
+                    chars += 1;
+                }
+                (chars, marks)
+            };
+            *cached = Some(Measured {
+                text: t.clone(),
+                chars,
+                marks,
+            });
+        }
+        f(cached.as_ref().expect("measured just now"))
+    })
+}
+
+thread_local! {
+    /// The one-character texts of ASCII, made once: `substr(t, i, 1)` and `chars(t)`
+    /// over ASCII text hand these out instead of allocating a text per character.
+    static ASCII_CHARS: Vec<Rc<str>> = (0u8..128)
+        .map(|b| Rc::from(char::from(b).encode_utf8(&mut [0; 4]) as &str))
+        .collect();
+}
+
+/// `s` as a text value, shared when it is one ASCII character.
+fn piece(s: &str) -> Value {
+    match s.as_bytes() {
+        [b] if b.is_ascii() => ASCII_CHARS.with(|a| Value::Text(a[usize::from(*b)].clone())),
+        _ => new_text(s),
+    }
+}
+
+impl Measured {
+    /// [`byte_offset`] of character `idx` (at most `chars`): from the nearest mark.
+    fn offset(&self, idx: usize) -> usize {
+        if self.marks.is_empty() {
+            return idx.min(self.text.len());
+        }
+        let k = (idx / MARK_EVERY).min(self.marks.len() - 1);
+        let from = self.marks[k];
+        from + byte_offset(&self.text[from..], idx - k * MARK_EVERY)
+    }
+}
+
+/// The number of characters of a text value and the byte offsets of characters
+/// `lo` and `hi` in it, when `lo <= hi <= ` that number; `Err` with the number
+/// otherwise. One walk at most, and none for a long text measured before.
+fn text_span(t: &Rc<str>, lo: usize, hi: usize) -> Result<(usize, usize), usize> {
+    if t.len() < MEASURE_MIN {
+        let len = char_len(t);
+        if lo > hi || hi > len {
+            return Err(len);
+        }
+        let a = byte_offset(t, lo);
+        return Ok((a, a + byte_offset(&t[a..], hi - lo)));
+    }
+    with_measured(t, |m| {
+        if lo > hi || hi > m.chars {
+            return Err(m.chars);
+        }
+        Ok((m.offset(lo), m.offset(hi)))
+    })
+}
+
+/// [`char_len`] of a whole text value, without walking a long one twice.
+fn text_len(t: &Rc<str>) -> usize {
+    if t.len() < MEASURE_MIN {
+        return char_len(t);
+    }
+    with_measured(t, |m| m.chars)
+}
+
 /// Traps LIMIT when a text of `n_bytes` (None: more than fits in memory) is too large.
 fn check_size(what: &str, n_bytes: Option<usize>) -> Result<(), Stop> {
     Ok(limit::check_text(what, n_bytes)?)
@@ -66,7 +176,7 @@ fn text_with_room(what: &str, n: usize) -> Result<String, Stop> {
 /// `len(t)`: the number of characters.
 fn len_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [t] = args("len_text", argv)?;
-    let n = char_len(text(t)?);
+    let n = text_len(text(t)?);
     Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
 }
 
@@ -76,21 +186,19 @@ fn len_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 fn substr(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [t, start, n] = args("substr", argv)?;
     let (t, start, n) = (text(t)?, int(start)?, int(n)?);
-    let len = char_len(t);
-    let in_range = |start: i64, n: i64| {
-        let start = usize::try_from(start).ok()?;
-        let end = start.checked_add(usize::try_from(n).ok()?)?;
-        (end <= len).then_some((start, end))
-    };
-    let Some((start, end)) = in_range(start, n) else {
-        return Err(trap(
+    let span = usize::try_from(start)
+        .ok()
+        .zip(usize::try_from(n).ok())
+        .and_then(|(lo, n)| Some((lo, lo.checked_add(n)?)));
+    // An impossible span is checked against the length like any other out of range.
+    let (lo, hi) = span.unwrap_or((1, 0));
+    match text_span(t, lo, hi) {
+        Ok((a, b)) => Ok(piece(&t[a..b])),
+        Err(len) => Err(trap(
             TrapKind::Bounds,
             format!("substr(start {start}, n {n}) is out of range for a text of {len} characters"),
-        ));
-    };
-    let lo = byte_offset(t, start);
-    let hi = lo + byte_offset(&t[lo..], end - start);
-    Ok(new_text(&t[lo..hi]))
+        )),
+    }
 }
 
 /// `index_of(t, s)`: the character position of the first occurrence of `s` in `t`, -1
@@ -296,7 +404,7 @@ fn chars(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let mut out = Vec::new();
     limit::list_room(&mut out, "chars", n)?;
     let mut buf = [0u8; 4];
-    out.extend(t.chars().map(|c| new_text(c.encode_utf8(&mut buf))));
+    out.extend(t.chars().map(|c| piece(c.encode_utf8(&mut buf))));
     Ok(new_list(out))
 }
 
@@ -388,6 +496,54 @@ mod tests {
 
     fn i(n: i64) -> Value {
         Value::Int(n)
+    }
+
+    /// `len` and `substr` of long texts (measured once and cached, with marks every
+    /// 64 characters for non-ASCII text) agree with a plain walk of the characters,
+    /// at every position and across texts of one length, one after the other.
+    #[test]
+    fn long_texts_measure_like_a_walk_of_their_characters() {
+        let ascii = "abcdefghij".repeat(40);
+        let mixed: String = (0..700)
+            .map(|k| ['a', 'é', '😀', 'z', 'ß'][k % 5])
+            .collect();
+        let other: String = (0..700).map(|k| ['é', 'b'][k % 2]).collect();
+        for src in [&ascii, &mixed, &other, &ascii] {
+            let v = t(src);
+            let chars: Vec<char> = src.chars().collect();
+            let n = chars.len() as i64;
+            assert_shows(call("len_text", &[v.clone()]), &n.to_string());
+            for start in (0..=n).step_by(7).chain([n - 1, n]) {
+                for len in [0, 1, 2, 63, 64, 65, 200] {
+                    let res = call("substr", &[v.clone(), i(start), i(len)]);
+                    if start + len > n {
+                        assert_trap(res, TrapKind::Bounds, "out of range");
+                        continue;
+                    }
+                    let want: String = chars[start as usize..(start + len) as usize]
+                        .iter()
+                        .collect();
+                    assert_shows(res, &want);
+                }
+            }
+            assert_trap(
+                call("substr", &[v.clone(), i(-1), i(1)]),
+                TrapKind::Bounds,
+                "out of range",
+            );
+            assert_trap(
+                call("substr", &[v.clone(), i(1), i(i64::MAX)]),
+                TrapKind::Bounds,
+                &format!("a text of {n} characters"),
+            );
+        }
+        // Two texts of the same length and content are two values: each is measured
+        // as itself (the cache holds the text it measured).
+        let a = t(&mixed);
+        let b = t(&"x".repeat(mixed.len()));
+        assert_shows(call("len_text", &[a.clone()]), "700");
+        assert_shows(call("len_text", &[b]), &mixed.len().to_string());
+        assert_shows(call("len_text", &[a]), "700");
     }
 
     #[test]
