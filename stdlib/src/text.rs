@@ -512,7 +512,7 @@ mod tests {
             let v = t(src);
             let chars: Vec<char> = src.chars().collect();
             let n = chars.len() as i64;
-            assert_shows(call("len_text", &[v.clone()]), &n.to_string());
+            assert_shows(call1("len_text", &v), &n.to_string());
             for start in (0..=n).step_by(7).chain([n - 1, n]) {
                 for len in [0, 1, 2, 63, 64, 65, 200] {
                     let res = call("substr", &[v.clone(), i(start), i(len)]);
@@ -541,7 +541,7 @@ mod tests {
         // as itself (the cache holds the text it measured).
         let a = t(&mixed);
         let b = t(&"x".repeat(mixed.len()));
-        assert_shows(call("len_text", &[a.clone()]), "700");
+        assert_shows(call1("len_text", &a), "700");
         assert_shows(call("len_text", &[b]), &mixed.len().to_string());
         assert_shows(call("len_text", &[a]), "700");
     }
