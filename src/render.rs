@@ -193,7 +193,9 @@ pub fn report_trap(trap: &Trap, stack: &[StackFrame]) {
 /// outermost ones.
 const MAX_FRAME_LINES: usize = 40;
 
-fn stack_lines(stack: &[StackFrame]) -> Vec<String> {
+/// The lines of a trap's stack, shortened: a run of one frame once, with how many
+/// times it repeats, and at most `MAX_FRAME_LINES` lines (`wo run`, `wo test`).
+pub(crate) fn stack_lines(stack: &[StackFrame]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut i = 0;
     while i < stack.len() {

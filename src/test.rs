@@ -18,7 +18,7 @@ use std::time::Instant;
 use wo_bytecode::{FuncIdx, Image};
 use wo_compiler::ast::Item;
 use wo_compiler::{Diagnostic, FileId, SourceMap};
-use wo_vm::{Host, RunOptions, RunResult, StackFrame, StartError};
+use wo_vm::{Host, RunOptions, RunResult, StartError};
 
 use crate::exit::{Failure, DATAERR};
 use crate::render::{render_all, Tally};
@@ -179,8 +179,9 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
                 .map(|f| format!(" at {}:{}:{}", f.file, f.line, f.col))
                 .unwrap_or_default();
             // The stack when there is more than the test itself.
+            // Shortened as `wo run` shortens it (repeated frames, a deep recursion).
             let mut below: Vec<String> = if stack.len() > 1 {
-                stack.iter().map(frame_line).collect()
+                crate::render::stack_lines(&stack)
             } else {
                 Vec::new()
             };
@@ -194,10 +195,6 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
         Err(StartError::Link(e)) => Some((format!("internal error: {e}"), printed)),
         Err(e) => Some((format!("cannot start: {e}"), printed)),
     }
-}
-
-fn frame_line(f: &StackFrame) -> String {
-    format!("  at {} ({}:{}:{})", f.function, f.file, f.line, f.col)
 }
 
 /// `wo test PATH… [--filter TEXT]`.

@@ -191,3 +191,23 @@ fn the_ledger_sample_has_passing_tests() {
         res.stdout
     );
 }
+
+/// A deep recursion's stack is shortened as `wo run` shortens it: one line for the
+/// repeated frame, not one per frame (it printed 100,002 lines).
+#[test]
+fn a_failing_test_shows_a_deep_stack_shortened() {
+    let dir = scratch_dir("wo-test-deep-stack");
+    write(
+        &dir,
+        "t.wo",
+        "fn rec(n: Int) -> Int {\n  return rec(n + 1) + 1\n}\n\nfn test_stack() {\n  print(rec(0))\n}\n",
+    );
+    let res = run_wo(&dir, &["test", "t.wo"]);
+    res.expect_status(1);
+    assert!(
+        res.stdout.contains("trap STACK") && res.stdout.contains("  … the frame above "),
+        "{}",
+        res.stdout
+    );
+    assert!(res.stdout.lines().count() < 10, "{}", res.stdout);
+}
