@@ -548,6 +548,29 @@ fn a_long_chain_of_constants_compiles() {
     assert_eq!(res.stdout, format!("{n}\n"));
 }
 
+/// A list or map literal larger than a function's 65,535 registers compiles and
+/// keeps its order (it was refused with "function `<init>` needs more than 65535
+/// registers"), also as a constant, and an element may read the variable the
+/// literal is assigned to.
+#[test]
+fn literals_of_any_size_compile() {
+    let n = 70_000;
+    let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let entries: Vec<String> = (0..3000)
+        .map(|i| format!("\"k{}\": {i}", i % 2500))
+        .collect();
+    let src = format!(
+        "const BIG = [{}]\n\nfn main() {{\n  let xs = [7]\n  xs = [xs[0], {}]\n  let m = {{{}}}\n  print(\"${{len(BIG)}} ${{BIG[0]}} ${{BIG[69999]}} ${{len(xs)}} ${{xs[0]}} ${{xs[70000]}} ${{len(m)}} ${{m[\"k0\"]}} ${{m[\"k2499\"]}}\")\n}}\n",
+        items.join(", "),
+        items.join(", "),
+        entries.join(", ")
+    );
+    let res = run_src("big-literals", &src, &[]);
+    res.expect_status(0);
+    // Later entries of one key win, as in a short literal; keys keep their first place.
+    assert_eq!(res.stdout, "70000 0 69999 70001 7 69999 2500 2500 2499\n");
+}
+
 /// Issue 13 C1: field defaults that construct classes with defaults are checked once
 /// each (they were inlined at every use, so 40 levels of two such fields meant 2^40
 /// copies), and `wo check` answers at once.

@@ -17,6 +17,11 @@ use wo_bytecode::{
     TableIdx,
 };
 
+/// The most elements (or map entries) of a literal evaluated into one run of
+/// registers; the rest are added one by one, so a literal of any size fits a
+/// function's 65,535 registers.
+const LITERAL_RUN: usize = 1024;
+
 #[derive(Hash, PartialEq, Eq)]
 enum ConstKey {
     Int(i64),
@@ -1166,6 +1171,25 @@ impl<'a> Gen<'a> {
                 });
                 a
             }
+            E::List(items) if items.len() > LITERAL_RUN => {
+                // A long literal: its first elements in one run of registers, the
+                // rest pushed one by one (in order), so that its size needs no more
+                // registers than `LITERAL_RUN`; built in a register of its own (an
+                // element may read the variable it is assigned to).
+                let list = f.alloc();
+                let base = self.expr_run(f, &items[..LITERAL_RUN], 0);
+                f.emit(Op::NewList {
+                    a: list,
+                    b: base,
+                    n: LITERAL_RUN as u16,
+                });
+                for item in &items[LITERAL_RUN..] {
+                    self.push_value(f, list, item);
+                }
+                let a = f.target(dst);
+                f.emit(Op::Move { a, b: list });
+                a
+            }
             E::List(items) => {
                 let base = self.expr_run(f, items, 0);
                 let a = f.target(dst);
@@ -1177,17 +1201,39 @@ impl<'a> Gen<'a> {
                 a
             }
             E::Map(entries) => {
-                let base = f.alloc_n(entries.len() * 2);
-                for (i, (k, v)) in entries.iter().enumerate() {
+                // As for a list: a long literal's later entries are set one by one.
+                let (run, rest) = entries.split_at(entries.len().min(LITERAL_RUN));
+                let base = f.alloc_n(run.len() * 2);
+                for (i, (k, v)) in run.iter().enumerate() {
                     self.expr(f, k, Some(nth(base, 2 * i)));
                     self.expr(f, v, Some(nth(base, 2 * i + 1)));
                 }
-                let a = f.target(dst);
+                let map = if rest.is_empty() {
+                    f.target(dst)
+                } else {
+                    f.alloc()
+                };
                 f.emit(Op::NewMap {
-                    a,
+                    a: map,
                     b: base,
-                    n: u16::try_from(entries.len()).unwrap_or(u16::MAX),
+                    n: u16::try_from(run.len()).unwrap_or(u16::MAX),
                 });
+                if rest.is_empty() {
+                    return map;
+                }
+                for (k, v) in rest {
+                    let mark = f.next;
+                    let kr = self.expr(f, k, None);
+                    let vr = self.expr(f, v, None);
+                    f.emit(Op::MapSet {
+                        a: map,
+                        b: kr,
+                        c: vr,
+                    });
+                    f.next = mark;
+                }
+                let a = f.target(dst);
+                f.emit(Op::Move { a, b: map });
                 a
             }
             E::New {
