@@ -196,6 +196,15 @@ impl<'a> Checker<'a> {
             self.err("type", span, "an empty map `{}` needs a type from its context, e.g. `let m: map<Text, Int> = {}`");
             return Expr::new(E::Map(out), Ty::Unknown, span);
         };
+        if !fixed && v == Ty::Nil {
+            // As for a list of only `nil`: `nil` is only a value of `?T`.
+            self.err(
+                "type",
+                span,
+                "cannot infer the value type of a map whose values are all `nil`; annotate it, e.g. `let m: map<Text, ?Int> = {\"a\": nil}`",
+            );
+            return Expr::new(E::Map(out), Ty::Unknown, span);
+        }
         // A key type that came from the context was already reported there.
         if !fixed && !matches!(k, Ty::Int | Ty::Text | Ty::Bool | Ty::Unknown) {
             let t = self.tyname(&k);

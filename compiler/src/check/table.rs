@@ -449,6 +449,14 @@ impl Checker<'_> {
         let skip = count(self, &q.skip, "skip");
         let take = count(self, &q.take, "take");
         let select_ty = select.ty.clone();
+        if select_ty == Ty::Nil {
+            // `nil` is only a value of `?T` (LANGUAGE.md §3): no `multi nil`.
+            self.err(
+                "type",
+                select.span,
+                "a query cannot select only `nil`: its result would have no type",
+            );
+        }
         let select = if matches!(select.kind, E::Local(l) if l == var) {
             None
         } else {
