@@ -475,3 +475,14 @@ mod pty {
         s.exp_eof().unwrap();
     }
 }
+
+/// `nil` alone shows `nil` (it reported that the wrapper's variable `__value` could
+/// not be typed, a name the user never wrote).
+#[test]
+fn nil_alone_shows_nil() {
+    let dir = scratch("nil");
+    let (status, out, err) = repl(&dir, &[], "nil\nlet x: ?Int = nil\nx ?? 3\n");
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "nil\n3\n");
+    assert!(!err.contains("__value"), "{err}");
+}

@@ -460,13 +460,25 @@ impl Session {
         let mut built = None;
         let mut value = false;
         if is_expression(body) {
-            let w = Wrapped {
+            let mut w = Wrapped {
                 header: format!("{header}let {VALUE} = "),
                 body,
                 file,
                 line,
             };
-            match self.build(&self.chunks, Some(&w)) {
+            let mut res = self.build(&self.chunks, Some(&w));
+            // `nil` alone (an expression of no other type) is shown as it is: typed
+            // `?Int` here, so the user never hears of the wrapper's variable.
+            if let Err((_, diags)) = &res {
+                if diags.iter().any(|d| {
+                    d.message
+                        .starts_with(&format!("cannot infer the type of `{VALUE}` from `nil`"))
+                }) {
+                    w.header = format!("{header}let {VALUE}: ?Int = ");
+                    res = self.build(&self.chunks, Some(&w));
+                }
+            }
+            match res {
                 Ok(b) => {
                     built = Some((b, w));
                     value = true;
