@@ -141,6 +141,36 @@ struct Reach {
     calls: Vec<FuncId>,
 }
 
+/// The shortest chain of calls from `first` to a function that reads constant `g`
+/// (`first` included), for a cycle's note; just `first` when none is found.
+fn call_path(fn_reach: &[Reach], first: FuncId, g: usize) -> Vec<FuncId> {
+    if first >= fn_reach.len() {
+        return vec![first];
+    }
+    let mut prev = vec![usize::MAX; fn_reach.len()];
+    prev[first] = first;
+    let mut queue = std::collections::VecDeque::from([first]);
+    while let Some(f) = queue.pop_front() {
+        if fn_reach[f].globals.contains(&g) {
+            let mut path = vec![f];
+            let mut at = f;
+            while at != first {
+                at = prev[at];
+                path.push(at);
+            }
+            path.reverse();
+            return path;
+        }
+        for &c in &fn_reach[f].calls {
+            if c < prev.len() && prev[c] == usize::MAX {
+                prev[c] = f;
+                queue.push_back(c);
+            }
+        }
+    }
+    vec![first]
+}
+
 impl Reach {
     fn expr(&mut self, e: &Expr) {
         let mut stack = vec![e];
@@ -410,7 +440,7 @@ impl<'a> Checker<'a> {
                                 stack.push((d, 0));
                             }
                             Mark::Open => {
-                                self.report_const_cycle(&stack, d, &deps, funcs);
+                                self.report_const_cycle(&stack, d, &deps, funcs, &fn_reach);
                             }
                             Mark::Done => {}
                         }
@@ -434,6 +464,7 @@ impl<'a> Checker<'a> {
         back: usize,
         deps: &[Vec<(usize, Option<FuncId>)>],
         funcs: &[Func],
+        fn_reach: &[Reach],
     ) {
         let start = stack.iter().position(|&(g, _)| g == back).unwrap_or(0);
         if stack[start..].iter().any(|&(g, _)| self.globals[g].cyclic) {
@@ -451,7 +482,14 @@ impl<'a> Checker<'a> {
                     Some(field) => {
                         format!("`{from}` uses the default of `{field}`, which reads `{to}`")
                     }
-                    None => format!("`{from}` calls `{}`, which reads `{to}`", funcs[f].name),
+                    None => {
+                        let mut text = format!("`{from}` calls `{}`", funcs[f].name);
+                        for c in call_path(fn_reach, f, d).iter().skip(1) {
+                            text.push_str(&format!(", which calls `{}`", funcs[*c].name));
+                        }
+                        text.push_str(&format!(", which reads `{to}`"));
+                        text
+                    }
                 },
                 None => format!("`{from}` reads `{to}`"),
             });
