@@ -455,11 +455,16 @@ impl Database {
         Ok(())
     }
 
-    /// The commits up to `durable` are final: forgets them and their undo entries.
-    fn settle(&mut self, durable: u64) {
+    /// Forgets the pending commits whose records are durable (LSN up to `durable`).
+    fn pop_durable(&mut self, durable: u64) {
         while self.pending.front().is_some_and(|p| p.0 <= durable) {
             self.pending.pop_front();
         }
+    }
+
+    /// The commits up to `durable` are final: forgets them and their undo entries.
+    fn settle(&mut self, durable: u64) {
+        self.pop_durable(durable);
         match self.pending.front() {
             Some(&(_, sp)) => self.db.forget_undo_before(sp),
             None => {
@@ -476,9 +481,7 @@ impl Database {
     /// record failed to be written). Returns how many changes were undone.
     fn undo_not_durable(&mut self, current: Option<Savepoint>) -> usize {
         let durable = self.data.as_ref().map_or(0, DataDir::durable_lsn);
-        while self.pending.front().is_some_and(|p| p.0 <= durable) {
-            self.pending.pop_front();
-        }
+        self.pop_durable(durable);
         let Some(from) = self.pending.front().map(|p| p.1).or(current) else {
             self.settle(durable);
             return 0;

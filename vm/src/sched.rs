@@ -315,13 +315,7 @@ impl Vm<'_> {
                     lsn,
                     checkpoint_failed,
                 } => {
-                    while let Some(&(l, id)) = self.sched.committing.front() {
-                        if l > lsn {
-                            break;
-                        }
-                        self.sched.committing.pop_front();
-                        self.sched.runq.push_back(id);
-                    }
+                    self.wake_committed(lsn);
                     if let Some(f) = checkpoint_failed {
                         self.checkpoint_ended(Some(f));
                     }
@@ -337,6 +331,18 @@ impl Vm<'_> {
         None
     }
 
+    /// Wakes the fibers waiting for a commit whose record is durable (LSN up to `lsn`;
+    /// `committing` is in LSN order, as the commits were made).
+    fn wake_committed(&mut self, lsn: u64) {
+        while let Some(&(l, id)) = self.sched.committing.front() {
+            if l > lsn {
+                break;
+            }
+            self.sched.committing.pop_front();
+            self.sched.runq.push_back(id);
+        }
+    }
+
     /// After the log was fenced: wakes every fiber whose commit the log made durable
     /// before it stopped (a sync under way when a write failed is let finish), and
     /// raises `IO` in every other fiber waiting for a commit (their changes were undone).
@@ -346,12 +352,9 @@ impl Vm<'_> {
             .database
             .data_dir()
             .map_or(0, wo_db::durable::DataDir::durable_lsn);
+        self.wake_committed(durable);
         let mut end = None;
-        for (lsn, id) in std::mem::take(&mut self.sched.committing) {
-            if lsn <= durable {
-                self.sched.runq.push_back(id);
-                continue;
-            }
+        for (_, id) in std::mem::take(&mut self.sched.committing) {
             let trap = Trap::new(TrapKind::Io, msg.clone());
             if let Some(e) = self.raise(main, id, trap) {
                 end.get_or_insert(e);

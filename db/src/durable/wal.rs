@@ -811,14 +811,21 @@ impl LogWriter {
         }
         match done {
             Done::Durable { lsn, end } => {
-                if lsn > self.durable_lsn {
-                    self.durable_lsn = lsn;
-                    self.durable_end = end;
-                }
+                self.advance(lsn, end);
                 Ok(self.durable_lsn)
             }
             Done::Failed(e) => Err(self.fail("fdatasync", &e)),
             Done::Checkpoint(_) => Ok(self.durable_lsn),
+        }
+    }
+
+    /// Moves the durable point to a sync's answer: records through `lsn`, ending at
+    /// byte `end`, are on stable storage. Answers may come out of order; the point
+    /// only moves forward.
+    fn advance(&mut self, lsn: u64, end: u64) {
+        if lsn > self.durable_lsn {
+            self.durable_lsn = lsn;
+            self.durable_end = end;
         }
     }
 
@@ -855,10 +862,7 @@ impl LogWriter {
         if let Some(syncer) = self.syncer.take() {
             for done in syncer.finish() {
                 if let Done::Durable { lsn, end } = done {
-                    if lsn > self.durable_lsn {
-                        self.durable_lsn = lsn;
-                        self.durable_end = end;
-                    }
+                    self.advance(lsn, end);
                 }
             }
         }
