@@ -153,6 +153,27 @@ fn data_dir_is_accepted() {
 }
 
 #[test]
+fn a_data_dir_that_is_a_file_is_named_as_such() {
+    let dir = scratch_dir("data-file");
+    write(&dir, "app.wo", "fn main() {\n  print(\"ok\")\n}\n");
+    write(&dir, "notes.txt", "keep me\n");
+    // An I/O failure while opening the data directory (LANGUAGE.md §8): exit 74, the
+    // message naming the path given and why, and the file left as it was.
+    let res = run_wo(&dir, &["run", "--data", "notes.txt", "app.wo"]);
+    res.expect_status(74);
+    assert_eq!(res.stdout, "");
+    assert!(
+        res.stderr
+            .contains("mkdir failed on notes.txt: Not a directory (os error 20)"),
+        "{}",
+        res.stderr
+    );
+    assert!(!res.stderr.contains("lock"), "{}", res.stderr);
+    let kept = std::fs::read_to_string(dir.join("notes.txt")).expect("read");
+    assert_eq!(kept, "keep me\n");
+}
+
+#[test]
 fn compile_errors_exit_65_with_every_diagnostic() {
     let dir = scratch_dir("compile-error");
     write(

@@ -152,6 +152,7 @@ fn errno(e: i32) -> io::Error {
 
 const EIO: i32 = 5;
 const ENOENT: i32 = 2;
+const ENOTDIR: i32 = 20;
 const ENOSPC: i32 = 28;
 
 impl SimStorage {
@@ -603,8 +604,10 @@ impl Storage for SimStorage {
     }
     fn create_dir(&self, path: &Path) -> io::Result<bool> {
         let mut g = self.lock_sim();
-        if g.disk.names.contains_key(path) {
-            return Ok(false);
+        match g.disk.names.get(path) {
+            Some(Entry::Dir) => return Ok(false),
+            Some(Entry::File(_)) => return Err(errno(ENOTDIR)),
+            None => {}
         }
         if !parent_exists(&g.disk, path) {
             return Err(errno(ENOENT));

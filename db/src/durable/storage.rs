@@ -103,7 +103,8 @@ pub trait Storage: Send + Sync + Debug {
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>>;
     /// Whether `path` names an existing file or directory.
     fn exists(&self, path: &Path) -> io::Result<bool>;
-    /// Creates directory `path`; `false` when it already exists.
+    /// Creates directory `path`; `false` when it already exists. Something else in
+    /// its place (a file) is `ENOTDIR`, named as such rather than found later.
     fn create_dir(&self, path: &Path) -> io::Result<bool>;
     /// `fsync` of a directory: its entries (creates, renames, removes) are stable.
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
@@ -270,7 +271,15 @@ impl Storage for RealStorage {
     fn create_dir(&self, path: &Path) -> io::Result<bool> {
         match rustix::fs::mkdir(path, Mode::from_raw_mode(0o755)) {
             Ok(()) => Ok(true),
-            Err(rustix::io::Errno::EXIST) => Ok(false),
+            Err(rustix::io::Errno::EXIST) => {
+                let st = rustix::fs::stat(path)?;
+                if rustix::fs::FileType::from_raw_mode(st.st_mode)
+                    != rustix::fs::FileType::Directory
+                {
+                    return Err(rustix::io::Errno::NOTDIR.into());
+                }
+                Ok(false)
+            }
             Err(e) => Err(e.into()),
         }
     }
