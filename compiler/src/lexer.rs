@@ -612,16 +612,24 @@ fn int_value(lex: &mut logos::Lexer<Tok>, radix: u32, prefix: usize) -> u128 {
     v
 }
 
-/// The value of a Float literal; an overflowing one is an error.
+/// The value of a Float literal; one too large (it would be infinite) or too small
+/// (not zero, but it would be 0.0: below the least subnormal, about 4.9e-324) is an
+/// error, not a silent change of value.
 fn float_value(lex: &mut logos::Lexer<Tok>) -> f64 {
     let slice = lex.slice();
     let clean: String = slice.chars().filter(|&c| c != '_').collect();
     let v = clean.parse::<f64>().unwrap_or(f64::INFINITY);
-    if v.is_finite() {
+    let mantissa = clean.split(['e', 'E']).next().unwrap_or_default();
+    let underflows = v == 0.0 && mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
+    if v.is_finite() && !underflows {
         return v;
     }
     let span = lex.extras.span(lex.span().start, lex.span().end);
-    let msg = format!("float literal `{slice}` is out of range for `Float`");
+    let msg = if underflows {
+        format!("float literal `{slice}` is too small for `Float`: it would be 0.0")
+    } else {
+        format!("float literal `{slice}` is out of range for `Float`")
+    };
     lex.extras.diags.push(Diagnostic::error("lex", span, msg));
     0.0
 }
@@ -975,6 +983,21 @@ mod tests {
         assert_eq!(spaced.diags.len(), 1);
         let float = tokenize("1e999", FileId(0), 0, 0, Mode::File);
         assert_eq!(float.diags.len(), 1);
+    }
+
+    #[test]
+    fn float_literals_that_would_round_to_zero_are_errors() {
+        for fine in ["0.0", "0e-400", "0.000e5", "5e-324", "1e-310", "1.5e-323"] {
+            let lexed = tokenize(fine, FileId(0), 0, 0, Mode::File);
+            assert!(lexed.diags.is_empty(), "{fine}: {:?}", lexed.diags);
+            assert!(matches!(lexed.toks[0].1, Tok::Float(_)), "{fine}");
+        }
+        for small in ["1e-400", "2e-324", "0.000_1e-320", "9E-999"] {
+            let lexed = tokenize(small, FileId(0), 0, 0, Mode::File);
+            assert_eq!(lexed.diags.len(), 1, "{small}");
+            let msg = &lexed.diags[0].message;
+            assert!(msg.contains("too small") && msg.contains(small), "{msg}");
+        }
     }
 
     #[test]
