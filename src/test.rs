@@ -201,7 +201,7 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
 pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
     let mut tally = Tally::default();
     let mut worst = 0u8;
-    let (mut n_passed, mut n_failed) = (0usize, 0usize);
+    let (mut n_passed, mut n_failed, mut n_untested) = (0usize, 0usize, 0usize);
     let stdout = std::io::stdout();
     for path in paths {
         let (tests, image) = match compile(path, filter, &mut tally) {
@@ -211,6 +211,7 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
                     eprintln!("wo: {failure}");
                 }
                 worst = worst.max(failure.status());
+                n_untested += 1;
                 continue;
             }
         };
@@ -235,7 +236,13 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
     if let Some(summary) = tally.summary() {
         eprintln!("{summary}");
     }
-    println!("{n_passed} passed, {n_failed} failed");
+    // A program that did not compile (or could not be read) ran no test: the summary
+    // says so rather than let "0 passed, 0 failed" read as a clean run.
+    match n_untested {
+        0 => println!("{n_passed} passed, {n_failed} failed"),
+        1 => println!("{n_passed} passed, {n_failed} failed, 1 program not tested"),
+        n => println!("{n_passed} passed, {n_failed} failed, {n} programs not tested"),
+    }
     if n_failed > 0 {
         worst = worst.max(1);
     }

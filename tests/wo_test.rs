@@ -115,7 +115,7 @@ fn a_test_with_parameters_or_a_result_is_a_compile_error() {
     );
     let res = run_wo(&dir, &["test", "bad.wo"]);
     res.expect_status(65);
-    assert_eq!(res.stdout, "0 passed, 0 failed\n");
+    assert_eq!(res.stdout, "0 passed, 0 failed, 1 program not tested\n");
     assert!(
         res.stderr.contains(
             "bad.wo:1:1: error: test function `test_a` must take no parameters and return nothing"
@@ -148,10 +148,14 @@ fn compile_errors_and_missing_inputs() {
     res.expect_status(65);
     assert!(res.stderr.contains("err.wo:2:16: error:"), "{}", res.stderr);
     // The other program's tests still run.
-    assert_eq!(res.stdout, "ok     good.wo:1 test_ok\n1 passed, 0 failed\n");
+    assert_eq!(
+        res.stdout,
+        "ok     good.wo:1 test_ok\n1 passed, 0 failed, 1 program not tested\n"
+    );
 
-    let res = run_wo(&dir, &["test", "missing.wo"]);
+    let res = run_wo(&dir, &["test", "missing.wo", "err.wo"]);
     res.expect_status(66);
+    assert_eq!(res.stdout, "0 passed, 0 failed, 2 programs not tested\n");
     assert!(res.stderr.contains("missing.wo"), "{}", res.stderr);
     run_wo(&dir, &["test"]).expect_status(64);
 
