@@ -600,6 +600,50 @@ fn an_unknown_method_is_an_error_response_and_the_server_goes_on() {
     c.stop();
 }
 
+#[test]
+fn a_message_that_is_not_json_is_skipped_with_a_notice_and_the_server_goes_on() {
+    let (mut c, uri) = open_app("malformed");
+    for body in ["{not json", "{\"jsonrpc\": \"2.0\", \"neither\": 1}"] {
+        write!(c.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
+        c.stdin.flush().expect("flush");
+        let shown = loop {
+            let v = c.recv();
+            if v["method"] == "window/showMessage" {
+                break v;
+            }
+            c.notifications.push(v);
+        };
+        assert_eq!(shown["params"]["type"], json!(1), "an error: {shown}");
+        let text = shown["params"]["message"].as_str().unwrap_or_default();
+        assert!(text.contains("malformed LSP payload"), "{shown}");
+    }
+    // A body that is not UTF-8 is skipped too.
+    let bytes: &[u8] = b"Content-Length: 3\r\n\r\n\xff\xfe\x00";
+    c.stdin.write_all(bytes).expect("write");
+    c.stdin.flush().expect("flush");
+    let h = c.hover(&uri, pos_of(APP, "+ LIMIT", 0, 3));
+    assert!(h.contains("const LIMIT"), "{h}");
+    assert!(
+        c.notifications
+            .iter()
+            .any(|n| n["method"] == "window/showMessage"),
+        "{:?}",
+        c.notifications
+    );
+    c.stop();
+}
+
+#[test]
+fn a_header_that_cannot_be_read_ends_the_session_as_invalid_input() {
+    let (mut c, _) = open_app("bad-header");
+    c.stdin
+        .write_all(b"Content-Length: many\r\n\r\n{}")
+        .expect("write");
+    c.stdin.flush().expect("flush");
+    let out = c.child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(65), "{out:?}");
+}
+
 /// A program of about 5,000 lines: many functions and classes, queries and calls.
 fn big_program() -> String {
     let mut s =

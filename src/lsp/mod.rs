@@ -13,6 +13,7 @@
 mod builtins;
 mod document;
 mod query;
+mod transport;
 mod world;
 
 use std::path::PathBuf;
@@ -41,7 +42,7 @@ const ANALYSIS_STACK: usize = 1 << 30;
 
 /// `wo lsp`: serves one client on stdin/stdout until it says `exit`.
 pub fn serve() -> Result<(), Failure> {
-    let (connection, io_threads) = Connection::stdio();
+    let (connection, io_threads) = transport::stdio();
     let served = std::thread::Builder::new()
         .name("wo-lsp".to_string())
         .stack_size(ANALYSIS_STACK)
@@ -50,9 +51,15 @@ pub fn serve() -> Result<(), Failure> {
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     served?;
-    io_threads
-        .join()
-        .map_err(|e| Failure::Input(format!("language server: {e}")))
+    io_threads.join().map_err(|e| {
+        let message = format!("language server: {e}");
+        // A frame that could not be read (a bad header): the input was invalid.
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            Failure::BadSource(message)
+        } else {
+            Failure::Input(message)
+        }
+    })
 }
 
 fn capabilities(enc: Encoding) -> ServerCapabilities {
