@@ -33,6 +33,25 @@ fn end_on_closed_pipe<T>(res: std::io::Result<T>) -> std::io::Result<T> {
     res
 }
 
+/// A program's stderr (`print_err`): a pipe whose reader left ends the program as a
+/// closed stdout does, quietly and with status 0, after what it printed on stdout is
+/// flushed (stdout may go elsewhere: `wo run p.wo 2>&1 >out.txt | head -1`).
+pub(crate) struct ProgramStderr(pub(crate) SharedStdout);
+
+impl Write for ProgramStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let res = std::io::stderr().write(buf);
+        if matches!(&res, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
+            let _ = self.0.flush();
+        }
+        end_on_closed_pipe(res)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 impl Write for SharedStdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         end_on_closed_pipe(self.0.borrow_mut().write(buf))
@@ -68,9 +87,9 @@ pub(crate) fn replay_progress() -> Box<dyn FnMut(&wo_vm::durable::Progress)> {
     Box::new(move |p| {
         let pct = (p.bytes * 100).checked_div(p.total_bytes).unwrap_or(100);
         if tty {
-            eprint!("\rwo: replaying the log: {} records ({pct}%)", p.records);
+            say_part!("\rwo: replaying the log: {} records ({pct}%)", p.records);
         } else {
-            eprintln!("wo: replaying the log: {} records ({pct}%)", p.records);
+            say!("wo: replaying the log: {} records ({pct}%)", p.records);
         }
     })
 }
@@ -89,7 +108,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
     ))));
     let host = Host {
         out: Box::new(stdout.clone()),
-        err: Box::new(std::io::stderr()),
+        err: Box::new(ProgramStderr(stdout.clone())),
         input: Box::new(wo_vm::Stdin),
         classes: program.image.classes.clone().into(),
         rng: clock_seed(),
@@ -236,7 +255,7 @@ pub fn check(paths: &[PathBuf]) -> Result<(), Failure> {
     for path in paths {
         if let Err(failure) = program::check(path, &mut tally) {
             if !failure.reported() {
-                eprintln!("wo: {failure}");
+                say!("wo: {failure}");
             }
             let outranks = match &worst {
                 Some(w) => failure.status() > w.status(),
@@ -248,7 +267,7 @@ pub fn check(paths: &[PathBuf]) -> Result<(), Failure> {
         }
     }
     if let Some(summary) = tally.summary() {
-        eprintln!("{summary}");
+        say!("{summary}");
     }
     // Each failure was printed above; only the status is left to give.
     worst.map_or(Ok(()), |w| Err(Failure::Reported(w.status())))

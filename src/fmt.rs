@@ -52,7 +52,7 @@ fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure
             let _ = std::io::stderr()
                 .lock()
                 .write_all(render_all(&sources, &diags).as_bytes());
-            eprintln!("wo: `{}` not formatted", path.display());
+            say!("wo: `{}` not formatted", path.display());
             return Err(Failure::Reported(DATAERR));
         }
     };
@@ -79,7 +79,7 @@ pub fn fmt(paths: &[PathBuf], check: bool) -> Result<(), Failure> {
     let mut n_changed = 0usize;
     let mut note = |failure: Failure| {
         if !failure.reported() {
-            eprintln!("wo: {failure}");
+            say!("wo: {failure}");
         }
         worst = worst.max(failure.status());
     };
@@ -99,10 +99,10 @@ pub fn fmt(paths: &[PathBuf], check: bool) -> Result<(), Failure> {
         }
     }
     if let Some(summary) = tally.summary() {
-        eprintln!("{summary}");
+        say!("{summary}");
     }
     if worst == 0 && check && n_changed > 0 {
-        eprintln!(
+        say!(
             "wo: {n_changed} file{} not formatted (run `wo fmt` on {})",
             if n_changed == 1 { " is" } else { "s are" },
             if n_changed == 1 { "it" } else { "them" }

@@ -3,6 +3,28 @@
 //! hook and turns the outcome of a subcommand into the process exit status through
 //! [`exit::Failure::status`], the only place statuses are decided.
 
+// Messages go through `say!`; a bare `eprintln!` could panic on a closed stderr.
+#![deny(clippy::print_stderr)]
+
+/// `eprintln!` that never panics: a message for a stderr that is closed (`2>&-`) or a
+/// pipe whose reader left (`wo check big.wo 2>&1 | head -1`) is dropped, and the
+/// command ends with the status it would have had. (`eprintln!` panics on a failed
+/// write; from the panic hook that was an abort, status 134.)
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics, as [`say!`].
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod commands;
 mod exit;
 mod fmt;
@@ -160,7 +182,7 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" ({}:{})", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("wo: internal error: {what}{place}");
+        say!("wo: internal error: {what}{place}");
         std::process::exit(i32::from(exit::SOFTWARE));
     }));
 }
@@ -198,7 +220,7 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
 fn survive_file_size_limit() {
     let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, flag) {
-        eprintln!("wo: warning: cannot handle SIGXFSZ: {e}");
+        say!("wo: warning: cannot handle SIGXFSZ: {e}");
     }
 }
 
@@ -222,7 +244,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             if !failure.reported() {
-                eprintln!("wo: {failure}");
+                say!("wo: {failure}");
             }
             ExitCode::from(failure.status())
         }

@@ -110,7 +110,7 @@ pub fn load(path: &Path) -> Result<Program, Failure> {
             let mut tally = Tally::default();
             let res = compile(path, &mut tally);
             if let Some(summary) = tally.summary() {
-                eprintln!("{summary}");
+                say!("{summary}");
             }
             let (image, sources) = res?;
             Ok(Program {

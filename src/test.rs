@@ -208,7 +208,7 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
             Ok(compiled) => compiled,
             Err(failure) => {
                 if !failure.reported() {
-                    eprintln!("wo: {failure}");
+                    say!("wo: {failure}");
                 }
                 worst = worst.max(failure.status());
                 n_untested += 1;
@@ -234,7 +234,7 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
         }
     }
     if let Some(summary) = tally.summary() {
-        eprintln!("{summary}");
+        say!("{summary}");
     }
     // A program that did not compile (or could not be read) ran no test: the summary
     // says so rather than let "0 passed, 0 failed" read as a clean run.

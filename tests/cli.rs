@@ -764,6 +764,63 @@ fn a_closed_stdout_pipe_ends_the_program_quietly() {
     assert_eq!(res.stdout, "2\n");
 }
 
+/// Starts `cmd` with stdout to `out` and stderr piped, reads the first line of stderr
+/// and closes that pipe (as `2>&1 >out | head -1` does); returns the line and the exit
+/// status.
+fn first_error_line_then_close(
+    mut cmd: std::process::Command,
+    out: &Path,
+) -> (String, Option<i32>) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let file = std::fs::File::create(out).expect("create the stdout file");
+    cmd.stdout(Stdio::from(file)).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("wo starts");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let mut first = String::new();
+    BufReader::new(stderr)
+        .read_line(&mut first)
+        .expect("read the first line");
+    let status = child.wait().expect("wo ends");
+    (first, status.code())
+}
+
+/// A closed stderr pipe ends a program as a closed stdout does (quietly, status 0),
+/// after its stdout is flushed; and a command's own messages to it are dropped without
+/// a panic (it was an abort, status 134, for `wo check` with many errors).
+#[test]
+fn a_closed_stderr_pipe_ends_quietly_and_never_aborts() {
+    let dir = scratch_dir("closed-stderr");
+    write(
+        &dir,
+        "p.wo",
+        "fn main() {\n  print(\"kept\")\n  for i in range(1000000) {\n    print_err(\"line ${i}\")\n  }\n  print(\"not reached\")\n}\n",
+    );
+    let mut cmd = common::wo();
+    cmd.current_dir(&dir).args(["run", "p.wo"]);
+    let (first, status) = first_error_line_then_close(cmd, &dir.join("out.txt"));
+    assert_eq!(first, "line 0\n");
+    assert_eq!(status, Some(0));
+    let out = std::fs::read_to_string(dir.join("out.txt")).expect("read stdout");
+    assert_eq!(out, "kept\n", "stdout was flushed before the end");
+
+    let bad: String = (0..3000)
+        .map(|i| format!("let x{i}: Int = \"a\"\n"))
+        .collect();
+    write(&dir, "bad.wo", &bad);
+    for args in [
+        &["check", "bad.wo"][..],
+        &["run", "bad.wo"],
+        &["test", "bad.wo"],
+    ] {
+        let mut cmd = common::wo();
+        cmd.current_dir(&dir).args(args);
+        let (first, status) = first_error_line_then_close(cmd, &dir.join("out2.txt"));
+        assert!(first.starts_with("bad.wo:1:1: error:"), "{args:?}: {first}");
+        assert_eq!(status, Some(65), "{args:?}");
+    }
+}
+
 /// Issue 11 item 16: a directory program skips hidden `.x.wo` files, reads each
 /// directory once however many symlinks lead to it (a loop used to repeat files until
 /// ELOOP), and a definition repeated across files points at both.

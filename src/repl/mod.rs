@@ -116,7 +116,7 @@ fn handle_interrupts(flag: &Arc<AtomicBool>) {
     let first = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone());
     let then = signal_hook::flag::register(SIGINT, flag.clone());
     if let Err(e) = first.and(then) {
-        eprintln!("wo: warning: Ctrl-C will end the session: {e}");
+        say!("wo: warning: Ctrl-C will end the session: {e}");
     }
 }
 
@@ -349,7 +349,7 @@ impl Repl {
         }
         let _ = self.session.stdout.flush();
         if let Some(msg) = error {
-            eprintln!("error: {msg}");
+            say!("error: {msg}");
             self.n_errors += 1;
         }
         true
@@ -360,7 +360,7 @@ impl Repl {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: cannot read `{}`: {e}", path.display());
+                say!("error: cannot read `{}`: {e}", path.display());
                 self.n_errors += 1;
                 return;
             }
@@ -370,7 +370,7 @@ impl Repl {
             return;
         }
         if !is_declaration(&text) {
-            eprintln!(
+            say!(
                 "error: `{name}` does not start with a declaration; `.load` takes a program's functions, classes and constants"
             );
             self.n_errors += 1;

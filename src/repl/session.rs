@@ -37,7 +37,7 @@ use wo_compiler::tir;
 use wo_compiler::{Diagnostic, FileId, Severity, SourceMap, Span};
 use wo_vm::{Database, Host, StackFrame, Status, Value, Vm};
 
-use crate::commands::{checkpoint_min, clock_seed, replay_progress, SharedStdout};
+use crate::commands::{checkpoint_min, clock_seed, replay_progress, ProgramStderr, SharedStdout};
 use crate::exit::Failure;
 use crate::render::{render_all, report_trap};
 
@@ -205,7 +205,7 @@ impl Session {
         let built = match self.build(&self.chunks, None) {
             Ok(b) => b,
             Err((sources, diags)) => {
-                eprint!("{}", render_all(&sources, &diags));
+                say_part!("{}", render_all(&sources, &diags));
                 return Err(Failure::Internal(
                     "internal error: the declarations of the stored tables do not compile".into(),
                 ));
@@ -239,7 +239,7 @@ impl Session {
     fn new_host(&self, image: &Image) -> Host {
         Host {
             out: Box::new(self.stdout.clone()),
-            err: Box::new(std::io::stderr()),
+            err: Box::new(ProgramStderr(self.stdout.clone())),
             input: if self.reads_stdin {
                 Box::new(wo_vm::Stdin)
             } else {
@@ -392,7 +392,7 @@ impl Session {
         let built = match self.build(&chunks, None) {
             Ok(b) => b,
             Err((sources, diags)) => {
-                eprint!("{}", render_all(&sources, &diags));
+                say_part!("{}", render_all(&sources, &diags));
                 return Outcome::Failed;
             }
         };
@@ -431,9 +431,10 @@ impl Session {
                 v.ty.split(|c: char| !c.is_alphanumeric() && c != '_')
                     .any(|w| classes.iter().any(|c| c.as_str() == w));
             if uses {
-                eprintln!(
+                say!(
                     "note: `{}` is forgotten: its type `{}` was redefined",
-                    v.name, v.ty
+                    v.name,
+                    v.ty
                 );
             }
             !uses
@@ -488,7 +489,7 @@ impl Session {
                         .iter()
                         .any(|d| d.message == "this expression has no value")
                     {
-                        eprint!("{}", render_all(&sources, &diags));
+                        say_part!("{}", render_all(&sources, &diags));
                         return Outcome::Failed;
                     }
                 }
@@ -499,7 +500,7 @@ impl Session {
             None => match self.build(&self.chunks, Some(&plain)) {
                 Ok(b) => (b, plain),
                 Err((sources, diags)) => {
-                    eprint!("{}", render_all(&sources, &diags));
+                    say_part!("{}", render_all(&sources, &diags));
                     return Outcome::Failed;
                 }
             },
@@ -583,7 +584,7 @@ impl Session {
         let mut vm = match Vm::new(&built.image, &natives, host) {
             Ok(vm) => vm,
             Err(e) => {
-                eprintln!("wo: internal error: the session does not link: {e}");
+                say!("wo: internal error: the session does not link: {e}");
                 return RunEnd::Failed;
             }
         };
@@ -598,7 +599,7 @@ impl Session {
         };
         let end = match adopted {
             Err(e) => {
-                eprintln!("error: {e}");
+                say!("error: {e}");
                 RunEnd::Failed
             }
             Ok(()) => {
@@ -622,7 +623,7 @@ impl Session {
             // The fibers the input left running stop with it.
             drop(vm.take_fibers());
             self.fibers = None;
-            eprintln!("interrupted");
+            say!("interrupted");
         } else {
             self.fibers = Some(vm.take_fibers());
         }
@@ -644,7 +645,7 @@ impl Session {
         let mut fiber = match vm.fiber_at(func, 0, regs) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("wo: internal error: {e}");
+                say!("wo: internal error: {e}");
                 return RunEnd::Failed;
             }
         };
@@ -661,7 +662,7 @@ impl Session {
                 std::process::exit(code);
             }
             Status::Fault(msg) => {
-                eprintln!("wo: {msg}");
+                say!("wo: {msg}");
                 RunEnd::Failed
             }
             Status::Interrupted => RunEnd::Interrupted,
