@@ -514,6 +514,30 @@ fn document_symbols_outline_the_file() {
         .map(|c| c.iter().filter_map(|s| s["name"].as_str()).collect())
         .unwrap_or_default();
     assert_eq!(children, ["x", "y", "norm"], "{point}");
+    // A class's range is the whole declaration, annotations to `}`, and encloses
+    // its members' ranges (the protocol requires it; breadcrumbs rely on it).
+    let at = |v: &Value| {
+        (
+            v["line"].as_u64().unwrap(),
+            v["character"].as_u64().unwrap(),
+        )
+    };
+    let line_of = |needle: &str| pos_of(APP, needle, 0, 0).0 as u64;
+    let range = |s: &Value| (at(&s["range"]["start"]), at(&s["range"]["end"]));
+    assert_eq!(
+        range(point),
+        ((line_of("class Point"), 0), (line_of("const LIMIT") - 2, 1))
+    );
+    let person = range(&symbols[0]);
+    assert_eq!(person.0, (line_of("@table"), 0), "{}", symbols[0]);
+    assert_eq!(person.1, (line_of("class Point") - 2, 1), "{}", symbols[0]);
+    for sym in &symbols[..2] {
+        let (start, end) = range(sym);
+        for child in sym["children"].as_array().expect("children") {
+            let (cs, ce) = range(child);
+            assert!(start <= cs && ce <= end, "{child} is outside {sym}");
+        }
+    }
     assert_eq!(
         symbols[3]["detail"],
         json!("fn older(p: Person, years: Int) -> Int")
@@ -642,6 +666,39 @@ fn a_header_that_cannot_be_read_ends_the_session_as_invalid_input() {
     c.stdin.flush().expect("flush");
     let out = c.child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(65), "{out:?}");
+}
+
+#[test]
+fn ending_without_shutdown_is_status_1() {
+    // `exit` alone: the protocol says the server exits with 1.
+    let (mut c, _) = open_app("exit-alone");
+    c.notify("exit", Value::Null);
+    let out = c.child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // The input ends, before `initialize` or after it.
+    for input in [&b""[..], b"Content-Length: 2\r\n\r\n{}"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start wo lsp");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write");
+        let out = child.wait_with_output().expect("wait");
+        // (`{}` is no message at all: skipped, then the input ends.)
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("the input ended before `shutdown`"),
+            "{stderr}"
+        );
+    }
 }
 
 /// A program of about 5,000 lines: many functions and classes, queries and calls.

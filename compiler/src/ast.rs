@@ -53,7 +53,10 @@ pub struct ClassDecl {
     pub name: Ident,
     pub fields: Vec<FieldDecl>,
     pub methods: Vec<FnDecl>,
+    /// `class Name`: where diagnostics about the class point.
     pub span: Span,
+    /// The members, from `{` to `}`.
+    pub body: Span,
 }
 
 /// `@name` or `@name(arg: value, …)`.

@@ -50,7 +50,7 @@ pub fn serve() -> Result<(), Failure> {
         .map_err(|e| Failure::Internal(format!("internal error: cannot start the server: {e}")))?
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-    served?;
+    let ended = served?;
     io_threads.join().map_err(|e| {
         let message = format!("language server: {e}");
         // A frame that could not be read (a bad header): the input was invalid.
@@ -59,7 +59,14 @@ pub fn serve() -> Result<(), Failure> {
         } else {
             Failure::Input(message)
         }
-    })
+    })?;
+    match ended {
+        Ended::Clean => Ok(()),
+        Ended::Early(why) => {
+            say!("wo: language server: {why} before `shutdown`");
+            Err(Failure::Reported(1))
+        }
+    }
 }
 
 fn capabilities(enc: Encoding) -> ServerCapabilities {
@@ -101,8 +108,21 @@ fn protocol(e: impl std::fmt::Display) -> Failure {
     Failure::Input(format!("language server: {e}"))
 }
 
-fn run(connection: Connection) -> Result<(), Failure> {
-    let (id, params) = connection.initialize_start().map_err(protocol)?;
+/// How a session ended.
+enum Ended {
+    /// `shutdown`, then `exit`.
+    Clean,
+    /// Without `shutdown` first (an `exit` alone, or the end of the input, or a
+    /// message the transport could not read): the protocol's status for that is 1.
+    Early(&'static str),
+}
+
+fn run(connection: Connection) -> Result<Ended, Failure> {
+    let (id, params) = match connection.initialize_start() {
+        Ok(started) => started,
+        Err(e) if e.channel_is_disconnected() => return Ok(Ended::Early("the input ended")),
+        Err(e) => return Err(protocol(e)),
+    };
     let params: InitializeParams = serde_json::from_value(params).map_err(protocol)?;
     let enc = encoding(&params);
     let caps = serde_json::to_value(capabilities(enc)).map_err(protocol)?;
@@ -122,25 +142,25 @@ fn run(connection: Connection) -> Result<(), Failure> {
                     publish(&connection, &mut world)?;
                     continue;
                 }
-                Err(_) => return Ok(()),
+                Err(_) => return Ok(Ended::Early("the input ended")),
             }
         } else {
             match connection.receiver.recv() {
                 Ok(msg) => msg,
-                Err(_) => return Ok(()),
+                Err(_) => return Ok(Ended::Early("the input ended")),
             }
         };
         match msg {
             Message::Request(req) => {
                 if connection.handle_shutdown(&req).map_err(protocol)? {
-                    return Ok(());
+                    return Ok(Ended::Clean);
                 }
                 let resp = answer(&mut world, req);
                 send(&connection, Message::Response(resp))?;
             }
             Message::Notification(n) => {
                 if n.method == "exit" {
-                    return Ok(());
+                    return Ok(Ended::Early("`exit` came"));
                 }
                 notify(&mut world, n);
             }

@@ -640,7 +640,9 @@ impl<'a> At<'a> {
                             SymbolKind::Class
                         },
                         detail: table.then(|| "@table".to_string()),
-                        span: c.span,
+                        // The whole declaration, annotations to `}`: it encloses the
+                        // members (clients rely on that for breadcrumbs).
+                        span: c.annots.first().map_or(c.span, |a| a.span).to(c.body),
                         name_span: c.name.span,
                         children,
                     });
