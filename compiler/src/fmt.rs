@@ -346,22 +346,23 @@ fn layout(src: &str, module: &Module) -> String {
             brk[i] = false;
         }
     }
-    // A block that spans lines opens and closes on lines of its own; an empty one
-    // is `{}`. Prefix counts of breaks answer "a break inside?" per block.
+    // A block that spans lines opens and closes on lines of its own. Empty brackets
+    // of any kind are `{}`, `[]`, `()` (unless a comment lies inside). Prefix counts
+    // of breaks answer "a break inside?" per block.
     let mut n_brk = vec![0usize; n + 1];
     for i in 0..n {
         n_brk[i + 1] = n_brk[i] + usize::from(brk[i] && keep[i]);
     }
     for o in 0..n {
-        if !matches!(toks[o].tok, Tok::LBrace) || partner[o] == usize::MAX {
-            continue;
-        }
-        if brace_kind(o) != Brace::Block {
+        if !is_open(&toks[o].tok) || partner[o] == usize::MAX {
             continue;
         }
         let c = partner[o];
         if prev_kept[c] == Some(o) {
             brk[c] = has_comment(c);
+            continue;
+        }
+        if !matches!(toks[o].tok, Tok::LBrace) || brace_kind(o) != Brace::Block {
             continue;
         }
         if n_brk[c + 1] - n_brk[o + 1] > 0 {
@@ -405,8 +406,11 @@ fn layout(src: &str, module: &Module) -> String {
                     None => true,
                     Some(p) => {
                         let pt = &toks[p].tok;
+                        // A `,` at statement level (between `order by` keys, or
+                        // `for k, v`) continues the statement; inside brackets it
+                        // separates items.
                         is_open(pt)
-                            || matches!(pt, Tok::Comma)
+                            || (matches!(pt, Tok::Comma) && !top.stmts)
                             || semi_before[i]
                             || (can_end_stmt(pt) && !continues_line(&t.tok))
                             || (top.class && matches!(pt, Tok::Gt | Tok::Task))
@@ -679,6 +683,24 @@ mod tests {
         assert_eq!(
             fmt(src),
             "fn main() {\n  print(\n    1,\n    2,\n  )\n  let l = [\n    1,\n  ]\n}\n"
+        );
+    }
+
+    #[test]
+    fn empty_brackets_close_on_their_line_unless_a_comment_is_inside() {
+        let src = "fn main() {\n  let m: map<Text, Int> = {\n  }\n  let xs: multi Int = [\n  ]\n  f(\n  )\n  let ys: multi Int = [\n    -- none yet\n  ]\n}\n";
+        assert_eq!(
+            fmt(src),
+            "fn main() {\n  let m: map<Text, Int> = {}\n  let xs: multi Int = []\n  f()\n  let ys: multi Int = [\n    -- none yet\n  ]\n}\n"
+        );
+    }
+
+    #[test]
+    fn order_by_keys_split_over_lines_stay_at_clause_level() {
+        let src = "fn main() {\n  let q = from x in xs\n    order by x desc,\n      x asc\n    select x\n  for k,\n  v in m {}\n}\n";
+        assert_eq!(
+            fmt(src),
+            "fn main() {\n  let q = from x in xs\n    order by x desc,\n    x asc\n    select x\n  for k,\n    v in m {}\n}\n"
         );
     }
 
