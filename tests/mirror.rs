@@ -505,3 +505,128 @@ fn a_following_mirror_applies_a_migration_made_while_it_follows() {
     assert!(!text.contains("copying"), "{text}");
     assert_same(&pg, &dir, &["departments", "employees", "odd", "projects"]);
 }
+
+/// Writes `src` as `name` in `dir` and runs it on data directory `data` there.
+fn run_src_on(dir: &Path, name: &str, src: &str, data: &str) {
+    std::fs::write(dir.join(name), src).expect("write a program");
+    run_wo(dir, &["run", name, "--data", data]).expect_status(0);
+}
+
+/// What wo holds but PostgreSQL would refuse or change is refused before anything is
+/// written, naming it (65): a name longer than PostgreSQL keeps, and NaN repeated
+/// under `@unique` (wo's `==` lets NaN keys repeat; PostgreSQL's UNIQUE does not).
+/// A foreign key to a table that `--table` leaves out becomes a comment, so the script
+/// loads into an empty database.
+#[test]
+fn export_sql_refuses_what_postgresql_would_not_take_and_loads_one_table_alone() {
+    let dir = scratch_dir("export_sql_refusals");
+    let long = format!("c{}", "x".repeat(70));
+    run_src_on(
+        &dir,
+        "long.wo",
+        &format!("@table(name: \"t\")\nclass T {{\n  {long}: Int\n}}\n\nfn main() {{\n  insert T {{ {long}: 1 }}\n}}\n"),
+        "long",
+    );
+    let nan = "@table(name: \"f\")\nclass F {\n  x: Float @unique\n}\n\nfn main() {\n  let z = 0.0\n  insert F { x: z / z }\n  insert F { x: -(z / z) }\n  insert F { x: 1.0 }\n}\n";
+    run_src_on(&dir, "nan.wo", nan, "nan");
+    for (data, says) in [
+        (
+            "long",
+            format!("column `{long}` of table `t` is 71 bytes: PostgreSQL keeps 63"),
+        ),
+        (
+            "nan",
+            "rows 1 and 2 of `f` hold NaN in unique (x)".to_string(),
+        ),
+    ] {
+        let out = run_wo(&dir, &["db", "export", data, "--format", "sql"]);
+        out.expect_status(65);
+        assert!(out.stderr.contains(&says), "{data}: {}", out.stderr);
+        // JSON lines carry them as they are.
+        run_wo(&dir, &["db", "export", data]).expect_status(0);
+    }
+
+    let refs = "@table(name: \"dept\")\nclass Dept {\n  name: Text\n}\n\n@table(name: \"emp\")\nclass Emp {\n  d: ref Dept\n}\n\nfn main() {\n  insert Emp { d: insert Dept { name: \"x\" } }\n}\n";
+    run_src_on(&dir, "refs.wo", refs, "refs");
+    let out = run_wo(
+        &dir,
+        &["db", "export", "refs", "--format", "sql", "--table", "emp"],
+    );
+    out.expect_status(0);
+    assert!(
+        out.stdout
+            .contains("-- not exported, so not made: ALTER TABLE \"emp\" ADD FOREIGN KEY"),
+        "{}",
+        out.stdout
+    );
+    let Some(pg) = Pg::start("export_sql_one_table") else {
+        return;
+    };
+    let script = dir.join("emp.sql");
+    std::fs::write(&script, &out.stdout).expect("write the script");
+    let (ok, _, err) = pg.psql(&[
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-q",
+        "-f",
+        &script.display().to_string(),
+    ]);
+    assert!(ok, "psql refused the one-table export: {err}");
+    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT id, d FROM emp"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "1|1");
+}
+
+/// A table with the name of one of the mirror's own is refused before anything is
+/// made (65). And a change PostgreSQL refuses while following (a second NaN under
+/// `@unique`) ends the mirror with PostgreSQL's reason (65): it is not a lost
+/// connection, and trying again every second would stall the mirror for good.
+#[test]
+fn a_mirror_refuses_its_own_table_names_and_stops_on_a_refused_change() {
+    let Some(pg) = Pg::start("mirror_refusals") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_refusals");
+    run_src_on(
+        &dir,
+        "clash.wo",
+        "@table(name: \"wo_mirror_tables\")\nclass C {\n  x: Int\n}\n\nfn main() {\n  insert C { x: 1 }\n}\n",
+        "clash",
+    );
+    let out = run_wo(&dir, &["db", "mirror", "clash", "--to", &pg.url()]);
+    out.expect_status(65);
+    assert!(
+        out.stderr
+            .contains("table `wo_mirror_tables` has the name of a table the mirror keeps"),
+        "{}",
+        out.stderr
+    );
+
+    let nan = "@table(name: \"f\")\nclass F {\n  x: Float @unique\n}\n\nfn main() {\n  let z = 0.0\n  insert F { x: z / z }\n}\n";
+    run_src_on(&dir, "nan.wo", nan, "d");
+    mirror_once(&pg, &dir);
+    run_wo(&dir, &["run", "nan.wo", "--data", "d"]).expect_status(0);
+    let log = dir.join("follow.log");
+    let mut m = spawn_follower(&pg, &dir, &log);
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = m.0.try_wait().expect("wait for the mirror") {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the mirror went on after PostgreSQL refused a change: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(status.code(), Some(65), "{text}");
+    assert!(text.contains("postgresql refused: duplicate key"), "{text}");
+    assert!(text.contains("SQLSTATE 23505"), "{text}");
+    assert!(!text.contains("connecting again"), "{text}");
+    // What was applied before stays, and the position did not move past it.
+    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT count(*) FROM f"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "1");
+}

@@ -41,6 +41,7 @@ pub fn statements(m: &Migration) -> Result<Vec<String>, Error> {
         },
     );
     for (k, new) in m.schema.iter().enumerate() {
+        sql::check_mirrored(new)?;
         let at = m.tables.get(k).copied().unwrap_or(usize::MAX);
         match m.previous.get(at) {
             None => {

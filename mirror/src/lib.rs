@@ -39,29 +39,48 @@ pub enum Error {
     /// Writing the output failed.
     #[error("cannot write the output: {0}")]
     Output(std::io::Error),
-    /// PostgreSQL refused something, or the connection failed.
+    /// The connection failed, or PostgreSQL refused for a reason that may pass (it is
+    /// shutting down, out of resources, a lock or a serialization conflict): `--follow`
+    /// tries again.
     #[error("postgresql: {0}")]
     Pg(String),
+    /// PostgreSQL refused a statement for a reason that will not pass by trying again
+    /// (a constraint, a value, a permission): never retried. `data` when the rows
+    /// themselves were refused (SQLSTATE classes 22 and 23).
+    #[error("postgresql refused: {message}")]
+    Refused { message: String, data: bool },
 }
 
 #[cfg(feature = "pg")]
 impl From<postgres::Error> for Error {
     fn from(e: postgres::Error) -> Error {
         // The server's message, with its detail, rather than the crate's summary.
-        match e.as_db_error() {
-            Some(db) => Error::Pg(match db.detail() {
-                Some(d) => format!("{} ({d})", db.message()),
-                None => db.message().to_string(),
-            }),
-            None => Error::Pg(e.to_string()),
+        let Some(db) = e.as_db_error() else {
+            return Error::Pg(e.to_string());
+        };
+        let message = match db.detail() {
+            Some(d) => format!("{} ({d})", db.message()),
+            None => db.message().to_string(),
+        };
+        let code = db.code().code();
+        let class = code.get(..2).unwrap_or_default();
+        // Connection exceptions, transaction rollbacks (serialization, deadlock),
+        // insufficient resources, operator intervention (shutdown), system errors,
+        // a lock not available.
+        if matches!(class, "08" | "40" | "53" | "57" | "58") || code == "55P03" {
+            return Error::Pg(message);
+        }
+        Error::Refused {
+            message: format!("{message} [SQLSTATE {code}]"),
+            data: matches!(class, "22" | "23"),
         }
     }
 }
 
 impl Error {
-    /// The sysexits status: 64 usage, 65 data the target cannot take or a damaged
-    /// directory, 66 not a data directory, 74 I/O (the output, or PostgreSQL
-    /// unreachable or refusing), 75 busy.
+    /// The sysexits status: 64 usage, 65 data the target cannot take (here or as
+    /// PostgreSQL refused it) or a damaged directory, 66 not a data directory, 74 I/O
+    /// (the output, or PostgreSQL unreachable or refusing otherwise), 75 busy.
     pub fn exit_status(&self) -> u8 {
         match self {
             Error::Open(e) => match e.exit_status() {
@@ -74,6 +93,13 @@ impl Error {
             Error::Value(_) => 65,
             Error::Output(_) => 74,
             Error::Pg(_) => 74,
+            Error::Refused { data, .. } => {
+                if *data {
+                    65
+                } else {
+                    74
+                }
+            }
         }
     }
 }

@@ -154,12 +154,15 @@ fn copy(client: &mut Client, dir: &Path) -> Result<Follower, Error> {
     }
     tx.batch_execute("DELETE FROM wo_mirror_tables")?;
     let mut fks: Vec<String> = Vec::new();
+    let mut nans = sql::UniqueNans::default();
     let mut current: Option<(Table, String)> = None;
     let mut buf: Vec<u8> = Vec::new();
     let (mut n_tables, mut n_rows) = (0usize, 0u64);
     let follower = read::snapshot(dir, |ev| -> Result<(), Error> {
         match ev {
             Event::Table(t) => {
+                sql::check_mirrored(t)?;
+                nans = sql::UniqueNans::new(t);
                 tx.batch_execute(&sql::create_table(t))?;
                 tx.execute(
                     "INSERT INTO wo_mirror_tables (name) VALUES ($1)",
@@ -174,6 +177,7 @@ fn copy(client: &mut Client, dir: &Path) -> Result<Follower, Error> {
                 let Some((t, stmt)) = &current else {
                     return Ok(());
                 };
+                nans.row(t, id, cells)?;
                 sql::copy_line(&mut buf, t, id, cells)?;
                 n_rows += 1;
                 if buf.len() >= COPY_CHUNK {

@@ -12,9 +12,122 @@ use wo_db::Cell;
 
 use crate::Error;
 
-/// `"name"` with `"` doubled: any stored name is a valid PostgreSQL identifier.
+/// `"name"` with `"` doubled: a stored name that [`check_names`] accepts is a valid
+/// PostgreSQL identifier.
 pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The longest name PostgreSQL keeps, in bytes (`NAMEDATALEN` - 1): a longer one is
+/// cut short, and two names cut alike collide.
+pub const MAX_NAME: usize = 63;
+
+/// The names of the mirror's own tables, which no mirrored table may take.
+pub const MIRROR_TABLES: [&str; 2] = ["wo_mirror_position", "wo_mirror_tables"];
+
+/// Refuses a table whose name or column names PostgreSQL cannot take as they are:
+/// longer than [`MAX_NAME`] bytes, or holding U+0000. (wo names have no such limit;
+/// the data stays exportable as JSON lines and CSV.)
+pub fn check_names(t: &Table) -> Result<(), Error> {
+    let names = std::iter::once(&t.name).chain(t.columns.iter().map(|c| &c.name));
+    for (k, name) in names.enumerate() {
+        let what = if k == 0 {
+            format!("table `{name}`")
+        } else {
+            format!("column `{name}` of table `{}`", t.name)
+        };
+        if name.contains('\0') {
+            return Err(Error::Value(format!(
+                "the name of {what} holds the character U+0000, which PostgreSQL names cannot"
+            )));
+        }
+        if name.len() > MAX_NAME {
+            return Err(Error::Value(format!(
+                "the name of {what} is {} bytes: PostgreSQL keeps {MAX_NAME} and would cut it short (rename it with @was to move it there)",
+                name.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// [`check_names`] for a table the mirror creates: also not one of [`MIRROR_TABLES`].
+pub fn check_mirrored(t: &Table) -> Result<(), Error> {
+    check_names(t)?;
+    if MIRROR_TABLES.contains(&t.name.as_str()) {
+        return Err(Error::Value(format!(
+            "table `{}` has the name of a table the mirror keeps its position in (rename it with @was to mirror it)",
+            t.name
+        )));
+    }
+    Ok(())
+}
+
+/// Finds rows that a PostgreSQL `UNIQUE` constraint would refuse although wo's unique
+/// index holds them: keys with a NaN. wo's `==` makes NaN equal to nothing, so such
+/// keys never collide in wo; PostgreSQL orders every NaN as one value, equal to
+/// itself. (Other keys collide alike: both make `-0.0` equal `0.0`, both let a key
+/// with a nil repeat.)
+#[derive(Default)]
+pub struct UniqueNans {
+    /// Per unique index of the table: its columns, and the first row of each key.
+    seen: Vec<(Vec<usize>, std::collections::HashMap<String, i64>)>,
+}
+
+impl UniqueNans {
+    pub fn new(t: &Table) -> UniqueNans {
+        let floats = |ix: &&wo_db::durable::read::Index| {
+            ix.unique
+                && ix
+                    .columns
+                    .iter()
+                    .any(|&c| t.columns.get(c).is_some_and(|c| c.ty == ColumnType::Float))
+        };
+        UniqueNans {
+            seen: t
+                .indexes
+                .iter()
+                .filter(floats)
+                .map(|ix| (ix.columns.clone(), std::collections::HashMap::new()))
+                .collect(),
+        }
+    }
+
+    /// Takes row `id`; an error names it and the earlier row with the same key.
+    pub fn row(&mut self, t: &Table, id: i64, cells: &[Cell]) -> Result<(), Error> {
+        for (cols, seen) in &mut self.seen {
+            let key: Vec<&Cell> = cols.iter().filter_map(|&c| cells.get(c)).collect();
+            let has_nan = key
+                .iter()
+                .any(|c| matches!(c, Cell::Float(x) if x.is_nan()));
+            if !has_nan || key.iter().any(|c| matches!(c, Cell::Nil)) {
+                continue;
+            }
+            let mut text = String::new();
+            for c in &key {
+                let _ = match c {
+                    Cell::Float(x) if *x == 0.0 => write!(text, "F0|"),
+                    Cell::Float(x) => write!(text, "F{}|", float_text(*x)),
+                    Cell::Text(s) => write!(text, "T{}:{s}|", s.len()),
+                    Cell::Int(v) | Cell::Ref(v) => write!(text, "I{v}|"),
+                    Cell::Bool(b) => write!(text, "B{b}|"),
+                    Cell::Nil => Ok(()),
+                };
+            }
+            if let Some(first) = seen.insert(text, id) {
+                let names: Vec<&str> = cols
+                    .iter()
+                    .filter_map(|&c| t.columns.get(c).map(|c| c.name.as_str()))
+                    .collect();
+                return Err(Error::Value(format!(
+                    "rows {first} and {id} of `{}` hold NaN in unique ({}): wo lets such keys repeat (NaN equals nothing), PostgreSQL's UNIQUE counts every NaN as one value",
+                    t.name,
+                    names.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The PostgreSQL type of a column.
