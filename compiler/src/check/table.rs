@@ -187,6 +187,13 @@ impl Checker<'_> {
                         };
                         if name.is_empty() {
                             self.err("table", arg.value.span, "a table name cannot be empty");
+                        } else if name.contains('\0') {
+                            // No file format, export or database it goes to keeps one.
+                            self.err(
+                                "table",
+                                arg.value.span,
+                                "a table name cannot contain the character U+0000",
+                            );
                         } else {
                             t.name = name;
                         }
