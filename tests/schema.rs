@@ -662,9 +662,19 @@ fn migrate_drop_removes_an_undeclared_table_unless_a_kept_one_refers_to_it() {
         "{}",
         res.stderr
     );
+    // Named twice, it is one drop.
     let res = run_wo(
         &dir,
-        &["db", "migrate", "d", "depts.wo", "--drop", "employees"],
+        &[
+            "db",
+            "migrate",
+            "d",
+            "depts.wo",
+            "--drop",
+            "employees",
+            "--drop",
+            "employees",
+        ],
     );
     res.expect_status(0);
     assert!(
@@ -673,6 +683,7 @@ fn migrate_drop_removes_an_undeclared_table_unless_a_kept_one_refers_to_it() {
         "{}",
         res.stdout
     );
+    assert_eq!(res.stdout.matches("dropped").count(), 1, "{}", res.stdout);
     let res = run_wo(
         &dir,
         &[

@@ -287,6 +287,10 @@ pub(crate) fn plan(
         }
     }
     for name in drops {
+        // `--drop x --drop x` asks for one drop.
+        if mig.dropped_tables.contains(name) {
+            continue;
+        }
         if declared(name) {
             return Err(OpenError::Schema {
                 message: format!(
