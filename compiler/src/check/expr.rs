@@ -309,6 +309,40 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// `try e catch err h` used as a statement: its value is thrown away, so its
+    /// sides need not agree (`try log(x) catch (e) print("…")`, both without a
+    /// value, or one with and one without).
+    pub(super) fn try_stmt(&mut self, e: &ast::Expr) -> Expr {
+        let A::Try { body, err, handler } = &e.kind else {
+            return self.expr(e, None);
+        };
+        let b = self.expr(body, None);
+        let (eid, h) = self.try_handler(err, handler, None);
+        Expr::new(
+            E::Try {
+                body: Box::new(b),
+                err: eid,
+                handler: Box::new(h),
+            },
+            Ty::Void,
+            e.span,
+        )
+    }
+
+    /// The handler of a `try`, in a scope with the error variable.
+    fn try_handler(
+        &mut self,
+        err: &ast::Ident,
+        handler: &ast::Expr,
+        expect: Option<&Ty>,
+    ) -> (usize, Expr) {
+        self.ctx.scopes.push(HashMap::new());
+        let eid = self.new_local(&err.name, err.span, Ty::Error);
+        let h = self.expr(handler, expect);
+        self.ctx.scopes.pop();
+        (eid, h)
+    }
+
     /// `try e catch err { h }` as an expression.
     fn try_expr(
         &mut self,
@@ -319,10 +353,7 @@ impl<'a> Checker<'a> {
         expect: Option<&Ty>,
     ) -> Expr {
         let b = self.expr(body, expect);
-        self.ctx.scopes.push(HashMap::new());
-        let eid = self.new_local(&err.name, err.span, Ty::Error);
-        let h = self.expr(handler, expect.or(Some(&b.ty)));
-        self.ctx.scopes.pop();
+        let (eid, h) = self.try_handler(err, handler, expect.or(Some(&b.ty)));
         // A side that cannot produce a value (`fail(…)`, `exit(…)`) takes the
         // other side's type, as `!` does in Rust.
         let ty = match (diverging(&b), diverging(&h)) {

@@ -36,6 +36,8 @@ pub(super) fn stmt_diverges(s: &ast::Stmt) -> bool {
             ..
         } => diverges(&then.stmts) && diverges(&els.stmts),
         S::Try { body, handler, .. } => diverges(&body.stmts) && diverges(&handler.stmts),
+        // Leaving a transaction by `return`, `break` or `continue` commits it (§8).
+        S::Transaction(b) => diverges(&b.stmts),
         S::While { cond, body } => matches!(cond.kind, A::Bool(true)) && !has_break(&body.stmts),
         _ => false,
     }

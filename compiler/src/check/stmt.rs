@@ -139,7 +139,7 @@ impl<'a> Checker<'a> {
                 if !has_effect(e) {
                     self.no_effect(e);
                 }
-                let e = self.expr(e, None);
+                let e = self.try_stmt(e);
                 push(out, T::Expr(e));
             }
             S::Return(v) => self.return_stmt(v.as_ref(), span, out),
