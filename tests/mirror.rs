@@ -69,6 +69,19 @@ fn assert_same(pg: &Pg, dir: &Path, names: &[&str]) {
     }
 }
 
+/// Writes an export script to `path` and loads it with `psql -v ON_ERROR_STOP=1`.
+fn load(pg: &Pg, path: &Path, script: &str) {
+    std::fs::write(path, script).expect("write the script");
+    let (ok, _, err) = pg.psql(&[
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-q",
+        "-f",
+        &path.display().to_string(),
+    ]);
+    assert!(ok, "psql refused {}: {err}", path.display());
+}
+
 #[test]
 fn export_sql_loads_into_postgresql_with_every_value_exact() {
     let Some(pg) = Pg::start("export_sql") else {
@@ -81,16 +94,7 @@ fn export_sql_loads_into_postgresql_with_every_value_exact() {
         .args(["db", "export", "d", "--format", "sql"]);
     let out = output(cmd);
     out.expect_status(0);
-    let script = dir.join("dump.sql");
-    std::fs::write(&script, &out.stdout).expect("write the script");
-    let (ok, _, err) = pg.psql(&[
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-q",
-        "-f",
-        &script.display().to_string(),
-    ]);
-    assert!(ok, "psql refused the export: {err}");
+    load(&pg, &dir.join("dump.sql"), &out.stdout);
     let names = tables(&dir);
     assert_eq!(names, ["departments", "employees", "weird \"names\", too"]);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -562,16 +566,7 @@ fn export_sql_refuses_what_postgresql_would_not_take_and_loads_one_table_alone()
     let Some(pg) = Pg::start("export_sql_one_table") else {
         return;
     };
-    let script = dir.join("emp.sql");
-    std::fs::write(&script, &out.stdout).expect("write the script");
-    let (ok, _, err) = pg.psql(&[
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-q",
-        "-f",
-        &script.display().to_string(),
-    ]);
-    assert!(ok, "psql refused the one-table export: {err}");
+    load(&pg, &dir.join("emp.sql"), &out.stdout);
     let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT id, d FROM emp"]);
     assert!(ok, "{err}");
     assert_eq!(out.trim(), "1|1");

@@ -352,12 +352,12 @@ impl Tok {
         )
     }
 
-    /// Whether this token is an operator that adds a level to an expression tree.
-    fn is_operator(&self) -> bool {
+    /// Whether this token is a binary operator that cannot start an expression (so a
+    /// line starting with it cannot stand alone; `-` can, as a negation).
+    pub(crate) fn is_binary_only(&self) -> bool {
         matches!(
             self,
             Tok::Plus
-                | Tok::Minus
                 | Tok::Star
                 | Tok::Slash
                 | Tok::Percent
@@ -370,18 +370,27 @@ impl Tok {
                 | Tok::Ge
                 | Tok::And
                 | Tok::Or
-                | Tok::Not
                 | Tok::QQ
-                | Tok::Dot
-                | Tok::LBracket
-                | Tok::LParen
-                | Tok::LBrace
-                | Tok::Try
-                | Tok::From
-                | Tok::If
-                | Tok::While
-                | Tok::For
         )
+    }
+
+    /// Whether this token is an operator that adds a level to an expression tree.
+    fn is_operator(&self) -> bool {
+        self.is_binary_only()
+            || matches!(
+                self,
+                Tok::Minus
+                    | Tok::Not
+                    | Tok::Dot
+                    | Tok::LBracket
+                    | Tok::LParen
+                    | Tok::LBrace
+                    | Tok::Try
+                    | Tok::From
+                    | Tok::If
+                    | Tok::While
+                    | Tok::For
+            )
     }
 }
 

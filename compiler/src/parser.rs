@@ -361,6 +361,11 @@ fn habit_hint(
     found: Option<&Tok>,
     prev: Option<&Tok>,
 ) -> Option<&'static str> {
+    // The `;` before the token is one the lexer put at a line break (zero width).
+    let after_auto_semi = idx
+        .and_then(|i| i.checked_sub(1))
+        .and_then(|i| ctx.toks.get(i))
+        .is_some_and(|t| t.0 == t.2);
     match (prev, found?) {
         (Some(Tok::LId(kw)), Tok::LId(_))
             if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local") =>
@@ -369,27 +374,7 @@ fn habit_hint(
         }
         // A line that starts with a binary operator after a line that could end a
         // statement: the line break put an automatic `;` between them (§2).
-        (
-            Some(Tok::Semi),
-            Tok::Plus
-            | Tok::Star
-            | Tok::Slash
-            | Tok::Percent
-            | Tok::DotDot
-            | Tok::EqEq
-            | Tok::NotEq
-            | Tok::Lt
-            | Tok::Le
-            | Tok::Gt
-            | Tok::Ge
-            | Tok::And
-            | Tok::Or
-            | Tok::QQ,
-        ) if idx
-            .and_then(|i| i.checked_sub(1))
-            .and_then(|i| ctx.toks.get(i))
-            .is_some_and(|t| t.0 == t.2) =>
-        {
+        (Some(Tok::Semi), op) if op.is_binary_only() && after_auto_semi => {
             Some("a line break ended the statement on the line before, so this line cannot start with an operator; to continue an expression over two lines, end the first line with its operator (`x +`)")
         }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
