@@ -33,7 +33,9 @@ pub(super) fn other_language(name: &str) -> Option<&'static str> {
 }
 
 /// The closest of `candidates` to a misspelt `name` (edit distance at most 2, and less
-/// than half the name), for "did you mean" hints.
+/// than half the name), for "did you mean" hints. Ties go to the first name in
+/// alphabetical order: candidates often come from hash maps, whose order differs
+/// from one run to the next, and a diagnostic must not.
 pub(super) fn suggest<'a>(
     name: &str,
     candidates: impl Iterator<Item = &'a str>,
@@ -60,7 +62,7 @@ pub(super) fn suggest<'a>(
     candidates
         .map(|c| (distance(name, c), c))
         .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
+        .min()
         .map(|(_, c)| c)
 }
 
@@ -183,5 +185,24 @@ impl<'a> Checker<'a> {
             ),
         );
         self.unknown(span)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::suggest;
+
+    #[test]
+    fn a_tie_goes_to_the_same_name_whatever_the_order() {
+        let names = ["ops", "bob", "ada"];
+        for rotation in 0..names.len() {
+            let mut order = names.to_vec();
+            order.rotate_left(rotation);
+            assert_eq!(suggest("boss", order.iter().copied()), Some("bob"));
+            order.reverse();
+            assert_eq!(suggest("boss", order.iter().copied()), Some("bob"));
+        }
+        assert_eq!(suggest("bxb", ["bob"].into_iter()), Some("bob"));
+        assert_eq!(suggest("zz", ["zzz"].into_iter()), None);
     }
 }
