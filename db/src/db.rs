@@ -620,6 +620,17 @@ impl Db {
             .is_some_and(|tab| tab.is_live(id))
     }
 
+    /// The generation of row id `id` of `t`: 0, plus one for each time an insert of
+    /// that id was undone (rolled back, or undone by the failure contract), after
+    /// which the id is given again. A handle made at another generation is stale: its
+    /// row is gone, whatever row holds the id now.
+    #[inline]
+    pub fn generation(&self, t: TableId, id: RowId) -> u32 {
+        self.tables
+            .get(t as usize)
+            .map_or(0, |tab| tab.reborn.of(id))
+    }
+
     /// The id the next insert into `t` will get (ids are never reused).
     pub fn next_id(&self, t: TableId) -> RowId {
         self.tables
@@ -751,6 +762,7 @@ impl Db {
                     }
                     tab.n -= 1;
                     tab.live_count -= 1;
+                    tab.reborn.undone(id);
                 }
                 Change::Update {
                     table,

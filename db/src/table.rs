@@ -511,6 +511,49 @@ pub(crate) struct Table {
     /// The hash and sorted indexes are empty and not maintained until rebuilt
     /// (deferred index maintenance during recovery; unique indexes stay live).
     pub(crate) stale: bool,
+    /// The ids whose insert was undone (and may be given again): see [`Reborn`].
+    pub(crate) reborn: Reborn,
+}
+
+/// The generations of row ids. An undone insert consumes no id (LANGUAGE.md §7), so
+/// the next insert is given the same id again; a handle to the undone row must not
+/// then reach the new one. Every id starts at generation 0, and each undo of its
+/// insert adds one; a handle carries the generation of its id when it was made
+/// ([`crate::Db::generation`]) and is stale once they differ. Only ids at or above
+/// `floor`, the least id ever undone, have a generation other than 0, so a table
+/// whose inserts were never undone answers with one comparison.
+#[derive(Debug, Clone)]
+pub(crate) struct Reborn {
+    floor: RowId,
+    gens: ahash::AHashMap<RowId, u32>,
+}
+
+impl Default for Reborn {
+    fn default() -> Reborn {
+        Reborn {
+            floor: RowId::MAX,
+            gens: ahash::AHashMap::new(),
+        }
+    }
+}
+
+impl Reborn {
+    /// The generation of `id`.
+    #[inline]
+    pub(crate) fn of(&self, id: RowId) -> u32 {
+        if id < self.floor {
+            0
+        } else {
+            self.gens.get(&id).copied().unwrap_or(0)
+        }
+    }
+
+    /// The insert of `id` was undone: its next row is a new generation.
+    pub(crate) fn undone(&mut self, id: RowId) {
+        self.floor = self.floor.min(id);
+        let g = self.gens.entry(id).or_insert(0);
+        *g = g.wrapping_add(1);
+    }
 }
 
 impl Table {
@@ -545,6 +588,7 @@ impl Table {
                 })
                 .collect(),
             stale: false,
+            reborn: Reborn::default(),
         }
     }
 

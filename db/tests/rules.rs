@@ -206,6 +206,32 @@ fn rolled_back_inserts_consume_no_id() {
     assert_eq!(error(db.insert(DEPT, vec![t("hr")])).0, ErrorKind::Unique);
 }
 
+/// The ids an undone insert gives again are a new generation, so a handle to the
+/// undone row can tell it from the row that holds the id now; other ids stay at 0.
+#[test]
+fn an_undone_insert_makes_its_id_a_new_generation() {
+    let mut db = db_with_depts();
+    assert_eq!(db.generation(DEPT, 1), 0);
+    let sp = db.savepoint();
+    assert_eq!(db.insert(DEPT, vec![t("qa")]).unwrap(), 3);
+    assert_eq!(db.insert(DEPT, vec![t("hr")]).unwrap(), 4);
+    assert_eq!(db.generation(DEPT, 3), 0);
+    db.rollback_to(sp);
+    assert_eq!((db.generation(DEPT, 3), db.generation(DEPT, 4)), (1, 1));
+    assert_eq!(db.generation(DEPT, 2), 0);
+    assert_eq!(db.generation(EMP, 3), 0, "other tables keep theirs");
+    let sp = db.savepoint();
+    assert_eq!(db.insert(DEPT, vec![t("qa")]).unwrap(), 3);
+    db.rollback_to(sp);
+    assert_eq!(db.generation(DEPT, 3), 2);
+    assert_eq!(db.insert(DEPT, vec![t("qa")]).unwrap(), 3);
+    assert_eq!(
+        db.generation(DEPT, 3),
+        2,
+        "a kept insert does not change it"
+    );
+}
+
 #[test]
 fn type_errors_name_table_and_column() {
     let mut db = db_with_depts();

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use wo_db::durable::read::{self, ColumnType, Event, Table};
+use wo_db::durable::read::{self, Event, Table};
 use wo_db::durable::{RealStorage, Storage};
 use wo_db::Cell;
 
@@ -60,7 +60,7 @@ pub fn export_in(
     // Indexes and foreign keys, made after the rows (as pg_dump does).
     let mut fks: Vec<String> = Vec::new();
     // The unique keys PostgreSQL would refuse (`--format sql`).
-    let mut nans: Option<sql::UniqueNans> = None;
+    let mut nans = sql::UniqueNans::default();
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let io = Error::Output;
     if format == Format::Sql {
@@ -93,7 +93,7 @@ pub fn export_in(
                     }
                     Format::Sql => {
                         sql::check_names(t)?;
-                        nans = Some(sql::UniqueNans::new(t));
+                        nans = sql::UniqueNans::new(t);
                         writeln!(
                             out,
                             "{};\n{};",
@@ -102,11 +102,8 @@ pub fn export_in(
                         )
                         .map_err(io)?;
                         fks.extend(sql::indexes(t));
-                        for c in &t.columns {
-                            let ColumnType::Ref(target) = &c.ty else {
-                                continue;
-                            };
-                            let fk = sql::foreign_key(&t.name, &c.name, target);
+                        for (col, target) in sql::references(t) {
+                            let fk = sql::foreign_key(&t.name, col, target);
                             // One to a table left out (`--table`) could not be made
                             // in an empty database: it is written as a comment.
                             if table.is_some_and(|n| n != target) {
@@ -127,9 +124,7 @@ pub fn export_in(
                     Format::Jsonl => json_row(&mut line, t, id, cells),
                     Format::Csv => csv_row(&mut line, id, cells),
                     Format::Sql => {
-                        if let Some(n) = &mut nans {
-                            n.row(t, id, cells)?;
-                        }
+                        nans.row(t, id, cells)?;
                         sql::copy_line(&mut line, t, id, cells)?
                     }
                 }

@@ -194,13 +194,17 @@ pub fn copy_from_stdin(t: &Table) -> String {
 /// pg_dump does), so rows may refer forward; checked at commit (`DEFERRABLE
 /// INITIALLY DEFERRED`), so the mirror may apply a transaction's changes in order.
 pub fn foreign_keys(t: &Table) -> Vec<String> {
-    t.columns
-        .iter()
-        .filter_map(|c| match &c.ty {
-            ColumnType::Ref(target) => Some(foreign_key(&t.name, &c.name, target)),
-            _ => None,
-        })
+    references(t)
+        .map(|(col, target)| foreign_key(&t.name, col, target))
         .collect()
+}
+
+/// The `ref` columns of `t`, each with the table it refers to, in column order.
+pub fn references(t: &Table) -> impl Iterator<Item = (&str, &str)> {
+    t.columns.iter().filter_map(|c| match &c.ty {
+        ColumnType::Ref(target) => Some((c.name.as_str(), target.as_str())),
+        _ => None,
+    })
 }
 
 /// The foreign key of column `col` of `table` to table `target`, as [`foreign_keys`]

@@ -134,7 +134,7 @@ mod tests {
     }
 
     fn row(id: i64) -> Value {
-        Value::Row(RowRef { class: 0, id })
+        Value::Row(RowRef::new(0, id))
     }
 
     #[test]

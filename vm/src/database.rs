@@ -624,16 +624,46 @@ impl Database {
         &self.db.schema().tables[t].name
     }
 
-    /// The id of `v`, a row of table `t`.
+    /// The id of `v`, a row of table `t`; a handle whose row's insert was undone traps
+    /// `DB`, whatever row holds its id now.
     fn row_of(&self, t: usize, v: &Value) -> DbResult<RowId> {
         match v {
-            Value::Row(r) if r.class == self.table_class[t] => Ok(r.id),
+            Value::Row(r) if r.class == self.table_class[t] => {
+                if self.stale(t, r) {
+                    return Err(DbStop::Trap(Trap::new(
+                        TrapKind::Db,
+                        format!(
+                            "row {} of {} does not exist (its insert was rolled back)",
+                            r.id,
+                            self.table_name(t)
+                        ),
+                    )));
+                }
+                Ok(r.id)
+            }
             other => fault(format!(
                 "expected a row of `{}`, found {}",
                 self.table_name(t),
                 type_name(other)
             )),
         }
+    }
+
+    /// Whether `r`, a handle to a row of table `t`, was made before the insert of its
+    /// row was undone (its id may since have been given to another row).
+    #[inline]
+    fn stale(&self, t: usize, r: &RowRef) -> bool {
+        self.db.generation(t as u32, r.id) != r.gen
+    }
+
+    /// A handle to row `id` of table `t` as it is now.
+    #[inline]
+    fn handle(&self, t: u32, class: u32, id: RowId) -> Value {
+        Value::Row(RowRef {
+            class,
+            gen: self.db.generation(t, id),
+            id,
+        })
     }
 
     /// `v` as the cell stored in column `c` of table `t`; nil passes (the engine checks
@@ -652,6 +682,19 @@ impl Database {
                     .and_then(|target| self.table_class.get(target))
                     == Some(&r.class) =>
             {
+                if self.stale(target as usize, r) {
+                    let def = &self.db.schema().tables[t];
+                    return Err(DbStop::Trap(Trap::new(
+                        TrapKind::Fk,
+                        format!(
+                            "{}.{} refers to {} row {}, which does not exist (its insert was rolled back)",
+                            def.name,
+                            def.columns[c].name,
+                            self.table_name(target as usize),
+                            r.id
+                        ),
+                    )));
+                }
                 Cell::Ref(r.id)
             }
             (_, other) => {
@@ -680,7 +723,7 @@ impl Database {
                     .ok()
                     .and_then(|target| self.table_class.get(target))
                 {
-                    Some(&class) => Value::Row(RowRef { class, id }),
+                    Some(&class) => self.handle(target, class, id),
                     None => return fault(format!("a reference to table t{target}")),
                 },
                 _ => return fault("a reference read from a column that is not a ref"),
@@ -706,10 +749,7 @@ impl Database {
         cells.clear();
         self.cells = cells;
         let id = res?;
-        Ok(Value::Row(RowRef {
-            class: self.table_class[ti],
-            id,
-        }))
+        Ok(self.handle(t, self.table_class[ti], id))
     }
 
     /// `DB_GET_FIELD`: column `f` of `row`. The common case (a live row of the right
@@ -718,7 +758,9 @@ impl Database {
     #[inline]
     pub(crate) fn get_field(&self, t: u32, row: &Value, f: usize) -> DbResult<Value> {
         if let Value::Row(r) = row {
-            if self.table_class.get(t as usize) == Some(&r.class) {
+            if self.table_class.get(t as usize) == Some(&r.class)
+                && self.db.generation(t, r.id) == r.gen
+            {
                 match self.db.get(t, r.id, f) {
                     Ok(Cell::Int(i)) => return Ok(Value::Int(i)),
                     Ok(Cell::Float(x)) => return Ok(Value::Float(x)),
@@ -771,7 +813,7 @@ impl Database {
     pub(crate) fn find(&self, t: u32, id: &Value) -> DbResult<Value> {
         if let (Value::Int(id), Some(&class)) = (id, self.table_class.get(t as usize)) {
             return Ok(if self.db.is_live(t, *id) {
-                Value::Row(RowRef { class, id: *id })
+                self.handle(t, class, *id)
             } else {
                 Value::Nil
             });
@@ -790,10 +832,7 @@ impl Database {
         if id <= 0 || !self.db.is_live(t, id) {
             return Ok(Value::Nil);
         }
-        Ok(Value::Row(RowRef {
-            class: self.table_class[ti],
-            id,
-        }))
+        Ok(self.handle(t, self.table_class[ti], id))
     }
 
     /// `DB_ALIVE`: whether `row` still exists (every turn of a loop over a query's
@@ -803,7 +842,7 @@ impl Database {
     pub(crate) fn alive(&self, row: &Value) -> DbResult<bool> {
         if let Value::Row(r) = row {
             if let Some(&Some(t)) = self.class_table.get(r.class as usize) {
-                return Ok(self.db.is_live(t, r.id));
+                return Ok(self.db.is_live(t, r.id) && self.db.generation(t, r.id) == r.gen);
             }
         }
         self.alive_slow(row)
@@ -817,9 +856,33 @@ impl Database {
             .ok()
             .and_then(|c| self.class_table.get(c).copied().flatten());
         match t {
-            Some(t) => Ok(self.db.is_live(t, r.id)),
+            Some(t) => Ok(self.db.is_live(t, r.id) && self.db.generation(t, r.id) == r.gen),
             None => fault(format!("class {} is not a table", r.class)),
         }
+    }
+
+    /// A query argument as a cell: any scalar, Text or row (as its id; a handle whose
+    /// row's insert was undone as id 0, which no row has, so it equals no reference).
+    fn arg_cell(&self, v: &Value) -> Option<Cell> {
+        Some(match v {
+            Value::Nil => Cell::Nil,
+            Value::Int(i) => Cell::Int(*i),
+            Value::Float(f) => Cell::Float(*f),
+            Value::Bool(b) => Cell::Bool(*b),
+            Value::Text(s) => Cell::Text(Rc::clone(s)),
+            Value::Row(r) => {
+                let fresh = self
+                    .class_table
+                    .get(r.class as usize)
+                    .copied()
+                    .flatten()
+                    .is_none_or(|t| self.db.generation(t, r.id) == r.gen);
+                Cell::Ref(if fresh { r.id } else { 0 })
+            }
+            Value::List(_) | Value::Map(_) | Value::Obj(_) | Value::Error(_) | Value::Task(_) => {
+                return None
+            }
+        })
     }
 
     /// `DB_QUERY`: runs query `q` with `args`; its rows as a new list, or its aggregate.
@@ -830,7 +893,7 @@ impl Database {
         let mut cells = std::mem::take(&mut self.args);
         cells.clear();
         for v in args {
-            match arg_cell(v) {
+            match self.arg_cell(v) {
                 Some(c) => cells.push(c),
                 None => {
                     self.args = cells;
@@ -853,7 +916,8 @@ impl Database {
                     let mut rows: Vec<Value> = Vec::new();
                     crate::limit::list_room(&mut rows, "a query", ids.len())
                         .map_err(DbStop::Trap)?;
-                    rows.extend(ids.iter().map(|&id| Value::Row(RowRef { class, id })));
+                    let t = cached.query.table;
+                    rows.extend(ids.iter().map(|&id| self.handle(t, class, id)));
                     Ok(Value::new_list(rows))
                 });
                 self.ids = ids;
@@ -961,21 +1025,6 @@ fn row_ref(v: &Value) -> DbResult<RowRef> {
         Value::Row(r) => Ok(*r),
         other => fault(format!("expected a row, found {}", type_name(other))),
     }
-}
-
-/// A query argument as a cell: any scalar, Text or row (as its id).
-fn arg_cell(v: &Value) -> Option<Cell> {
-    Some(match v {
-        Value::Nil => Cell::Nil,
-        Value::Int(i) => Cell::Int(*i),
-        Value::Float(f) => Cell::Float(*f),
-        Value::Bool(b) => Cell::Bool(*b),
-        Value::Text(s) => Cell::Text(Rc::clone(s)),
-        Value::Row(r) => Cell::Ref(r.id),
-        Value::List(_) | Value::Map(_) | Value::Obj(_) | Value::Error(_) | Value::Task(_) => {
-            return None
-        }
-    })
 }
 
 /// The engine's schema of an image's tables, and what the tables say about their

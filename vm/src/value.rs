@@ -124,11 +124,22 @@ pub struct ErrorValue {
 /// A handle to a row of a table: the class index of the table's class (so printing and
 /// equality need nothing but the value) and the row id. Rows live in the database, not
 /// on the heap, so a handle is plain data; it keeps its id after the row is deleted,
-/// when only `id` and `DB_ALIVE` still work on it.
+/// when only `id` and `DB_ALIVE` still work on it. `gen` is the generation of the id
+/// when the handle was made (`wo_db::Db::generation`): an insert undone by a rollback
+/// gives its id again, and the handle to the undone row must not reach the new one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RowRef {
     pub class: u32,
+    pub gen: u32,
     pub id: i64,
+}
+
+impl RowRef {
+    /// A handle to row `id` of the table of class `class`, made at generation 0 (the
+    /// id's insert was never undone).
+    pub fn new(class: u32, id: i64) -> RowRef {
+        RowRef { class, gen: 0, id }
+    }
 }
 
 /// One register's worth of value: 24 bytes (a tag and the widest payload, Text's fat

@@ -960,9 +960,9 @@ fn nil_in_a_column_that_is_not_nullable_traps_db() {
 
 #[test]
 fn rows_compare_by_class_and_id() {
-    let a = Value::Row(RowRef { class: 0, id: 1 });
-    let b = Value::Row(RowRef { class: 0, id: 1 });
-    let c = Value::Row(RowRef { class: 2, id: 1 });
+    let a = Value::Row(RowRef::new(0, 1));
+    let b = Value::Row(RowRef::new(0, 1));
+    let c = Value::Row(RowRef::new(2, 1));
     assert!(wo_vm::interp::values_eq(&a, &b));
     assert!(!wo_vm::interp::values_eq(&a, &c));
     assert!(!wo_vm::interp::values_eq(&a, &Value::Int(1)));

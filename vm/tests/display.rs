@@ -205,7 +205,7 @@ fn rows_print_as_class_and_id_in_every_context() {
             fields: vec!["name".into()],
         },
     ];
-    let row = Value::Row(RowRef { class: 1, id: 3 });
+    let row = Value::Row(RowRef::new(1, 3));
     assert_eq!(to_text(&row, &classes), "Employee(3)");
     let nested = list(vec![row.clone(), map(vec![(Key::Int(1), row)])]);
     assert_eq!(
@@ -213,7 +213,7 @@ fn rows_print_as_class_and_id_in_every_context() {
         "[Employee(3), {1: Employee(3)}]"
     );
     // A class index the image does not have prints as `?`, never panics.
-    let stray = Value::Row(RowRef { class: 9, id: 1 });
+    let stray = Value::Row(RowRef::new(9, 1));
     assert_eq!(to_text(&stray, &classes), "?(1)");
 }
 
