@@ -1154,6 +1154,40 @@ fn a_durability_failure_is_said_when_another_trap_decides_the_status() {
     );
 }
 
+/// A commit still in flight when `main` traps or a fiber calls `exit(n)` is finished
+/// first (LANGUAGE.md §9); when its sync fails, the status stays the trap's or n, and
+/// the durability failure is said. It was silent (found by trying wo from the outside).
+#[test]
+fn a_durability_failure_is_said_when_main_traps_or_exits() {
+    if !strace_works() {
+        return skip("io_at_the_end", "strace is missing or cannot trace here");
+    }
+    let cwd = scratch("io_at_the_end");
+    let program = |end: &str| {
+        format!(
+            "@table\nclass D {{\n  v: Int\n}}\n\nfn w() {{\n  insert D {{ v: 1 }}\n  print(\"acked\")\n}}\n\nfn main() {{\n  spawn w()\n  yield()\n  {end}\n}}\n"
+        )
+    };
+    for (name, end, status) in [
+        ("traps.wo", "let z = 0\n  print(1 / z)", 70),
+        ("exits.wo", "exit(3)", 3),
+    ] {
+        std::fs::write(cwd.join(name), program(end)).unwrap();
+        let data = format!("d-{name}");
+        let wrap = inject("fdatasync", "error=EIO", 1);
+        let res = output(wo_cmd(&cwd, &strs(&wrap), &["run", name, "--data", &data]));
+        res.expect_status(status);
+        assert!(!res.stdout.contains("acked"), "{name}: {}", res.stdout);
+        assert_contains(
+            name,
+            &res,
+            &[&format!(
+                "another task trapped IO and was never joined: durability failure: fdatasync failed on {data}/wal"
+            )],
+        );
+    }
+}
+
 #[test]
 fn sigkill_with_many_writer_fibers_loses_nothing_acknowledged() {
     let rounds = if long() { 100 } else { 12 };

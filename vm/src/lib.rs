@@ -171,6 +171,21 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
             return RunResult::Trap { trap, stack };
         }
     }
+    // `main` trapped, or a fiber called `exit(n)`: that decides the status, but a
+    // durability failure of a commit still in flight (finished as the program ended)
+    // or of a task never joined is said, since it decides what a restart recovers.
+    let said = match &res {
+        Err(RunResult::Trap { trap, .. }) => trap.kind == TrapKind::Io,
+        Err(RunResult::Exit(_)) => false,
+        _ => true,
+    };
+    if let (false, Some(io)) = (said, vm.unjoined_io_trap()) {
+        let _ = writeln!(
+            vm.host.err,
+            "wo: another task trapped IO and was never joined: {}",
+            io.message
+        );
+    }
     match res {
         Ok(Value::Int(v)) => RunResult::Exit((v & 0xff) as i32),
         Ok(Value::Nil) => RunResult::Exit(0),
