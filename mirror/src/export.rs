@@ -80,7 +80,16 @@ pub fn export_in(
                 }
                 sum.tables += 1;
                 match format {
-                    Format::Jsonl => {}
+                    Format::Jsonl => {
+                        // Stored before the compiler refused the name: each object
+                        // would hold the key twice, hiding the row's table.
+                        if t.columns.iter().any(|c| c.name == "table") {
+                            return Err(Error::Value(format!(
+                                "table `{}` has a column named `table`, which JSON lines use for the row's table: export it with --format csv or --format sql, or rename the column (`name: T @was(\"table\")`) and run the program once",
+                                t.name
+                            )));
+                        }
+                    }
                     Format::Csv => {
                         line.clear();
                         csv_field(&mut line, "id");
@@ -258,6 +267,46 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "7,,\"\",\"a,\"\"b\"\"\n\",-inf\r\n"
         );
+    }
+
+    /// A column named `table`, stored before the compiler refused the name: JSON lines
+    /// would hold the key twice, so that format refuses the table, naming the way out;
+    /// CSV exports it.
+    #[test]
+    fn json_lines_refuse_a_column_named_table() {
+        use wo_db::durable::{self, Options, SimStorage};
+        use wo_db::{ColType, Column, Schema, TableDef};
+        let sim = SimStorage::new();
+        let dir = Path::new("/d");
+        let schema = Schema {
+            tables: vec![TableDef {
+                name: "t".into(),
+                columns: vec![Column {
+                    name: "table".into(),
+                    ty: ColType::Text,
+                    nullable: false,
+                }],
+                indexes: Vec::new(),
+                durable: true,
+            }],
+        };
+        let opts = || Options {
+            storage: Arc::new(sim.clone()),
+            ..Options::default()
+        };
+        let (mut dd, mut db) = durable::open(dir, schema, opts()).unwrap();
+        db.insert(0, vec![Cell::Text("other".into())]).unwrap();
+        dd.commit(&mut db, wo_db::Savepoint(0)).unwrap();
+        drop(dd);
+        let storage = || -> Arc<dyn Storage> { Arc::new(sim.clone()) };
+        let mut out = Vec::new();
+        match export_in(storage(), dir, None, Format::Jsonl, &mut out) {
+            Err(Error::Value(m)) => assert!(m.contains("column named `table`"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        let mut out = Vec::new();
+        export_in(storage(), dir, Some("t"), Format::Csv, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "id,table\r\n1,other\r\n");
     }
 
     #[test]

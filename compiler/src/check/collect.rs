@@ -329,6 +329,8 @@ impl<'a> Checker<'a> {
     /// first, such a program would keep each value under the name it had, so it is
     /// refused here, whatever the data directory holds.
     fn check_column_renames(&mut self, c: &ast::ClassDecl) {
+        // Each former name, with the column that first claimed it.
+        let mut claimed: HashMap<String, &ast::FieldDecl> = HashMap::new();
         for f in &c.fields {
             for a in f.annots.iter().filter(|a| a.name.name == "was") {
                 let old = match a.args.as_deref() {
@@ -340,6 +342,23 @@ impl<'a> Checker<'a> {
                 let Some(old) = old.filter(|o| *o != f.name.name) else {
                     continue;
                 };
+                if let Some(first) = claimed
+                    .get(old.as_str())
+                    .filter(|g| g.name.name != f.name.name)
+                {
+                    let msg = format!(
+                        "columns `{}` and `{}` both say they were `{old}`",
+                        first.name.name, f.name.name
+                    );
+                    let d = Diagnostic::error("annotation", a.span, msg)
+                        .with_label(first.name.span, "also claims it")
+                        .with_note(format!(
+                            "a column is renamed to one name; a copy of `{old}` under a second name is a new column, filled by the program"
+                        ));
+                    self.diags.push(d);
+                    continue;
+                }
+                claimed.entry(old.to_string()).or_insert(f);
                 let Some(other) = c.fields.iter().find(|o| o.name.name == old) else {
                     continue;
                 };
@@ -364,6 +383,13 @@ impl<'a> Checker<'a> {
                 "table",
                 f.name.span,
                 "`id` is every row's read-only id; a table cannot declare it",
+            );
+        }
+        if f.name.name == "table" {
+            self.err(
+                "table",
+                f.name.span,
+                "`table` names each row's table in `wo db export`'s JSON lines; a table cannot declare a column of that name (call it `kind`, `category`, …)",
             );
         }
         let col_ok = match ty.strip() {
