@@ -254,9 +254,7 @@ pub fn check(paths: &[PathBuf]) -> Result<(), Failure> {
     let mut worst: Option<Failure> = None;
     for path in paths {
         if let Err(failure) = program::check(path, &mut tally) {
-            if !failure.reported() {
-                say!("wo: {failure}");
-            }
+            failure.say();
             let outranks = match &worst {
                 Some(w) => failure.status() > w.status(),
                 None => true,

@@ -104,6 +104,19 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// Says the failure on stderr unless it was said already, each of its lines as a
+    /// line of its own beginning `wo: ` (a refused migration names one change a line).
+    pub fn say(&self) {
+        if self.reported() {
+            return;
+        }
+        for line in self.to_string().lines() {
+            say!("wo: {line}");
+        }
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

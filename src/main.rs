@@ -243,9 +243,7 @@ fn main() -> ExitCode {
     match dispatch(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            if !failure.reported() {
-                say!("wo: {failure}");
-            }
+            failure.say();
             ExitCode::from(failure.status())
         }
     }

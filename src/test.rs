@@ -207,9 +207,7 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
         let (tests, image) = match compile(path, filter, &mut tally) {
             Ok(compiled) => compiled,
             Err(failure) => {
-                if !failure.reported() {
-                    say!("wo: {failure}");
-                }
+                failure.say();
                 worst = worst.max(failure.status());
                 n_untested += 1;
                 continue;

@@ -976,3 +976,21 @@ fn export_into_a_closed_pipe_ends_quietly() {
     assert_eq!(status, Some(0), "stderr: {stderr}");
     assert_eq!(stderr, "", "nothing is said about the closed pipe");
 }
+
+/// `wo db export` of a directory that does not open writes nothing to stdout: before,
+/// `--format sql` wrote the script's head (`BEGIN;`) and then failed (found by trying
+/// wo from the outside).
+#[test]
+fn export_of_a_missing_directory_writes_nothing() {
+    let dir = scratch_dir("export-missing");
+    for format in ["sql", "jsonl"] {
+        let res = run_wo(&dir, &["db", "export", "nonexist", "--format", format]);
+        res.expect_status(66);
+        assert_eq!(res.stdout, "", "--format {format}");
+        assert!(
+            res.stderr.contains("not a wo data directory"),
+            "{}",
+            res.stderr
+        );
+    }
+}

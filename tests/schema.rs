@@ -360,12 +360,22 @@ fn every_refusal_names_table_and_column_exits_65_and_writes_nothing() {
         for w in *wants {
             assert!(res.stderr.contains(w), "{w}:\n{}", res.stderr);
         }
+        // One change a line, each said as wo says everything.
+        for line in res.stderr.lines() {
+            assert!(line.starts_with("wo: "), "{line:?} in\n{}", res.stderr);
+        }
         assert_eq!(files(&dir.join("d")), before, "nothing written:\n{src}");
         // The plan lists it, writes nothing, exits 0.
         let plan = run_wo(&dir, &["db", "migrate", "d", "prog.wo"]);
         plan.expect_status(0);
         let tag = if *applies { "[--apply]" } else { "[refused]" };
         assert!(plan.stdout.contains(tag), "{}", plan.stdout);
+        // A refused change is not refused a second time in the engine's words.
+        assert!(
+            *applies || !plan.stdout.contains("the stored rows refuse it"),
+            "{}",
+            plan.stdout
+        );
         assert!(plan.stdout.contains("(4 rows)"), "{}", plan.stdout);
         assert_eq!(files(&dir.join("d")), before);
         if !applies {
@@ -374,6 +384,23 @@ fn every_refusal_names_table_and_column_exits_65_and_writes_nothing() {
             assert_eq!(files(&dir.join("d")), before);
         }
     }
+    // Two refused changes: two lines, each beginning `wo: ` (the second had no prefix).
+    write(
+        &dir,
+        "prog.wo",
+        "@table(name: \"people\")\nclass Person {\n  name: Int @unique\n  age: ?Text\n}\nfn main() {}\n",
+    );
+    let res = run(&dir, "prog.wo");
+    res.expect_status(65);
+    let lines: Vec<&str> = res.stderr.lines().collect();
+    assert!(
+        lines.len() == 2
+            && lines
+                .iter()
+                .all(|l| l.starts_with("wo: d: `people`: column")),
+        "{}",
+        res.stderr
+    );
     // `?Int` → `Int` with a nil in row 4: the whole step is refused, naming the row.
     write(&dir, "prog.wo", REFUSED[3].0);
     let res = run_wo(&dir, &["db", "migrate", "d", "prog.wo", "--apply"]);

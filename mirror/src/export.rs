@@ -63,15 +63,23 @@ pub fn export_in(
     let mut nans = sql::UniqueNans::default();
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let io = Error::Output;
-    if format == Format::Sql {
-        writeln!(
-            out,
-            "-- wo db export of {}\nSET client_encoding = 'UTF8';\nSET standard_conforming_strings = on;\nBEGIN;",
-            dir.display()
-        )
-        .map_err(io)?;
-    }
+    // The script's head is written once the directory has opened (at its first
+    // table, or at the end for one with none), so a directory that does not open
+    // leaves no half script.
+    let mut head = format == Format::Sql;
+    let mut write_head = |out: &mut dyn Write| -> Result<(), Error> {
+        if std::mem::take(&mut head) {
+            writeln!(
+                out,
+                "-- wo db export of {}\nSET client_encoding = 'UTF8';\nSET standard_conforming_strings = on;\nBEGIN;",
+                dir.display()
+            )
+            .map_err(io)?;
+        }
+        Ok(())
+    };
     let follower = read::snapshot_in(storage, dir, |ev| -> Result<(), Error> {
+        write_head(out)?;
         match ev {
             Event::Table(t) => {
                 if table.is_some_and(|n| n != t.name) {
@@ -156,6 +164,7 @@ pub fn export_in(
             });
         }
     }
+    write_head(out)?;
     if format == Format::Sql {
         for fk in &fks {
             writeln!(out, "{fk};").map_err(io)?;

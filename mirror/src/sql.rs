@@ -43,12 +43,22 @@ pub fn check_names(t: &Table) -> Result<(), Error> {
         }
         if name.len() > MAX_NAME {
             return Err(Error::Value(format!(
-                "the name of {what} is {} bytes: PostgreSQL keeps {MAX_NAME} and would cut it short (rename it with @was to move it there)",
-                name.len()
+                "the name of {what} is {} bytes: PostgreSQL keeps {MAX_NAME} and would cut it short ({})",
+                name.len(),
+                rename_hint(k == 0)
             )));
         }
     }
     Ok(())
+}
+
+/// How to rename a table or a column in the program, keeping its data (docs/schema.md).
+fn rename_hint(table: bool) -> &'static str {
+    if table {
+        "rename the table with `@table(name: \"new\", was: \"old\")` and run the program once"
+    } else {
+        "rename the column with `@was(\"old\")` and run the program once"
+    }
 }
 
 /// [`check_names`] for a table the mirror creates: also not one of [`MIRROR_TABLES`].
@@ -56,8 +66,9 @@ pub fn check_mirrored(t: &Table) -> Result<(), Error> {
     check_names(t)?;
     if MIRROR_TABLES.contains(&t.name.as_str()) {
         return Err(Error::Value(format!(
-            "table `{}` has the name of a table the mirror keeps its position in (rename it with @was to mirror it)",
-            t.name
+            "table `{}` has the name of a table the mirror keeps its position in ({})",
+            t.name,
+            rename_hint(true)
         )));
     }
     Ok(())

@@ -397,7 +397,18 @@ fn open_as(
         // rows refuse (a unique index over repeated values, a nil where none may
         // be) shows in the plan, naming the value or the row.
         let mut plan = plan;
-        if let Err(e) = db.restructure(plan.schema.clone(), plan.sources.clone()) {
+        // (Not when a change is refused already: the rows then refuse what it
+        // refuses, said again in the engine's words.)
+        let refused = plan
+            .steps
+            .iter()
+            .any(|s| s.kind == migrate::StepKind::Refused);
+        let tried = if refused {
+            Ok(())
+        } else {
+            db.restructure(plan.schema.clone(), plan.sources.clone())
+        };
+        if let Err(e) = tried {
             plan.steps.push(migrate::Step {
                 what: format!("the stored rows refuse it: {}", e.message),
                 rows: 0,
@@ -960,8 +971,8 @@ fn bind_schema(stored: &StoredSchema, db: &mut Db, dir: &Path) -> Result<Vec<Tab
                 if !schema.tables[t].durable {
                     return Err(OpenError::Schema {
                         message: format!(
-                            "{d} holds durable table `{}`, which the program declares `durable: false`",
-                            st.name
+                            "{d} holds durable table `{}`, which the program declares `durable: false`: remove `durable: false` to go on with its rows, give the in-memory table another name (`@table(name: \"…\", durable: false)`), or drop the stored table with `wo db migrate {d} PROGRAM --drop {}`",
+                            st.name, st.name
                         ),
                     });
                 }
