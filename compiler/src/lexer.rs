@@ -336,6 +336,11 @@ impl Tok {
         )
     }
 
+    /// Whether this token can end an operand, so that a `-` after it subtracts.
+    fn ends_operand(&self) -> bool {
+        self.can_end_stmt() && !matches!(self, Tok::Return | Tok::Break | Tok::Continue)
+    }
+
     /// Whether a line starting with this token continues the previous one.
     fn continues_line(&self) -> bool {
         matches!(
@@ -469,7 +474,11 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
         }
         let (lo, hi) = (base + r.start, base + r.end);
         match &tok {
-            Tok::Int(v) => check_int(&mut errs, src, file, base, r.clone(), *v, out.last()),
+            Tok::Int(v) => {
+                let n = out.len();
+                let prev = &out[n.saturating_sub(2)..];
+                check_int(&mut errs, src, file, base, r.clone(), *v, prev);
+            }
             // Each arm of an `if … else if` chain has a condition of its own: the
             // operators of a 250-arm chain on one line are not one expression.
             Tok::Else => n_ops = 0,
@@ -573,13 +582,21 @@ fn check_int(
     base: usize,
     r: std::ops::Range<usize>,
     v: u128,
-    prev: Option<&Spanned>,
+    prev: &[Spanned],
 ) {
     let max = i64::MAX as u128;
     if v <= max {
         return;
     }
-    let joined = matches!(prev, Some((_, Tok::Minus, hi)) if *hi == base + r.start);
+    // `-9223372036854775808` is `Int`'s least value when the `-` touching the
+    // literal is a sign: not after an operand (`t-9223372036854775808` subtracts).
+    let (before, minus) = match prev {
+        [b, m] => (Some(b), Some(m)),
+        [m] => (None, Some(m)),
+        _ => (None, None),
+    };
+    let sign = !before.is_some_and(|(_, t, _)| t.ends_operand());
+    let joined = sign && matches!(minus, Some((_, Tok::Minus, hi)) if *hi == base + r.start);
     if joined && v == max + 1 {
         return;
     }
@@ -990,6 +1007,28 @@ mod tests {
         assert!(bad.diags[0].message.contains("out of range"));
         let spaced = tokenize("- 9223372036854775808", FileId(0), 0, 0, Mode::File);
         assert_eq!(spaced.diags.len(), 1);
+        // A `-` after an operand subtracts: the literal stands alone, out of range
+        // (found by the fuzz target `compile`: `t-9223372036854775808` compiled as
+        // `t - (-9223372036854775808)`, which `wo fmt` then spaced into an error).
+        for minus in [
+            "t-9223372036854775808",
+            "f(1)-9223372036854775808",
+            "xs[0]-9223372036854775808",
+            "2-9223372036854775808",
+        ] {
+            let toks = tokenize(minus, FileId(0), 0, 0, Mode::File);
+            assert_eq!(toks.diags.len(), 1, "{minus}");
+        }
+        for sign in [
+            "(-9223372036854775808)",
+            "x = -9223372036854775808",
+            "return -9223372036854775808",
+            "f(1, -9223372036854775808)",
+            "2 * -9223372036854775808",
+        ] {
+            let toks = tokenize(sign, FileId(0), 0, 0, Mode::File);
+            assert!(toks.diags.is_empty(), "{sign}: {:?}", toks.diags);
+        }
         let float = tokenize("1e999", FileId(0), 0, 0, Mode::File);
         assert_eq!(float.diags.len(), 1);
     }
