@@ -598,6 +598,18 @@ impl Db {
         Err(self.get_error(t, id, col))
     }
 
+    /// [`Db::get`] through a handle made at generation `gen` of `id`
+    /// ([`Db::generation`]): `None` when the row is not there for it (deleted, never
+    /// inserted, or its insert undone since), for the caller's slow path to explain.
+    #[inline]
+    pub fn get_current(&self, t: TableId, id: RowId, gen: u32, col: usize) -> Option<Cell> {
+        let tab = self.tables.get(t as usize)?;
+        if tab.is_live(id) && tab.reborn.of(id) == gen {
+            return tab.cols.get(col).map(|c| c.cell(id as usize - 1));
+        }
+        None
+    }
+
     /// Why [`Db::get`] failed.
     #[cold]
     fn get_error(&self, t: TableId, id: RowId, col: usize) -> DbError {

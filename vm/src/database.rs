@@ -758,16 +758,14 @@ impl Database {
     #[inline]
     pub(crate) fn get_field(&self, t: u32, row: &Value, f: usize) -> DbResult<Value> {
         if let Value::Row(r) = row {
-            if self.table_class.get(t as usize) == Some(&r.class)
-                && self.db.generation(t, r.id) == r.gen
-            {
-                match self.db.get(t, r.id, f) {
-                    Ok(Cell::Int(i)) => return Ok(Value::Int(i)),
-                    Ok(Cell::Float(x)) => return Ok(Value::Float(x)),
-                    Ok(Cell::Bool(b)) => return Ok(Value::Bool(b)),
-                    Ok(Cell::Text(s)) => return Ok(Value::Text(s)),
-                    Ok(Cell::Nil) => return Ok(Value::Nil),
-                    Ok(Cell::Ref(_)) | Err(_) => {}
+            if self.table_class.get(t as usize) == Some(&r.class) {
+                match self.db.get_current(t, r.id, r.gen, f) {
+                    Some(Cell::Int(i)) => return Ok(Value::Int(i)),
+                    Some(Cell::Float(x)) => return Ok(Value::Float(x)),
+                    Some(Cell::Bool(b)) => return Ok(Value::Bool(b)),
+                    Some(Cell::Text(s)) => return Ok(Value::Text(s)),
+                    Some(Cell::Nil) => return Ok(Value::Nil),
+                    Some(Cell::Ref(_)) | None => {}
                 }
             }
         }
