@@ -342,35 +342,38 @@ impl<'a> Checker<'a> {
                 let Some(old) = old.filter(|o| *o != f.name.name) else {
                     continue;
                 };
-                if let Some(first) = claimed
+                let first = claimed
                     .get(old.as_str())
                     .filter(|g| g.name.name != f.name.name)
-                {
-                    let msg = format!(
-                        "columns `{}` and `{}` both say they were `{old}`",
-                        first.name.name, f.name.name
-                    );
-                    let d = Diagnostic::error("annotation", a.span, msg)
-                        .with_label(first.name.span, "also claims it")
-                        .with_note(format!(
-                            "a column is renamed to one name; a copy of `{old}` under a second name is a new column, filled by the program"
-                        ));
-                    self.diags.push(d);
-                    continue;
-                }
-                claimed.entry(old.to_string()).or_insert(f);
-                let Some(other) = c.fields.iter().find(|o| o.name.name == old) else {
-                    continue;
+                    .copied();
+                let (msg, at, label, note) = if let Some(first) = first {
+                    (
+                        format!(
+                            "columns `{}` and `{}` both say they were `{old}`",
+                            first.name.name, f.name.name
+                        ),
+                        first.name.span,
+                        "also claims it",
+                        format!("a column is renamed to one name; a copy of `{old}` under a second name is a new column, filled by the program"),
+                    )
+                } else {
+                    claimed.entry(old.to_string()).or_insert(f);
+                    let Some(other) = c.fields.iter().find(|o| o.name.name == old) else {
+                        continue;
+                    };
+                    (
+                        format!(
+                            "column `{}` says it was `{old}`, but `{}` also has a column `{old}`",
+                            f.name.name, c.name.name
+                        ),
+                        other.name.span,
+                        "declared here",
+                        format!("a swap of names goes through a name not in use, one rename per run (rename `{old}` to a new name first); an `@was` left over from an earlier rename can be removed"),
+                    )
                 };
-                let msg = format!(
-                    "column `{}` says it was `{old}`, but `{}` also has a column `{old}`",
-                    f.name.name, c.name.name
-                );
                 let d = Diagnostic::error("annotation", a.span, msg)
-                    .with_label(other.name.span, "declared here")
-                    .with_note(format!(
-                        "a swap of names goes through a name not in use, one rename per run (rename `{old}` to a new name first); an `@was` left over from an earlier rename can be removed"
-                    ));
+                    .with_label(at, label)
+                    .with_note(note);
                 self.diags.push(d);
             }
         }
