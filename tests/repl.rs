@@ -486,3 +486,38 @@ fn nil_alone_shows_nil() {
     assert_eq!(out, "nil\n3\n");
     assert!(!err.contains("__value"), "{err}");
 }
+
+/// A `try … catch` statement over several lines ends its input: a declaration on the
+/// next line was taken into it (and refused). And handles kept across inputs stay
+/// what they were when an input declares another table: a handle made after a
+/// rollback still reads its row, one to the rolled-back insert still traps `DB`
+/// (both found by trying wo from the outside).
+#[test]
+fn a_try_statement_ends_its_input_and_handles_survive_a_new_table() {
+    let dir = scratch("try-then-table");
+    let input = r#"@table
+class A {
+  n: Int
+}
+let keep: multi A = []
+try {
+  transaction {
+    push(keep, insert A { n: 1 })
+    fail("x")
+  }
+} catch (e) {
+  print("rolled back")
+}
+let b = insert A { n: 2 }
+@table
+class B {
+  m: Int
+}
+print(b.n)
+print(try keep[0].n catch (e) -1)
+print(b == keep[0])
+"#;
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(out, "rolled back\n2\n-1\nfalse\n", "stderr:\n{err}");
+    assert_eq!(status, Some(0), "stderr:\n{err}");
+}

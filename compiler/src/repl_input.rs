@@ -50,7 +50,9 @@ pub fn completeness(text: &str) -> Completeness {
     let mut depth = 0i64;
     for (_, tok, _) in &lexed.toks {
         match tok {
-            Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::TryBlock => depth += 1,
+            // (`try {` is `TryBlock` then `{`: the brace alone opens. A `try { … }`
+            // without its `catch` is incomplete by the parser's rule below.)
+            Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
             Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
             _ => {}
         }
@@ -133,6 +135,17 @@ mod tests {
         assert_eq!(completeness("if x > 1 {\n} else {\n}\n"), Complete);
         assert_eq!(completeness("if x {\n} else if y {\n}\n"), MayContinue);
         assert_eq!(completeness("try {\n  f()\n}\n"), Incomplete);
+        // A whole `try { … } catch … { … }` is complete: a declaration on the next
+        // line was taken into it (the `try` counted as one more open bracket).
+        assert_eq!(
+            completeness("try {\n  f()\n} catch (e) {\n  g()\n}\n"),
+            Complete
+        );
+        assert_eq!(completeness("try {\n  f()\n} catch (e) {\n"), Incomplete);
+        assert_eq!(
+            completeness("let v = try {\n  1\n} catch (e) 2\n"),
+            Complete
+        );
         assert_eq!(completeness("x.\n"), Incomplete);
         assert!(continues("else {"));
         assert!(continues("  catch (e) {"));

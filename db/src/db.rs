@@ -9,7 +9,7 @@ use bumpalo::Bump;
 
 use crate::index::{Index, Posting};
 use crate::query::{self, Mode};
-use crate::table::Table;
+use crate::table::{Generations, Table};
 use crate::undo::Change;
 use crate::value::{cell_kind, sort_cmp, write_cell, KeyVal, ValRef};
 use crate::{
@@ -641,6 +641,24 @@ impl Db {
         self.tables
             .get(t as usize)
             .map_or(0, |tab| tab.reborn.of(id))
+    }
+
+    /// The generations of `t`'s ids ([`Db::generation`]), for an engine that takes
+    /// over `t`'s rows while handles to them live on (a REPL session's tables, when
+    /// an input declares another table).
+    pub fn generations(&self, t: TableId) -> Generations {
+        self.tables
+            .get(t as usize)
+            .map(|tab| tab.reborn.clone())
+            .unwrap_or_default()
+    }
+
+    /// Gives `t`'s ids the generations `g` (from [`Db::generations`] of the engine
+    /// whose rows `t` now holds).
+    pub fn set_generations(&mut self, t: TableId, g: Generations) {
+        if let Some(tab) = self.tables.get_mut(t as usize) {
+            tab.reborn = g;
+        }
     }
 
     /// The id the next insert into `t` will get (ids are never reused).

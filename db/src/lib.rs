@@ -14,6 +14,7 @@ mod undo;
 mod value;
 
 pub use db::Db;
+pub use table::Generations;
 pub use undo::Change;
 pub use value::float_order;
 

@@ -511,8 +511,8 @@ pub(crate) struct Table {
     /// The hash and sorted indexes are empty and not maintained until rebuilt
     /// (deferred index maintenance during recovery; unique indexes stay live).
     pub(crate) stale: bool,
-    /// The ids whose insert was undone (and may be given again): see [`Reborn`].
-    pub(crate) reborn: Reborn,
+    /// The ids whose insert was undone (and may be given again): see [`Generations`].
+    pub(crate) reborn: Generations,
 }
 
 /// The generations of row ids. An undone insert consumes no id (LANGUAGE.md §7), so
@@ -523,21 +523,21 @@ pub(crate) struct Table {
 /// `floor`, the least id ever undone, have a generation other than 0, so a table
 /// whose inserts were never undone answers with one comparison.
 #[derive(Debug, Clone)]
-pub(crate) struct Reborn {
+pub struct Generations {
     floor: RowId,
     gens: ahash::AHashMap<RowId, u32>,
 }
 
-impl Default for Reborn {
-    fn default() -> Reborn {
-        Reborn {
+impl Default for Generations {
+    fn default() -> Generations {
+        Generations {
             floor: RowId::MAX,
             gens: ahash::AHashMap::new(),
         }
     }
 }
 
-impl Reborn {
+impl Generations {
     /// The generation of `id`.
     #[inline]
     pub(crate) fn of(&self, id: RowId) -> u32 {
@@ -588,7 +588,7 @@ impl Table {
                 })
                 .collect(),
             stale: false,
-            reborn: Reborn::default(),
+            reborn: Generations::default(),
         }
     }
 

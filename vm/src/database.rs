@@ -368,6 +368,10 @@ impl Database {
             }
             return Err(e.message);
         }
+        // The session's handles to these rows live on: so do their ids' generations.
+        for t in (0..n_old).filter_map(|t| u32::try_from(t).ok()) {
+            self.db.set_generations(t, old.db.generations(t));
+        }
         if let Some(data) = old.data.take() {
             // The log is written from the undo entries.
             self.db.set_undo(true);
