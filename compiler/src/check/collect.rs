@@ -523,6 +523,19 @@ impl<'a> Checker<'a> {
                             self.duplicate(f.name.span, first, msg);
                             continue;
                         }
+                        // The checker takes a call of these for the end of a code path
+                        // (narrowing, a function's missing return): one of the program's
+                        // own would return, and a nil would get past the types.
+                        if matches!(f.name.name.as_str(), "fail" | "exit") {
+                            self.err(
+                                "name",
+                                f.name.span,
+                                format!(
+                                    "`{}` is the built-in function that ends the code path (it never returns); a function of the program cannot take its name",
+                                    f.name.name
+                                ),
+                            );
+                        }
                         if MODULES.contains(&f.name.name.as_str()) {
                             self.err(
                                 "name",
