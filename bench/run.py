@@ -370,12 +370,18 @@ def build(b):
                        cwd=os.path.join(HERE, "dbbench/sqlite"), check=True)
     if not os.path.exists("/usr/bin/time"):
         print("run.py: installing GNU time (apt-get install -y time)", file=sys.stderr)
-        subprocess.run("apt-get install -y time >/dev/null || (apt-get update >/dev/null"
-                       " && apt-get install -y time >/dev/null)", shell=True, check=True)
+        apt_install("time")
     if shutil.which(b.tarantool) is None:
         print("run.py: installing tarantool (apt-get install -y tarantool)", file=sys.stderr)
-        subprocess.run("apt-get install -y tarantool >/dev/null || (apt-get update >/dev/null"
-                       " && apt-get install -y tarantool >/dev/null)", shell=True, check=True)
+        apt_install("tarantool")
+
+
+def apt_install(package):
+    """apt-get install, then update and install, waiting up to 2 minutes for the lock
+    another apt-get holds (a second CI run on the machine), as .ci/run does."""
+    apt = "apt-get -o DPkg::Lock::Timeout=120"
+    subprocess.run(f"{apt} install -y {package} >/dev/null || ({apt} update >/dev/null"
+                   f" && {apt} install -y {package} >/dev/null)", shell=True, check=True)
 
 
 def version(cmd):
