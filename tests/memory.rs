@@ -88,3 +88,19 @@ fn peak_memory_stays_flat_with_ten_times_the_cycles() {
         "peak RSS {small} kB with 30k cycles, {big} kB with 300k"
     );
 }
+
+/// `for c in t` walks the text by a byte cursor: a 10-million-character text takes its
+/// own 10 MB, not a list of its characters (24 bytes each, 240 MB).
+#[cfg(target_os = "linux")]
+#[test]
+fn walking_a_text_makes_no_list_of_its_characters() {
+    let dir = common::root().join("tests/memory");
+    let out = common::run_wo(&dir, &["run", "text_walk.wo", "--", "10000000"]);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.first(), Some(&"1000000"), "{}", out.snapshot());
+    let peak: u64 = lines
+        .get(1)
+        .and_then(|l| l.parse().ok())
+        .unwrap_or_else(|| panic!("a number of kB:\n{}", out.snapshot()));
+    assert!(peak < 80 * 1024, "peak RSS {peak} kB");
+}

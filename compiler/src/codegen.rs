@@ -273,7 +273,8 @@ impl FnGen {
             | Op::JumpUnlessCmpIntImm { t: x, .. }
             | Op::TryEnter { t: x, .. }
             | Op::ForPrep { t: x, .. }
-            | Op::ForLoop { t: x, .. } => *x = t,
+            | Op::ForLoop { t: x, .. }
+            | Op::TextNext { t: x, .. } => *x = t,
             _ => {}
         }
     }
@@ -488,6 +489,27 @@ impl<'a> Gen<'a> {
                 self.counted_loop(f, i, n, body, |f| {
                     f.emit(Op::ListGet { a: v, b: l, c: i });
                 });
+            }
+            T::ForText { var, text, body } => {
+                // TEXT_NEXT heads the loop: it ends the loop at the end of the text, or
+                // hands out the next character and moves the byte cursor past it.
+                let t = f.alloc();
+                let i = f.alloc();
+                let v = f.alloc();
+                f.local_reg[*var] = v;
+                self.expr(f, text, Some(t));
+                f.emit(Op::LoadInt { a: i, v: 0 });
+                let head = f.here();
+                let next = f.emit(Op::TextNext {
+                    v,
+                    b: t,
+                    i,
+                    t: Pc(0),
+                });
+                self.loop_body(f, body, |_, f| {
+                    f.emit(Op::Jump { t: head });
+                });
+                f.patch(next);
             }
             T::ForRange {
                 var,

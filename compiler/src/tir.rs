@@ -210,6 +210,13 @@ pub enum StmtKind {
         list: Expr,
         body: Block,
     },
+    /// `for var in text`: each character, as a one-character Text, by a byte cursor
+    /// over the text (evaluated once).
+    ForText {
+        var: LocalId,
+        text: Expr,
+        body: Block,
+    },
     /// `for var in range(start, stop, step)`: a counted loop, bounds evaluated once.
     ForRange {
         var: LocalId,

@@ -104,18 +104,10 @@ fn with_measured<R>(t: &Rc<str>, f: impl FnOnce(&Measured) -> R) -> R {
     })
 }
 
-thread_local! {
-    /// The one-character texts of ASCII, made once: `substr(t, i, 1)` and `chars(t)`
-    /// over ASCII text hand these out instead of allocating a text per character.
-    static ASCII_CHARS: Vec<Rc<str>> = (0u8..128)
-        .map(|b| Rc::from(char::from(b).encode_utf8(&mut [0; 4]) as &str))
-        .collect();
-}
-
 /// `s` as a text value, shared when it is one ASCII character.
 fn piece(s: &str) -> Value {
     match s.as_bytes() {
-        [b] if b.is_ascii() => ASCII_CHARS.with(|a| Value::Text(a[usize::from(*b)].clone())),
+        [b] if b.is_ascii() => Value::char_text(char::from(*b)),
         _ => new_text(s),
     }
 }
@@ -403,8 +395,7 @@ fn chars(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     limit::check_list("chars", Some(n))?;
     let mut out = Vec::new();
     limit::list_room(&mut out, "chars", n)?;
-    let mut buf = [0u8; 4];
-    out.extend(t.chars().map(|c| piece(c.encode_utf8(&mut buf))));
+    out.extend(t.chars().map(Value::char_text));
     Ok(new_list(out))
 }
 

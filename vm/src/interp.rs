@@ -253,6 +253,9 @@ enum Step {
 pub struct Vm<'img> {
     image: &'img Image,
     consts: Vec<Value>,
+    /// The one-character texts of ASCII ([`Value::char_text`]'s, so the same `Rc`s):
+    /// TEXT_NEXT hands them out without a thread-local lookup.
+    ascii: Box<[Value; 128]>,
     natives: Vec<Linked>,
     /// The global slots up to the highest one an instruction names (the verifier keeps
     /// every such index below the image's `n_globals`).
@@ -309,7 +312,12 @@ impl<'img> Vm<'img> {
             .map(|c| match c {
                 Const::Int(i) => Value::Int(*i),
                 Const::Float(f) => Value::Float(*f),
-                Const::Text(t) => Value::Text(Rc::from(t.as_str())),
+                Const::Text(t) => match t.as_bytes() {
+                    // Shared with the characters a text walk hands out, so comparing
+                    // one with this constant finds the same pointer.
+                    [b] if b.is_ascii() => Value::char_text(char::from(*b)),
+                    _ => Value::Text(Rc::from(t.as_str())),
+                },
             })
             .collect();
         host.classes = Rc::from(image.classes.as_slice());
@@ -328,6 +336,9 @@ impl<'img> Vm<'img> {
         Ok(Vm {
             image,
             consts,
+            ascii: Box::new(std::array::from_fn(|b| {
+                Value::char_text(char::from(u8::try_from(b).unwrap_or(0)))
+            })),
             natives: linked,
             globals: vec![Value::Nil; n_globals],
             host,
@@ -586,6 +597,7 @@ impl<'img> Vm<'img> {
     fn exec<const W: usize>(&mut self, fiber: &mut Fiber, budget: &mut u32) -> Step {
         let image: &'img Image = self.image;
         let consts = &self.consts[..];
+        let ascii: &[Value; 128] = &self.ascii;
         let natives = &self.natives[..];
         let globals = &mut self.globals;
         let host = &mut self.host;
@@ -988,6 +1000,39 @@ impl<'img> Vm<'img> {
                         set_int(&mut r!(a), next);
                         set_int(&mut r!(v), next);
                         back_edge!(t, at);
+                    }
+                }
+
+                Op::TextNext { v, b, i, t } => {
+                    let at_byte = int!(i);
+                    let c = match &r!(b) {
+                        Value::Text(s) => {
+                            let p = usize::try_from(at_byte).unwrap_or(usize::MAX);
+                            match s.as_bytes().get(p) {
+                                Some(&b) if b.is_ascii() => Some(char::from(b)),
+                                _ => match s.get(p..) {
+                                    Some(rest) => rest.chars().next(),
+                                    None => fault!(
+                                        "a text cursor at byte {at_byte} is not at a \
+                                         character of a text of {} bytes",
+                                        s.len()
+                                    ),
+                                },
+                            }
+                        }
+                        other => fault!("expected a Text, found {}", type_name(other)),
+                    };
+                    match c {
+                        Some(c) => {
+                            // At most 4 more than an offset into a text, so no overflow.
+                            set_int(&mut r!(i), at_byte + c.len_utf8() as i64);
+                            let one = match u8::try_from(c) {
+                                Ok(b) if b.is_ascii() => ascii[usize::from(b)].clone(),
+                                _ => Value::char_text(c),
+                            };
+                            put(&mut r!(v), one);
+                        }
+                        None => back_edge!(t, at),
                     }
                 }
 
@@ -1544,7 +1589,7 @@ pub fn values_eq(a: &Value, b: &Value) -> bool {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => x == y,
-        (Value::Text(x), Value::Text(y)) => x == y,
+        (Value::Text(x), Value::Text(y)) => text_eq(x, y),
         (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
         (Value::Map(x), Value::Map(y)) => Rc::ptr_eq(x, y),
         (Value::Obj(x), Value::Obj(y)) => Rc::ptr_eq(x, y),
@@ -1552,6 +1597,23 @@ pub fn values_eq(a: &Value, b: &Value) -> bool {
         (Value::Row(x), Value::Row(y)) => x == y,
         (Value::Task(x), Value::Task(y)) => Rc::ptr_eq(x, y),
         _ => false,
+    }
+}
+
+/// Text equality by content. Short texts (a character from `for c in t` against a
+/// literal, say) are compared in line: a call to `memcmp` costs more than the bytes.
+#[inline]
+fn text_eq(x: &str, y: &str) -> bool {
+    let (x, y) = (x.as_bytes(), y.as_bytes());
+    if x.len() != y.len() {
+        return false;
+    }
+    if std::ptr::eq(x.as_ptr(), y.as_ptr()) {
+        true
+    } else if x.len() <= 16 {
+        x.iter().zip(y).all(|(p, q)| p == q)
+    } else {
+        x == y
     }
 }
 

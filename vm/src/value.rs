@@ -173,6 +173,21 @@ impl Value {
         )
     }
 
+    /// `c` as a one-character Text. The 128 ASCII ones are made once per thread and
+    /// shared, so walking ASCII text (`for c in t`, `chars`, `substr(t, i, 1)`)
+    /// allocates nothing per character.
+    pub fn char_text(c: char) -> Value {
+        thread_local! {
+            static ASCII_CHARS: Vec<Rc<str>> = (0u8..128)
+                .map(|b| Rc::from(char::from(b).encode_utf8(&mut [0; 4]) as &str))
+                .collect();
+        }
+        match u8::try_from(c) {
+            Ok(b) if b.is_ascii() => ASCII_CHARS.with(|a| Value::Text(a[usize::from(b)].clone())),
+            _ => Value::Text(Rc::from(c.encode_utf8(&mut [0; 4]) as &str)),
+        }
+    }
+
     /// A new list (counted by the cycle collector, like every container).
     pub fn new_list(items: Vec<Value>) -> Value {
         let rc = Rc::new(RefCell::new(items));

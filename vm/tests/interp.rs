@@ -1325,6 +1325,112 @@ fn counted_loop_on_forged_registers_faults_or_wraps() {
     );
 }
 
+/// TEXT_NEXT walks a text's characters by a byte cursor and leaves at its end; a cursor
+/// or text that a hand-made image forged faults, and an end jump back to itself spends
+/// the instruction budget like any back edge.
+#[test]
+fn text_walk_by_byte_cursor() {
+    // r0 = the text, r1 = the cursor (from r3's constant), r2 = the character.
+    let walk = |text: &str, cursor: Const| {
+        let mut code = vec![
+            Op::LoadConst {
+                a: r(0),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::LoadConst {
+                a: r(1),
+                k: wo_bytecode::ConstIdx(1),
+            },
+            Op::TextNext {
+                v: r(2),
+                b: r(0),
+                i: r(1),
+                t: Pc(8),
+            },
+        ];
+        code.extend(print_reg(2, 3));
+        code.extend(print_reg(1, 3));
+        code.push(Op::Jump { t: Pc(2) });
+        code.push(Op::RetNil {});
+        assert_eq!(code.len(), 9);
+        let img = with_consts(
+            image(vec![func("main", 0, 4, 1, code)]),
+            vec![Const::Text(text.into()), cursor],
+        );
+        run(&img)
+    };
+    assert_eq!(
+        walk("aé😀", Const::Int(0)),
+        (RunResult::Exit(0), "a\n1\né\n3\n😀\n7\n".to_string())
+    );
+    assert_eq!(walk("", Const::Int(0)), (RunResult::Exit(0), String::new()));
+    assert_eq!(
+        walk("aé", Const::Int(3)),
+        (RunResult::Exit(0), String::new())
+    );
+    for (text, cursor) in [
+        ("aé", Const::Int(2)),
+        ("aé", Const::Int(4)),
+        ("aé", Const::Int(-1)),
+        ("aé", Const::Int(i64::MAX)),
+        ("aé", Const::Float(0.0)),
+    ] {
+        match walk(text, cursor.clone()) {
+            (RunResult::Fault(msg), _) => assert!(msg.starts_with("internal error: "), "{msg}"),
+            other => panic!("{text:?} at {cursor:?}: expected a fault, got {other:?}"),
+        }
+    }
+    let not_text = image(vec![func(
+        "main",
+        0,
+        3,
+        1,
+        vec![
+            Op::LoadInt { a: r(0), v: 1 },
+            Op::LoadInt { a: r(1), v: 0 },
+            Op::TextNext {
+                v: r(2),
+                b: r(0),
+                i: r(1),
+                t: Pc(3),
+            },
+            Op::RetNil {},
+        ],
+    )]);
+    match run(&not_text).0 {
+        RunResult::Fault(msg) => assert!(msg.contains("expected a Text"), "{msg}"),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    // At the end of an empty text, TEXT_NEXT goes to itself: each turn is a back edge.
+    let spin = with_consts(
+        image(vec![func(
+            "main",
+            0,
+            3,
+            1,
+            vec![
+                Op::LoadConst {
+                    a: r(0),
+                    k: wo_bytecode::ConstIdx(0),
+                },
+                Op::LoadInt { a: r(1), v: 0 },
+                Op::TextNext {
+                    v: r(2),
+                    b: r(0),
+                    i: r(1),
+                    t: Pc(2),
+                },
+                Op::RetNil {},
+            ],
+        )]),
+        vec![Const::Text("".into())],
+    );
+    let (h, _) = host();
+    let mut vm = Vm::new(&spin, &natives, h).expect("links");
+    let mut fiber = vm.fiber(0, Vec::new()).expect("a fiber");
+    assert!(matches!(vm.resume(&mut fiber, 100), Status::Yield));
+}
+
 /// FOR_PREP counts the iterations without overflowing at the ends of the Int range and
 /// traps BOUNDS on a step of 0.
 #[test]

@@ -197,6 +197,7 @@ impl Reach {
                 }
                 T::While { cond: e, body }
                 | T::ForList { list: e, body, .. }
+                | T::ForText { text: e, body, .. }
                 | T::ForMap { map: e, body, .. } => {
                     exprs.push(e);
                     stmts.extend(body);

@@ -443,23 +443,15 @@ impl<'a> Checker<'a> {
                 );
             }
             (Ty::Text, None) => {
-                // `for c in t`: each character, as `chars(t)` gives them (one pass).
+                // `for c in t`: each character, as `chars(t)` gives them, without
+                // making that list.
                 let v = self.new_local(&var.name, var.span, Ty::Text);
                 let b = self.block(&body.stmts);
-                let span = it.span;
-                let list = Expr::new(
-                    E::Builtin {
-                        name: "chars",
-                        args: vec![it],
-                    },
-                    Ty::List(Box::new(Ty::Text)),
-                    span,
-                );
                 push(
                     out,
-                    T::ForList {
+                    T::ForText {
                         var: v,
-                        list,
+                        text: it,
                         body: b,
                     },
                 );

@@ -213,6 +213,10 @@ fn comment(image: &Image, pc: usize, op: &Op) -> Option<String> {
             reg_list(a, 3),
             back_edge(pc, t)
         )),
+        Op::TextNext { v, b, i, t } => Some(format!(
+            "next {v} in text {b} at byte {i}; end: goto {t}{}",
+            back_edge(pc, t)
+        )),
         Op::Jump { t }
         | Op::JumpIf { t, .. }
         | Op::JumpIfNot { t, .. }

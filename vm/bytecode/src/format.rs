@@ -27,8 +27,9 @@ pub const MAGIC: [u8; 4] = *b"WOB\0";
 /// Version 2 added the tables and queries sections, the database instructions
 /// (`0x70`–`0x79`) and the `order_by` and `skip_take` builtins. Version 6 added the
 /// renames (`@was`, `@table(was:)`) and literal defaults of table columns; version 5
-/// images (the same without them) are still read.
-pub const FORMAT_VERSION: u16 = 7;
+/// images (the same without them) are still read. Version 8 added `TEXT_NEXT`
+/// (`0x39`); version 7 images, which cannot hold it, are read as they were.
+pub const FORMAT_VERSION: u16 = 8;
 /// The oldest version this build reads.
 pub const OLDEST_VERSION: u16 = 5;
 

@@ -323,6 +323,10 @@ opcodes! {
     /// down, `R[a] += R[a+2]`, `R[v] = R[a]` and goes to `t` (a back edge); else falls
     /// through. Never overflows: FOR_PREP counted the iterations.
     ForLoop = 0x38, "FOR_LOOP" { a: Reg, v: Reg, t: Pc }
+    /// The step of `for v in text`: when the byte offset `R[i]` is at the end of the
+    /// Text `R[b]`, goes to `t`; else `R[v]` = the character at `R[i]` as a
+    /// one-character Text, and `R[i]` += its length in bytes.
+    TextNext = 0x39, "TEXT_NEXT" { v: Reg, b: Reg, i: Reg, t: Pc }
 
     /// `R[base] = f(R[base] … R[base+arity-1])`: the callee's frame starts at `base`.
     Call = 0x40, "CALL" { f: FuncIdx, base: Reg }

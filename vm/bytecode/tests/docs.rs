@@ -226,6 +226,8 @@ fn format_version_covers_opcodes_and_builtins() {
         (6, 0x9456_2536),
         // Version 7 added the builtins chars, ord, chr, pad_left, pad_right, to_fixed.
         (7, 0x1620_387e),
+        // Version 8 added TEXT_NEXT (0x39).
+        (8, 0x0c7c_136a),
     ];
     let found = (FORMAT_VERSION, fingerprint());
     assert!(

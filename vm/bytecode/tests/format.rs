@@ -152,9 +152,9 @@ fn compatibility_fixtures() {
             );
         } else if version >= 6 {
             // Renames and literal defaults are in the tables section from version 6.
-            assert_eq!(read_image(&bytes), Ok(image.clone()), "{name}");
+            assert_eq!(read_image(&bytes), Ok(without_text_next(&image)), "{name}");
         } else if version >= wo_bytecode::format::OLDEST_VERSION {
-            assert_eq!(read_image(&bytes), Ok(plain.clone()), "{name}");
+            assert_eq!(read_image(&bytes), Ok(without_text_next(&plain)), "{name}");
         } else {
             let err = read_image(&bytes).expect_err("an old image is refused");
             let msg = err.to_string();
@@ -169,6 +169,19 @@ fn compatibility_fixtures() {
         seen_current,
         "no fixture for format version {FORMAT_VERSION}"
     );
+}
+
+/// `image` as a build before format version 8 wrote it: without `TEXT_NEXT`, which the
+/// sample has only near the end of a function, after every jump target. The sample's
+/// positions are made by index, so the one fewer instruction has the first positions.
+fn without_text_next(image: &Image) -> Image {
+    let mut image = image.clone();
+    for f in &mut image.functions {
+        let before = f.code.len();
+        f.code.retain(|op| !matches!(op, Op::TextNext { .. }));
+        f.pos.truncate(f.pos.len() - (before - f.code.len()));
+    }
+    image
 }
 
 /// The sample image with the table metadata of format version 6: renames and literal

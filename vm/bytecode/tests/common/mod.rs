@@ -685,6 +685,12 @@ pub fn every_op() -> Function {
             v: r(7),
             t: Pc(1),
         },
+        Op::TextNext {
+            v: r(7),
+            b: r(1),
+            i: r(2),
+            t: Pc(3),
+        },
         Op::Ret { a: r(0) },
         Op::RetNil {},
     ];
