@@ -138,3 +138,70 @@ fn prompts_are_flushed_before_each_read() {
     reader.join().expect("the stdout reader");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A filter whose input is already there writes its output in big pieces: stdout is
+/// flushed before a read only when the read would wait. Counted with strace, with a
+/// file on stdin (a read of a file never waits). The input has a line longer than a
+/// read-ahead chunk (64 KiB) and a last line without a newline.
+#[test]
+fn a_filter_is_not_flushed_line_by_line() {
+    let traced = std::process::Command::new("strace")
+        .args(["-f", "-o", "/dev/null", "-e", "trace=write", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !traced {
+        eprintln!("skipped: strace is missing or may not trace here");
+        return;
+    }
+    let dir = common::scratch_dir("stdin-filter");
+    let program = dir.join("lengths.wo");
+    std::fs::write(
+        &program,
+        "use io\n\
+         fn main() {\n\
+           while true {\n\
+             let line = io.read_line()\n\
+             if line == nil { break }\n\
+             print(len(unwrap(line)))\n\
+           }\n\
+         }\n",
+    )
+    .expect("the scratch directory is writable");
+    let mut input = String::new();
+    let mut want = String::new();
+    for i in 0..20_000 {
+        let line = "x".repeat(i % 7);
+        input.push_str(&line);
+        input.push('\n');
+        want.push_str(&format!("{}\n", line.len()));
+    }
+    input.push_str(&"é".repeat(100_000));
+    input.push_str("\r\nlast");
+    want.push_str("100000\n4\n");
+    let input_path = dir.join("input.txt");
+    std::fs::write(&input_path, &input).expect("the scratch directory is writable");
+    let trace = dir.join("trace");
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-e", "trace=write", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_wo"))
+        .arg("run")
+        .arg(&program)
+        .stdin(std::fs::File::open(&input_path).expect("the input opens"))
+        .output()
+        .expect("strace runs wo");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stdout) == want,
+        "wrong lengths"
+    );
+    let writes = std::fs::read_to_string(&trace)
+        .expect("strace wrote its trace")
+        .lines()
+        .filter(|l| l.contains("write(1,"))
+        .count();
+    // About 100 KB of output in the 8 KiB pieces of the output buffer: ~13 writes, where
+    // a flush before every read made 20,002.
+    assert!(writes < 100, "{writes} writes to stdout");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -39,7 +39,17 @@ pub(crate) const NATIVES: &[Native] = &[
 
 /// Flushes stdout before a read, so a prompt written with `io.write` is visible while
 /// the program waits for its answer.
+/// Flushes stdout when the read that follows would wait for input (LANGUAGE.md §11), so
+/// a prompt is out before the program waits for its answer, and a filter whose input
+/// is already there writes its output in big pieces.
 fn flush_before_read(host: &mut Host) -> Result<(), Stop> {
+    if !host.input.would_block() {
+        return Ok(());
+    }
+    flush(host)
+}
+
+fn flush(host: &mut Host) -> Result<(), Stop> {
     host.out
         .flush()
         .map_err(|e| trap(TrapKind::Io, format!("cannot write to stdout: {e}")))
@@ -70,7 +80,8 @@ fn input_text(what: &str, part: &str, bytes: Vec<u8>) -> Result<Value, Stop> {
 
 /// `io.read_line() -> ?Text`: the next line of standard input without its `\n` or
 /// `\r\n` (a last line without a newline counts), or nil at the end of the input.
-/// Flushes stdout first; blocks the whole program until a line (or the end) arrives.
+/// Flushes stdout first when it has to wait; blocks the whole program until a line (or
+/// the end) arrives.
 fn io_read_line(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [] = args("io.read_line", argv)?;
     flush_before_read(host)?;
@@ -99,7 +110,8 @@ fn io_read_line(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// first; blocks the whole program until the input ends.
 fn io_read_all(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [] = args("io.read_all", argv)?;
-    flush_before_read(host)?;
+    // It waits for the end of the input, whatever has arrived so far.
+    flush(host)?;
     // One byte past the limit is enough to know the rest is too long.
     let max = u64::try_from(limit::max_bytes())
         .unwrap_or(u64::MAX)
@@ -395,10 +407,35 @@ mod tests {
         }
     }
 
+    /// Input whose reads wait (as a pipe with nothing in it would) while `waits` is set.
+    struct Waiting {
+        bytes: std::io::Cursor<Vec<u8>>,
+        waits: std::rc::Rc<std::cell::Cell<bool>>,
+    }
+
+    impl wo_vm::Input for Waiting {
+        fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+            wo_vm::Input::read_line(&mut self.bytes, buf, max)
+        }
+
+        fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+            wo_vm::Input::read_all(&mut self.bytes, buf, max)
+        }
+
+        fn would_block(&mut self) -> bool {
+            self.waits.get()
+        }
+    }
+
     #[test]
-    fn reading_flushes_stdout_first() {
+    fn reading_flushes_stdout_when_it_would_wait() {
         let shown = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-        let mut h = host_reading(b"answer\n");
+        let waits = std::rc::Rc::new(std::cell::Cell::new(true));
+        let mut h = host();
+        h.host.input = Box::new(Waiting {
+            bytes: std::io::Cursor::new(b"answer\nready\nrest".to_vec()),
+            waits: waits.clone(),
+        });
         h.host.out = Box::new(Held {
             pending: Vec::new(),
             shown: shown.clone(),
@@ -407,10 +444,22 @@ mod tests {
         assert_shows(h.call("io.write", &[i(42)]), "nil");
         assert!(shown.borrow().is_empty(), "io.write itself does not flush");
         assert_shows(h.call("io.read_line", &[]), "answer");
-        assert_eq!(&*shown.borrow(), b"name? 42");
+        assert_eq!(
+            &*shown.borrow(),
+            b"name? 42",
+            "a read that waits flushes first"
+        );
+        waits.set(false);
+        assert_shows(h.call("io.write", &[t("more")]), "nil");
+        assert_shows(h.call("io.read_line", &[]), "ready");
+        assert_eq!(&*shown.borrow(), b"name? 42", "input at hand: no flush");
         assert_shows(h.call("io.write", &[ints(&[1, 2])]), "nil");
-        assert_shows(h.call("io.read_all", &[]), "");
-        assert_eq!(&*shown.borrow(), b"name? 42[1, 2]");
+        assert_shows(h.call("io.read_all", &[]), "rest");
+        assert_eq!(
+            &*shown.borrow(),
+            b"name? 42more[1, 2]",
+            "read_all waits for the end: it always flushes"
+        );
     }
 
     fn i(n: i64) -> Value {

@@ -9,15 +9,17 @@ pub mod interp;
 pub mod limit;
 pub mod map;
 mod sched;
+mod stdin;
 pub mod value;
 
 pub use database::Database;
 pub use display::{to_text, write_value};
 pub use interp::{Fiber, Status, Vm, Wait};
 pub use sched::Fibers;
+pub use stdin::Stdin;
 pub use value::{
-    ErrorValue, Host, Input, Key, MapData, NativeFn, Object, RowRef, Stdin, Stop, TaskCell,
-    TaskState, Trap, TrapKind, Value,
+    ErrorValue, Host, Input, Key, MapData, NativeFn, Object, RowRef, Stop, TaskCell, TaskState,
+    Trap, TrapKind, Value,
 };
 /// The durable half of the database, for the CLI (`wo db …`, `--data` errors).
 pub use wo_db::durable;

@@ -333,13 +333,18 @@ impl From<Trap> for Stop {
 }
 
 /// Standard input as the `io` natives read it. Any `BufRead` is one (tests pass a
-/// byte slice or `std::io::empty()`); [`Stdin`] is the process's own.
+/// byte slice or `std::io::empty()`); [`crate::Stdin`] is the process's own.
 pub trait Input {
     /// Appends the bytes up to and including the next `\n` (or up to the end of the
     /// input), at most `max` of them; returns how many (0 at the end).
     fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize>;
     /// Appends the rest of the input, at most `max` bytes; returns how many.
     fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize>;
+    /// Whether the next read would wait for input that has not arrived; the natives
+    /// flush stdout first only then. Input in memory never waits.
+    fn would_block(&mut self) -> bool {
+        false
+    }
 }
 
 impl<R: BufRead> Input for R {
@@ -352,27 +357,14 @@ impl<R: BufRead> Input for R {
     }
 }
 
-/// The process's standard input, buffered by the standard library's `Stdin` and locked
-/// only for the length of one read, so a REPL's line editor can read it in between.
-pub struct Stdin;
-
-impl Input for Stdin {
-    fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
-        Input::read_line(&mut std::io::stdin().lock(), buf, max)
-    }
-
-    fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
-        Input::read_all(&mut std::io::stdin().lock(), buf, max)
-    }
-}
-
 /// What natives see of the VM: output streams, standard input, class names for
 /// printing, the random generator and the monotonic clock origin. Kept apart from the
 /// register file so a native can borrow its arguments and the host at once.
 pub struct Host {
     pub out: Box<dyn Write>,
     pub err: Box<dyn Write>,
-    /// Read by `io.read_line` and `io.read_all` (which flush `out` first).
+    /// Read by `io.read_line` and `io.read_all` (which flush `out` first when the read
+    /// would wait).
     pub input: Box<dyn Input>,
     /// Class names and field names, indexed by class index (for printing objects).
     pub classes: Rc<[wo_bytecode::Class]>,

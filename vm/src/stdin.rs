@@ -1,0 +1,124 @@
+//! The process's standard input as `io.read_line` and `io.read_all` read it.
+//!
+//! The bytes read ahead of the program sit in one buffer for the whole process, not one
+//! per [`Stdin`]: the REPL makes a new host for each input that declares something, and
+//! a line read ahead by one host must reach the next.
+//!
+//! Invariant: the buffer is the only place input read from fd 0 waits, so "the buffer
+//! is empty and fd 0 has nothing to read" means the next read blocks. That is what
+//! [`Input::would_block`] answers, and the `io` natives flush stdout only then
+//! (LANGUAGE.md §11): a filter's output leaves in big writes, while a prompt is always
+//! on the screen (or in the driving process's pipe) before the program waits for its
+//! answer. Before this, stdout was flushed before every read, one `write` a line.
+
+use std::io::Read as _;
+use std::os::fd::AsFd as _;
+use std::sync::Mutex;
+
+use crate::value::Input;
+
+/// How much one read of fd 0 asks for.
+const CHUNK: usize = 64 * 1024;
+
+/// Bytes read from fd 0 and not yet handed to the program: `buf[pos..]`.
+struct Ahead {
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+static AHEAD: Mutex<Ahead> = Mutex::new(Ahead {
+    buf: Vec::new(),
+    pos: 0,
+});
+
+impl Ahead {
+    fn pending(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Reads the next chunk of fd 0 once everything before it was handed out; returns
+    /// how many bytes arrived (0 at the end of the input). Through the standard
+    /// library's `Stdin`, whose own buffer (8 KiB) a read of [`CHUNK`] bytes passes by
+    /// while it is empty, which it stays: nothing else in wo reads it while a program
+    /// can (the REPL reads piped input only for programs that cannot read stdin).
+    fn fill(&mut self) -> std::io::Result<usize> {
+        debug_assert!(self.pending().is_empty());
+        self.buf.clear();
+        self.pos = 0;
+        self.buf.resize(CHUNK, 0);
+        let got = loop {
+            match std::io::stdin().lock().read(&mut self.buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        };
+        let n = *got.as_ref().unwrap_or(&0);
+        self.buf.truncate(n);
+        got
+    }
+
+    /// Appends to `out` up to `max` bytes, stopping after the first `stop` byte when
+    /// there is one; returns how many.
+    fn take(&mut self, out: &mut Vec<u8>, max: u64, stop: Option<u8>) -> std::io::Result<usize> {
+        let mut taken = 0usize;
+        loop {
+            let room = usize::try_from(max)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(taken);
+            if room == 0 {
+                return Ok(taken);
+            }
+            if self.pending().is_empty() && self.fill()? == 0 {
+                return Ok(taken);
+            }
+            let pending = self.pending();
+            let window = &pending[..pending.len().min(room)];
+            let (n, done) = match stop.and_then(|b| window.iter().position(|&x| x == b)) {
+                Some(i) => (i + 1, true),
+                None => (window.len(), false),
+            };
+            out.extend_from_slice(&window[..n]);
+            self.pos += n;
+            taken += n;
+            if done {
+                return Ok(taken);
+            }
+        }
+    }
+}
+
+fn ahead() -> std::sync::MutexGuard<'static, Ahead> {
+    // A panic while the lock was held cannot leave the buffer inconsistent (its two
+    // fields change together, after the read), so a poisoned lock is still usable.
+    AHEAD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The process's standard input (see the module comment).
+pub struct Stdin;
+
+impl Input for Stdin {
+    fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+        ahead().take(buf, max, Some(b'\n'))
+    }
+
+    fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+        ahead().take(buf, max, None)
+    }
+
+    fn would_block(&mut self) -> bool {
+        if !ahead().pending().is_empty() {
+            return false;
+        }
+        let stdin = std::io::stdin();
+        let fd = stdin.as_fd();
+        let mut fds = [rustix::event::PollFd::new(
+            &fd,
+            rustix::event::PollFlags::IN,
+        )];
+        // Ready means a read returns at once: data, the end of the input, or an error.
+        // When poll itself fails, say it would block, so stdout is flushed.
+        !matches!(rustix::event::poll(&mut fds, 0), Ok(n) if n > 0)
+    }
+}
