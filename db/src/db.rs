@@ -604,10 +604,50 @@ impl Db {
     #[inline]
     pub fn get_current(&self, t: TableId, id: RowId, gen: u32, col: usize) -> Option<Cell> {
         let tab = self.tables.get(t as usize)?;
-        if tab.is_live(id) && tab.reborn.of(id) == gen {
+        if tab.is_current(id, gen) {
             return tab.cols.get(col).map(|c| c.cell(id as usize - 1));
         }
         None
+    }
+
+    /// Whether a handle made at generation `gen` of row `id` of `t` reaches a row: the
+    /// row is live and its id has not been given again since ([`Db::generation`]).
+    #[inline]
+    pub fn is_current(&self, t: TableId, id: RowId, gen: u32) -> bool {
+        self.tables
+            .get(t as usize)
+            .is_some_and(|tab| tab.is_current(id, gen))
+    }
+
+    /// The `DB` error for a handle to row `id` of `t` whose insert was undone (it is
+    /// stale: [`Db::generation`] moved past it).
+    #[cold]
+    pub fn stale_row(&self, t: TableId, id: RowId) -> DbError {
+        let name = table_def(&self.schema, t).map_or("?", |d| d.name.as_str());
+        err(
+            ErrorKind::Db,
+            format!("row {id} of {name} does not exist (its insert was rolled back)"),
+        )
+    }
+
+    /// The `FK` error for storing such a stale handle in column `col` of table `t`, a
+    /// reference to table `target`.
+    #[cold]
+    pub fn stale_ref(&self, t: TableId, col: usize, target: TableId, id: RowId) -> DbError {
+        let name = |t| table_def(&self.schema, t).map_or("?", |d| d.name.as_str());
+        let column = table_def(&self.schema, t)
+            .ok()
+            .and_then(|d| d.columns.get(col))
+            .map_or("?", |c| c.name.as_str());
+        err(
+            ErrorKind::Fk,
+            format!(
+                "{}.{column} refers to {} row {id}, which does not exist (its insert was \
+                 rolled back)",
+                name(t),
+                name(target)
+            ),
+        )
     }
 
     /// Why [`Db::get`] failed.

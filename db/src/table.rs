@@ -597,6 +597,12 @@ impl Table {
         id >= 1 && (id as u64) <= self.n as u64 && self.live.get(id as usize - 1)
     }
 
+    /// Whether row `id` is live and its id still at generation `gen` (`Db::is_current`).
+    #[inline]
+    pub(crate) fn is_current(&self, id: RowId, gen: u32) -> bool {
+        self.is_live(id) && self.reborn.of(id) == gen
+    }
+
     /// The key of index `ix` (over `columns`) for row position `i`.
     pub(crate) fn index_key(&self, columns: &[usize], kind: IndexKind, i: usize) -> KeyVal {
         let canonical = kind != IndexKind::Sorted;

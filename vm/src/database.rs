@@ -634,14 +634,7 @@ impl Database {
         match v {
             Value::Row(r) if r.class == self.table_class[t] => {
                 if self.stale(t, r) {
-                    return Err(DbStop::Trap(Trap::new(
-                        TrapKind::Db,
-                        format!(
-                            "row {} of {} does not exist (its insert was rolled back)",
-                            r.id,
-                            self.table_name(t)
-                        ),
-                    )));
+                    return Err(trap(self.db.stale_row(t as u32, r.id)));
                 }
                 Ok(r.id)
             }
@@ -687,17 +680,7 @@ impl Database {
                     == Some(&r.class) =>
             {
                 if self.stale(target as usize, r) {
-                    let def = &self.db.schema().tables[t];
-                    return Err(DbStop::Trap(Trap::new(
-                        TrapKind::Fk,
-                        format!(
-                            "{}.{} refers to {} row {}, which does not exist (its insert was rolled back)",
-                            def.name,
-                            def.columns[c].name,
-                            self.table_name(target as usize),
-                            r.id
-                        ),
-                    )));
+                    return Err(trap(self.db.stale_ref(t as u32, c, target, r.id)));
                 }
                 Cell::Ref(r.id)
             }
@@ -844,7 +827,7 @@ impl Database {
     pub(crate) fn alive(&self, row: &Value) -> DbResult<bool> {
         if let Value::Row(r) = row {
             if let Some(&Some(t)) = self.class_table.get(r.class as usize) {
-                return Ok(self.db.is_live(t, r.id) && self.db.generation(t, r.id) == r.gen);
+                return Ok(self.db.is_current(t, r.id, r.gen));
             }
         }
         self.alive_slow(row)
@@ -858,7 +841,7 @@ impl Database {
             .ok()
             .and_then(|c| self.class_table.get(c).copied().flatten());
         match t {
-            Some(t) => Ok(self.db.is_live(t, r.id) && self.db.generation(t, r.id) == r.gen),
+            Some(t) => Ok(self.db.is_current(t, r.id, r.gen)),
             None => fault(format!("class {} is not a table", r.class)),
         }
     }
