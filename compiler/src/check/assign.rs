@@ -61,6 +61,18 @@ impl<'a> Checker<'a> {
         span: Span,
         out: &mut tir::Block,
     ) {
+        if n == "self" {
+            // `self` is the method's receiver; rebinding it would change only the local.
+            let msg = if self.lookup_local(n).is_some() {
+                "cannot assign to `self`: a method changes its object through the fields \
+                 (`self.x = …`); to replace the object, return a new one"
+            } else {
+                "`self` is only defined inside methods"
+            };
+            self.err("assign", target.span, msg);
+            self.expr(value, None);
+            return;
+        }
         let Some(id) = self.lookup_local(n) else {
             if self.func_index.contains_key(n) {
                 self.err(

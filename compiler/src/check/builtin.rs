@@ -366,7 +366,19 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
             arity(2)?;
             match &tys[0] {
                 Text if tys[1] == Text => r("contains_text", a, Bool),
-                List(e) if assignable(&tys[1], e) => r("contains_list", a, Bool),
+                List(e) if assignable(&tys[1], e) => {
+                    // `contains` finds an element equal to the value, by `==`: what
+                    // `==` refuses to compare, `contains` refuses to look for.
+                    if !(super::types::ty_is_comparable_eq(e) || c.table_of(e.strip()).is_some()) {
+                        let what = super::types::uncomparable_plural(e);
+                        return Err(format!(
+                            "`contains` compares elements with `==`, which cannot compare two \
+                             {what}; look for the element by what makes it the one you want \
+                             (`for x in xs {{ if x.name == name {{ … }} }}`)"
+                        ));
+                    }
+                    r("contains_list", a, Bool)
+                }
                 _ => Err(format!(
                     "`contains` takes (Text, Text) or (multi T, T), found ({})",
                     sig(c, &a)

@@ -68,12 +68,7 @@ impl<'a> Checker<'a> {
                         _ => Some((if eq { BinOp::Eq } else { BinOp::Ne }, Ty::Bool)),
                     }
                 } else if same {
-                    let what = match lt.strip() {
-                        Ty::List(_) => "lists",
-                        Ty::Map(..) => "maps",
-                        Ty::Error => "errors",
-                        _ => "objects",
-                    };
+                    let what = super::types::uncomparable_plural(&lt);
                     self.err(
                         "type",
                         span,

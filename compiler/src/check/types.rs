@@ -12,6 +12,18 @@ pub(super) fn ty_is_comparable_eq(t: &Ty) -> bool {
     )
 }
 
+/// What two values of `t`, which `==` cannot compare, are called in the message that
+/// says so ("cannot compare two lists").
+pub(super) fn uncomparable_plural(t: &Ty) -> &'static str {
+    match t.strip() {
+        Ty::List(_) => "lists",
+        Ty::Map(..) => "maps",
+        Ty::Error => "errors",
+        Ty::Task(_) => "tasks",
+        _ => "objects",
+    }
+}
+
 /// The note for a `?T` value used where a `T` is needed: `fallback`, unless the value
 /// is a field, which no `!= nil` check narrows.
 pub(super) fn nil_note(e: &Expr, fallback: &str) -> String {
