@@ -40,6 +40,9 @@ pub(crate) struct ProgramStderr(pub(crate) SharedStdout);
 
 impl Write for ProgramStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // What the program printed on stdout before comes first when both streams go
+        // to one place (`2>&1`).
+        self.0.flush()?;
         let res = std::io::stderr().write(buf);
         if matches!(&res, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
             let _ = self.0.flush();
@@ -102,8 +105,15 @@ pub(crate) fn replay_progress() -> Box<dyn FnMut(&wo_vm::durable::Progress)> {
 pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), Failure> {
     let data_dir = data_dir(data);
     let program = program::load(path)?;
+    // On a terminal each line shows as it is printed (the standard library's stdout
+    // is line-buffered); elsewhere output leaves in 64 KiB pieces.
+    let capacity = if std::io::stdout().is_terminal() {
+        0
+    } else {
+        64 * 1024
+    };
     let stdout = SharedStdout(Rc::new(RefCell::new(BufWriter::with_capacity(
-        64 * 1024,
+        capacity,
         std::io::stdout(),
     ))));
     let host = Host {

@@ -78,6 +78,74 @@ fn invalid_utf8_exits_74() {
     );
 }
 
+/// `wo run PROGRAM` with piped stdin and stdout, talked to one message at a time: the
+/// test waits (at most [`PROMPT_WAIT`]) for what it expects before it sends more.
+struct Conversation {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    bytes: mpsc::Receiver<u8>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    seen: Vec<u8>,
+}
+
+impl Conversation {
+    fn start(program: &Path) -> Conversation {
+        let mut cmd = wo();
+        cmd.arg("run")
+            .arg(program)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let mut child = cmd.spawn().expect("the wo binary starts");
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let mut stdout = child.stdout.take().expect("stdout is piped");
+        // Bytes of stdout as they arrive, so the test can wait for one with a timeout.
+        let (tx, bytes) = mpsc::channel::<u8>();
+        let reader = std::thread::spawn(move || {
+            let mut byte = [0u8; 1];
+            while let Ok(1) = stdout.read(&mut byte) {
+                if tx.send(byte[0]).is_err() {
+                    break;
+                }
+            }
+        });
+        Conversation {
+            child,
+            stdin: Some(stdin),
+            bytes,
+            reader: Some(reader),
+            seen: Vec::new(),
+        }
+    }
+
+    fn expect(&mut self, want: &str) {
+        while !self.seen.ends_with(want.as_bytes()) {
+            match self.bytes.recv_timeout(PROMPT_WAIT) {
+                Ok(b) => self.seen.push(b),
+                Err(_) => panic!(
+                    "waited for {want:?}, stdout so far: {:?}",
+                    String::from_utf8_lossy(&self.seen)
+                ),
+            }
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        stdin.write_all(bytes).expect("wo reads its stdin");
+        stdin.flush().expect("the pipe takes the bytes");
+    }
+
+    /// Closes stdin and waits for the program's status.
+    fn finish(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("wo ends");
+        if let Some(r) = self.reader.take() {
+            r.join().expect("the stdout reader");
+        }
+        status.code()
+    }
+}
+
 /// A prompt written with `io.write` (no newline) reaches the terminal before the read
 /// blocks: the test sends each answer only after reading the prompt that asks for it.
 #[test]
@@ -96,46 +164,74 @@ fn prompts_are_flushed_before_each_read() {
          }\n",
     )
     .expect("the scratch directory is writable");
-    let mut cmd = wo();
-    cmd.arg("run")
+    let mut talk = Conversation::start(&program);
+    talk.expect("name? ");
+    talk.send(b"Ada\n");
+    talk.expect("hello Ada; age? ");
+    talk.send(b"36\r\n");
+    talk.expect("in a year: 37\n");
+    assert_eq!(talk.finish(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A read that has part of its line and must wait for the rest flushes stdout before
+/// it waits: the answer to the first line is out while the second is half sent.
+#[test]
+fn a_read_that_waits_mid_line_flushes_first() {
+    let dir = common::scratch_dir("stdin-mid-line");
+    let program = dir.join("echo.wo");
+    std::fs::write(
+        &program,
+        "use io\n\
+         fn main() {\n\
+           while true {\n\
+             let line = io.read_line()\n\
+             if line == nil { break }\n\
+             print(\"got ${unwrap(line)}\")\n\
+           }\n\
+         }\n",
+    )
+    .expect("the scratch directory is writable");
+    let mut talk = Conversation::start(&program);
+    talk.send(b"one\ntw");
+    talk.expect("got one\n");
+    talk.send(b"o\n");
+    talk.expect("got two\n");
+    assert_eq!(talk.finish(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With stdout and stderr on one pipe (`2>&1`), lines come in the order the program
+/// wrote them: stdout is flushed before each write to stderr.
+#[test]
+fn stdout_comes_before_a_later_stderr_line() {
+    let dir = common::scratch_dir("stdin-order");
+    let program = dir.join("mix.wo");
+    std::fs::write(
+        &program,
+        "use io\n\
+         fn main() {\n\
+           let n = 0\n\
+           while io.read_line() != nil {\n\
+             n += 1\n\
+             print(\"out ${n}\")\n\
+             print_err(\"err ${n}\")\n\
+           }\n\
+         }\n",
+    )
+    .expect("the scratch directory is writable");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("printf 'a\\nb\\nc\\n' | \"$0\" run \"$1\" 2>&1")
+        .arg(env!("CARGO_BIN_EXE_wo"))
         .arg(&program)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = cmd.spawn().expect("the wo binary starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    // Bytes of stdout as they arrive, so the test can wait for a prompt with a timeout.
-    let (tx, rx) = mpsc::channel::<u8>();
-    let reader = std::thread::spawn(move || {
-        let mut byte = [0u8; 1];
-        while let Ok(1) = stdout.read(&mut byte) {
-            if tx.send(byte[0]).is_err() {
-                break;
-            }
-        }
-    });
-    let mut seen = Vec::new();
-    let mut expect = |want: &str| {
-        while !seen.ends_with(want.as_bytes()) {
-            match rx.recv_timeout(PROMPT_WAIT) {
-                Ok(b) => seen.push(b),
-                Err(_) => panic!(
-                    "waited for {want:?}, stdout so far: {:?}",
-                    String::from_utf8_lossy(&seen)
-                ),
-            }
-        }
-    };
-    expect("name? ");
-    stdin.write_all(b"Ada\n").expect("wo reads its stdin");
-    stdin.flush().expect("the pipe takes the answer");
-    expect("hello Ada; age? ");
-    stdin.write_all(b"36\r\n").expect("wo reads its stdin");
-    drop(stdin);
-    expect("in a year: 37\n");
-    let status = child.wait().expect("wo ends");
-    assert_eq!(status.code(), Some(0));
-    reader.join().expect("the stdout reader");
+        .output()
+        .expect("sh runs wo");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "out 1\nerr 1\nout 2\nerr 2\nout 3\nerr 3\n"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -76,6 +76,8 @@ struct FnCtx {
 
 pub(crate) struct Checker<'a> {
     modules: &'a [ast::Module],
+    /// The source text, for the few messages that depend on the layout of a line.
+    sources: &'a SourceMap,
     diags: &'a mut Vec<Diagnostic>,
     class_names: Vec<String>,
     class_index: HashMap<String, ClassId>,
@@ -126,14 +128,15 @@ pub fn check_with_facts(
     (program, facts.unwrap_or_default())
 }
 
-fn checker(
-    modules: &[ast::Module],
-    _sources: &SourceMap,
+fn checker<'a>(
+    modules: &'a [ast::Module],
+    sources: &'a SourceMap,
     diags: &mut Vec<Diagnostic>,
     facts: Option<Facts>,
 ) -> (tir::Program, Option<Facts>) {
     let mut c = Checker {
         modules,
+        sources,
         diags,
         class_names: Vec::new(),
         class_index: HashMap::new(),

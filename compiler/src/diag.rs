@@ -84,6 +84,15 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// Whether only blanks come before byte offset `offset` on its line.
+    pub fn starts_line(&self, offset: u32) -> bool {
+        let offset = (offset as usize).min(self.src.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset).max(1) - 1;
+        self.src
+            .get(self.line_starts[line]..offset)
+            .is_some_and(|before| before.chars().all(|c| c == ' ' || c == '\t'))
+    }
+
     pub fn new(name: impl Into<String>, src: impl Into<String>) -> SourceFile {
         let src = src.into();
         let mut line_starts = vec![0];
@@ -95,7 +104,6 @@ impl SourceFile {
         }
     }
 
-    /// 1-based line and column (the column counts characters) of a byte offset.
     /// The 1-based line of a byte offset (cheaper than [`SourceFile::line_col`]).
     pub fn line(&self, offset: u32) -> u32 {
         let offset = (offset as usize).min(self.src.len());
@@ -103,6 +111,7 @@ impl SourceFile {
         u32::try_from(idx.max(1)).unwrap_or(u32::MAX)
     }
 
+    /// 1-based line and column (the column counts characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (u32, u32) {
         let offset = (offset as usize).min(self.src.len());
         let line_idx = match self.line_starts.binary_search(&offset) {

@@ -348,10 +348,53 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         _ => format!("{msg}, expected one of {}", wanted.join(", ")),
     };
     let d = Diagnostic::error("syntax", span, msg);
+    if matches!(found, Some(Tok::TryBlock)) && !has("TRYBLOCK") {
+        return d.with_note(
+            "`try {` begins the statement form `try { … } catch (e) { … }`, which has no \
+             value; in the expression form `try E catch (e) E2`, `E` cannot begin with `{` \
+             (put a map literal in parentheses: `try ({\"a\": 1}) catch (e) {}`)",
+        );
+    }
+    if has(":") && after_catch_brace(ctx, idx) {
+        return d.with_note(
+            "after `catch (e)` the expression form takes one expression, and `{` begins a map \
+             literal there; to run statements when the trap comes, use the statement form: \
+             `let r = 0` and `try { r = f() } catch (e) { print(e.message); r = -1 }`",
+        );
+    }
     match habit_hint(ctx, idx, found.as_ref(), prev) {
         Some(note) => d.with_note(note),
         None => d,
     }
+}
+
+/// Whether the token at `idx` is inside braces opened right after `catch (name)` in the
+/// expression form of `try` (a map literal there, where a block was meant).
+fn after_catch_brace(ctx: &ErrCtx, idx: Option<usize>) -> bool {
+    let Some(idx) = idx else {
+        return false;
+    };
+    let mut depth = 0usize;
+    for j in (0..idx.min(ctx.toks.len())).rev() {
+        match ctx.toks[j].1 {
+            Tok::RBrace => depth += 1,
+            Tok::LBrace if depth > 0 => depth -= 1,
+            Tok::LBrace => {
+                let at = |back: usize| ctx.tok(j.checked_sub(back));
+                return matches!(
+                    (at(1), at(2), at(3), at(4)),
+                    (
+                        Some(Tok::RParen),
+                        Some(Tok::LId(_)),
+                        Some(Tok::LParen),
+                        Some(Tok::Catch)
+                    )
+                );
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A hint for a habit from another language that led to this syntax error.

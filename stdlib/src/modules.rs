@@ -39,20 +39,12 @@ pub(crate) const NATIVES: &[Native] = &[
 
 /// Flushes stdout before a read, so a prompt written with `io.write` is visible while
 /// the program waits for its answer.
-/// Flushes stdout when the read that follows would wait for input (LANGUAGE.md §11), so
-/// a prompt is out before the program waits for its answer, and a filter whose input
-/// is already there writes its output in big pieces.
-fn flush_before_read(host: &mut Host) -> Result<(), Stop> {
-    if !host.input.would_block() {
-        return Ok(());
-    }
-    flush(host)
+fn flush(host: &mut Host) -> Result<(), Stop> {
+    host.out.flush().map_err(|e| write_failed(&e))
 }
 
-fn flush(host: &mut Host) -> Result<(), Stop> {
-    host.out
-        .flush()
-        .map_err(|e| trap(TrapKind::Io, format!("cannot write to stdout: {e}")))
+fn write_failed(e: &std::io::Error) -> Stop {
+    trap(TrapKind::Io, format!("cannot write to stdout: {e}"))
 }
 
 fn read_failed(e: &std::io::Error) -> Stop {
@@ -84,16 +76,27 @@ fn input_text(what: &str, part: &str, bytes: Vec<u8>) -> Result<Value, Stop> {
 /// the end) arrives.
 fn io_read_line(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [] = args("io.read_line", argv)?;
-    flush_before_read(host)?;
     // A line at the size limit may still end in `\r\n`; one byte more is over it.
     let max = u64::try_from(limit::max_bytes())
         .unwrap_or(u64::MAX)
         .saturating_add(3);
     let mut line = Vec::new();
-    let n = host
-        .input
-        .read_line(&mut line, max)
-        .map_err(|e| read_failed(&e))?;
+    // Stdout is flushed each time the read is about to wait (LANGUAGE.md §11), so a
+    // prompt is out before the program waits for its answer.
+    let out = &mut host.out;
+    let mut unflushed = None;
+    let mut before_wait = || {
+        out.flush().map_err(|e| {
+            let kind = e.kind();
+            unflushed = Some(e);
+            std::io::Error::from(kind)
+        })
+    };
+    let got = host.input.read_line(&mut line, max, &mut before_wait);
+    if let Some(e) = unflushed {
+        return Err(write_failed(&e));
+    }
+    let n = got.map_err(|e| read_failed(&e))?;
     if n == 0 {
         return Ok(Value::Nil);
     }
@@ -127,7 +130,7 @@ fn io_read_all(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// error (a closed pipe) traps IO.
 fn io_write(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [v] = args("io.write", argv)?;
-    let io = |e: std::io::Error| trap(TrapKind::Io, format!("cannot write to stdout: {e}"));
+    let io = |e: std::io::Error| write_failed(&e);
     // A Text is written as it is (no copy of a big text); anything else is rendered
     // within the size limit first.
     if let Value::Text(t) = v {
@@ -414,16 +417,20 @@ mod tests {
     }
 
     impl wo_vm::Input for Waiting {
-        fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
-            wo_vm::Input::read_line(&mut self.bytes, buf, max)
+        fn read_line(
+            &mut self,
+            buf: &mut Vec<u8>,
+            max: u64,
+            before_wait: &mut dyn FnMut() -> std::io::Result<()>,
+        ) -> std::io::Result<usize> {
+            if self.waits.get() {
+                before_wait()?;
+            }
+            wo_vm::Input::read_line(&mut self.bytes, buf, max, before_wait)
         }
 
         fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
             wo_vm::Input::read_all(&mut self.bytes, buf, max)
-        }
-
-        fn would_block(&mut self) -> bool {
-            self.waits.get()
         }
     }
 

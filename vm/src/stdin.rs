@@ -4,12 +4,13 @@
 //! per [`Stdin`]: the REPL makes a new host for each input that declares something, and
 //! a line read ahead by one host must reach the next.
 //!
-//! Invariant: the buffer is the only place input read from fd 0 waits, so "the buffer
-//! is empty and fd 0 has nothing to read" means the next read blocks. That is what
-//! [`Input::would_block`] answers, and the `io` natives flush stdout only then
-//! (LANGUAGE.md §11): a filter's output leaves in big writes, while a prompt is always
-//! on the screen (or in the driving process's pipe) before the program waits for its
-//! answer. Before this, stdout was flushed before every read, one `write` a line.
+//! Invariant: the buffer is the only place input read from fd 0 waits, so a read of fd
+//! 0 happens only when the buffer is empty, and it waits exactly when `poll` finds
+//! nothing. Before each such read [`Input::read_line`] calls its `before_wait`, where
+//! the `io` natives flush stdout: a prompt is always on the screen (or in the driving
+//! process's pipe) before the program waits for its answer, even when part of the
+//! line had arrived, while a filter whose input is already there writes its output in
+//! big pieces. Before this, stdout was flushed before every read, one `write` a line.
 
 use std::io::Read as _;
 use std::os::fd::AsFd as _;
@@ -58,8 +59,15 @@ impl Ahead {
     }
 
     /// Appends to `out` up to `max` bytes, stopping after the first `stop` byte when
-    /// there is one; returns how many.
-    fn take(&mut self, out: &mut Vec<u8>, max: u64, stop: Option<u8>) -> std::io::Result<usize> {
+    /// there is one; returns how many. Calls `before_wait` before each read of fd 0
+    /// that would wait.
+    fn take(
+        &mut self,
+        out: &mut Vec<u8>,
+        max: u64,
+        stop: Option<u8>,
+        before_wait: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<usize> {
         let mut taken = 0usize;
         loop {
             let room = usize::try_from(max)
@@ -68,8 +76,13 @@ impl Ahead {
             if room == 0 {
                 return Ok(taken);
             }
-            if self.pending().is_empty() && self.fill()? == 0 {
-                return Ok(taken);
+            if self.pending().is_empty() {
+                if fd0_would_block() {
+                    before_wait()?;
+                }
+                if self.fill()? == 0 {
+                    return Ok(taken);
+                }
             }
             let pending = self.pending();
             let window = &pending[..pending.len().min(room)];
@@ -99,26 +112,29 @@ fn ahead() -> std::sync::MutexGuard<'static, Ahead> {
 pub struct Stdin;
 
 impl Input for Stdin {
-    fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
-        ahead().take(buf, max, Some(b'\n'))
+    fn read_line(
+        &mut self,
+        buf: &mut Vec<u8>,
+        max: u64,
+        before_wait: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<usize> {
+        ahead().take(buf, max, Some(b'\n'), before_wait)
     }
 
     fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
-        ahead().take(buf, max, None)
+        ahead().take(buf, max, None, &mut || Ok(()))
     }
+}
 
-    fn would_block(&mut self) -> bool {
-        if !ahead().pending().is_empty() {
-            return false;
-        }
-        let stdin = std::io::stdin();
-        let fd = stdin.as_fd();
-        let mut fds = [rustix::event::PollFd::new(
-            &fd,
-            rustix::event::PollFlags::IN,
-        )];
-        // Ready means a read returns at once: data, the end of the input, or an error.
-        // When poll itself fails, say it would block, so stdout is flushed.
-        !matches!(rustix::event::poll(&mut fds, 0), Ok(n) if n > 0)
-    }
+/// Whether a read of fd 0 would wait: `poll` finds nothing to read. Ready means a read
+/// returns at once (data, the end of the input, or an error). When poll itself fails,
+/// say it would wait, so that stdout is flushed.
+fn fd0_would_block() -> bool {
+    let stdin = std::io::stdin();
+    let fd = stdin.as_fd();
+    let mut fds = [rustix::event::PollFd::new(
+        &fd,
+        rustix::event::PollFlags::IN,
+    )];
+    !matches!(rustix::event::poll(&mut fds, 0), Ok(n) if n > 0)
 }

@@ -336,19 +336,27 @@ impl From<Trap> for Stop {
 /// byte slice or `std::io::empty()`); [`crate::Stdin`] is the process's own.
 pub trait Input {
     /// Appends the bytes up to and including the next `\n` (or up to the end of the
-    /// input), at most `max` of them; returns how many (0 at the end).
-    fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize>;
+    /// input), at most `max` of them; returns how many (0 at the end). Calls
+    /// `before_wait` each time it is about to wait for input that has not arrived (the
+    /// natives flush stdout there); an error from it ends the read with that error.
+    fn read_line(
+        &mut self,
+        buf: &mut Vec<u8>,
+        max: u64,
+        before_wait: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<usize>;
     /// Appends the rest of the input, at most `max` bytes; returns how many.
     fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize>;
-    /// Whether the next read would wait for input that has not arrived; the natives
-    /// flush stdout first only then. Input in memory never waits.
-    fn would_block(&mut self) -> bool {
-        false
-    }
 }
 
+/// Input in memory never waits, so `before_wait` is never called.
 impl<R: BufRead> Input for R {
-    fn read_line(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
+    fn read_line(
+        &mut self,
+        buf: &mut Vec<u8>,
+        max: u64,
+        _before_wait: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<usize> {
         self.take(max).read_until(b'\n', buf)
     }
 

@@ -35,6 +35,15 @@ fn has_effect(e: &ast::Expr) -> bool {
 }
 
 impl<'a> Checker<'a> {
+    /// Whether `sp` begins its line (after blanks): a statement there may be the rest
+    /// of the line before, cut off by the line break's automatic `;`.
+    fn starts_line(&self, sp: Span) -> bool {
+        self.sources
+            .files
+            .get(sp.file.0 as usize)
+            .is_some_and(|f| f.starts_line(sp.lo))
+    }
+
     /// Reports an expression statement whose value is thrown away and that does
     /// nothing else, with a hint for the likely intent.
     fn no_effect(&mut self, e: &ast::Expr) {
@@ -64,9 +73,9 @@ impl<'a> Checker<'a> {
             }
             A::Unary {
                 op: ast::UnOp::Neg, ..
-            } => d = d.with_note(LINE_BREAK),
-            A::Int(v) if *v < 0 => d = d.with_note(LINE_BREAK),
-            A::Float(v) if *v < 0.0 => d = d.with_note(LINE_BREAK),
+            } if self.starts_line(sp) => d = d.with_note(LINE_BREAK),
+            A::Int(v) if *v < 0 && self.starts_line(sp) => d = d.with_note(LINE_BREAK),
+            A::Float(v) if *v < 0.0 && self.starts_line(sp) => d = d.with_note(LINE_BREAK),
             _ => {
                 d = d.with_note(
                     "a statement is a call, an assignment, `insert`, `delete`, or a declaration",

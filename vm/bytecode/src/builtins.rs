@@ -104,7 +104,7 @@ catalogue! {
     "random.seed" / 1: "random.seed(n): makes random deterministic",
     "random.int" / 2: "random.int(lo, hi): inclusive; traps FAIL when lo > hi",
     "random.float" / 0: "random.float() in [0, 1)",
-    "io.read_line" / 0: "io.read_line() -> ?Text: the next line of stdin without `\\n` or `\\r\\n`, nil at the end; flushes stdout first; traps IO on input that is not UTF-8",
+    "io.read_line" / 0: "io.read_line() -> ?Text: the next line of stdin without `\\n` or `\\r\\n`, nil at the end; flushes stdout before it waits for input; traps IO on input that is not UTF-8",
     "io.read_all" / 0: "io.read_all() -> Text: the rest of stdin; flushes stdout first; traps IO on input that is not UTF-8",
     "io.write" / 1: "io.write(v): the value's text on stdout without a newline",
 }

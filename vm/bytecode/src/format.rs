@@ -607,7 +607,7 @@ fn decode(bytes: &[u8]) -> Result<Image, ImageError> {
     let n = s.count("function", 16)?;
     let mut functions = Vec::with_capacity(n);
     for _ in 0..n {
-        functions.push(read_function(&mut s)?);
+        functions.push(read_function(&mut s, version)?);
     }
     s.finish(Section::Functions)?;
 
@@ -648,7 +648,17 @@ fn decode(bytes: &[u8]) -> Result<Image, ImageError> {
     })
 }
 
-fn read_function(s: &mut Cursor<'_>) -> Result<Function, ImageError> {
+/// The first format version that has the instruction `op` (each opcode added after
+/// the oldest version read is listed): an older image holding it was not written by a
+/// wo of its version, and an older wo would refuse it.
+fn since_version(op: &Op) -> u16 {
+    match op {
+        Op::TextNext { .. } => 8,
+        _ => OLDEST_VERSION,
+    }
+}
+
+fn read_function(s: &mut Cursor<'_>, version: u16) -> Result<Function, ImageError> {
     let name = s.str("a function name")?;
     let arity = s.u16("a function arity")?;
     let n_regs = s.u16("a register count")?;
@@ -658,11 +668,22 @@ fn read_function(s: &mut Cursor<'_>) -> Result<Function, ImageError> {
     let mut r = Reader::new(code_bytes);
     let mut code = Vec::new();
     while !r.at_end() {
+        let at = r.pos;
         let op = Op::decode(&mut r).map_err(|error| ImageError::Code {
             function: name.clone(),
             pc: code.len(),
             error: in_file(error, code_base),
         })?;
+        if since_version(&op) > version {
+            return Err(ImageError::Code {
+                function: name,
+                pc: code.len(),
+                error: DecodeError::UnknownOpcode {
+                    code: op.code(),
+                    at: code_base + at,
+                },
+            });
+        }
         code.push(op);
     }
 

@@ -645,3 +645,20 @@ fn bad_query_tags_are_refused() {
         Err(ImageError::BadValue { at, .. }) if at == skip_arg_at
     ));
 }
+
+/// An image that says it is of an older version but holds an instruction added later
+/// (`TEXT_NEXT`, version 8) is refused: no wo of that version wrote it, and one would
+/// refuse it. Without the instruction, the same bytes as version 7 load.
+#[test]
+fn an_older_version_cannot_hold_a_newer_instruction() {
+    let image = sample_image();
+    let mut bytes = write_image(&image);
+    bytes[4..6].copy_from_slice(&7u16.to_le_bytes());
+    fix_crc(&mut bytes);
+    let err = read_image(&bytes).expect_err("TEXT_NEXT in a version 7 image");
+    assert!(err.to_string().contains("unknown opcode 0x39"), "{err}");
+    let mut bytes = write_image(&without_text_next(&image));
+    bytes[4..6].copy_from_slice(&7u16.to_le_bytes());
+    fix_crc(&mut bytes);
+    assert!(read_image(&bytes).is_ok());
+}
