@@ -78,6 +78,15 @@ fn invalid_utf8_exits_74() {
     );
 }
 
+/// A scratch directory named `dir` holding the program `file` with source `src`; the
+/// directory and the program's path.
+fn scratch_program(dir: &str, file: &str, src: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = common::scratch_dir(dir);
+    let program = dir.join(file);
+    std::fs::write(&program, src).expect("the scratch directory is writable");
+    (dir, program)
+}
+
 /// `wo run PROGRAM` with piped stdin and stdout, talked to one message at a time: the
 /// test waits (at most [`PROMPT_WAIT`]) for what it expects before it sends more.
 struct Conversation {
@@ -150,10 +159,9 @@ impl Conversation {
 /// blocks: the test sends each answer only after reading the prompt that asks for it.
 #[test]
 fn prompts_are_flushed_before_each_read() {
-    let dir = common::scratch_dir("stdin-prompts");
-    let program = dir.join("ask.wo");
-    std::fs::write(
-        &program,
+    let (dir, program) = scratch_program(
+        "stdin-prompts",
+        "ask.wo",
         "use io\n\
          fn main() {\n\
            io.write(\"name? \")\n\
@@ -162,8 +170,7 @@ fn prompts_are_flushed_before_each_read() {
            let age = parse_int(io.read_line() ?? \"\") ?? -1\n\
            print(\"in a year: ${age + 1}\")\n\
          }\n",
-    )
-    .expect("the scratch directory is writable");
+    );
     let mut talk = Conversation::start(&program);
     talk.expect("name? ");
     talk.send(b"Ada\n");
@@ -178,10 +185,9 @@ fn prompts_are_flushed_before_each_read() {
 /// it waits: the answer to the first line is out while the second is half sent.
 #[test]
 fn a_read_that_waits_mid_line_flushes_first() {
-    let dir = common::scratch_dir("stdin-mid-line");
-    let program = dir.join("echo.wo");
-    std::fs::write(
-        &program,
+    let (dir, program) = scratch_program(
+        "stdin-mid-line",
+        "echo.wo",
         "use io\n\
          fn main() {\n\
            while true {\n\
@@ -190,8 +196,7 @@ fn a_read_that_waits_mid_line_flushes_first() {
              print(\"got ${unwrap(line)}\")\n\
            }\n\
          }\n",
-    )
-    .expect("the scratch directory is writable");
+    );
     let mut talk = Conversation::start(&program);
     talk.send(b"one\ntw");
     talk.expect("got one\n");
@@ -205,10 +210,9 @@ fn a_read_that_waits_mid_line_flushes_first() {
 /// wrote them: stdout is flushed before each write to stderr.
 #[test]
 fn stdout_comes_before_a_later_stderr_line() {
-    let dir = common::scratch_dir("stdin-order");
-    let program = dir.join("mix.wo");
-    std::fs::write(
-        &program,
+    let (dir, program) = scratch_program(
+        "stdin-order",
+        "mix.wo",
         "use io\n\
          fn main() {\n\
            let n = 0\n\
@@ -218,8 +222,7 @@ fn stdout_comes_before_a_later_stderr_line() {
              print_err(\"err ${n}\")\n\
            }\n\
          }\n",
-    )
-    .expect("the scratch directory is writable");
+    );
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg("printf 'a\\nb\\nc\\n' | \"$0\" run \"$1\" 2>&1")
@@ -249,10 +252,9 @@ fn a_filter_is_not_flushed_line_by_line() {
         eprintln!("skipped: strace is missing or may not trace here");
         return;
     }
-    let dir = common::scratch_dir("stdin-filter");
-    let program = dir.join("lengths.wo");
-    std::fs::write(
-        &program,
+    let (dir, program) = scratch_program(
+        "stdin-filter",
+        "lengths.wo",
         "use io\n\
          fn main() {\n\
            while true {\n\
@@ -261,8 +263,7 @@ fn a_filter_is_not_flushed_line_by_line() {
              print(len(unwrap(line)))\n\
            }\n\
          }\n",
-    )
-    .expect("the scratch directory is writable");
+    );
     let mut input = String::new();
     let mut want = String::new();
     for i in 0..20_000 {
