@@ -41,8 +41,9 @@ pub(crate) struct ProgramStderr(pub(crate) SharedStdout);
 impl Write for ProgramStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         // What the program printed on stdout before comes first when both streams go
-        // to one place (`2>&1`).
-        self.0.flush()?;
+        // to one place (`2>&1`). A stdout that fails is stdout's to report, at its next
+        // write or when the program ends, so this line still reaches stderr.
+        let _ = self.0 .0.borrow_mut().flush();
         let res = std::io::stderr().write(buf);
         if matches!(&res, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
             let _ = self.0.flush();

@@ -821,6 +821,42 @@ fn a_closed_stderr_pipe_ends_quietly_and_never_aborts() {
     }
 }
 
+/// Output that cannot be written (a full disk: `/dev/full`) is an IO failure, exit 74,
+/// also when it is still buffered as the program ends; and a line for stderr written
+/// while stdout fails still reaches stderr.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_that_cannot_be_written_exits_74() {
+    let dir = scratch_dir("full-stdout");
+    write(&dir, "quiet.wo", "fn main() {\n  print(\"to stdout\")\n}\n");
+    write(
+        &dir,
+        "both.wo",
+        "fn main() {\n  print(\"to stdout\")\n  print_err(\"to stderr\")\n}\n",
+    );
+    for (program, err_line) in [("quiet.wo", None), ("both.wo", Some("to stderr\n"))] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full opens");
+        let out = common::wo()
+            .current_dir(&dir)
+            .args(["run", program])
+            .stdout(full)
+            .output()
+            .expect("wo runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(74), "{program}: {stderr}");
+        assert!(
+            stderr.contains("trap IO: cannot write to stdout: No space left on device"),
+            "{program}: {stderr}"
+        );
+        if let Some(line) = err_line {
+            assert!(stderr.starts_with(line), "{program}: {stderr}");
+        }
+    }
+}
+
 /// Issue 11 item 16: a directory program skips hidden `.x.wo` files, reads each
 /// directory once however many symlinks lead to it (a loop used to repeat files until
 /// ELOOP), and a definition repeated across files points at both.

@@ -132,9 +132,17 @@ pub fn run_with(
         );
     }
     let res = run_vm(&mut vm, image, args);
-    let _ = vm.host.out.flush();
+    let flushed = vm.host.out.flush();
     let _ = vm.host.err.flush();
-    Ok(res)
+    // Output that cannot be written when the program ends is an IO failure like a
+    // `print` that fails (LANGUAGE.md §11), not a silent loss.
+    Ok(match (res, flushed) {
+        (RunResult::Exit(_), Err(e)) => RunResult::Trap {
+            trap: Trap::new(TrapKind::Io, format!("cannot write to stdout: {e}")),
+            stack: Vec::new(),
+        },
+        (res, _) => res,
+    })
 }
 
 fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
