@@ -37,8 +37,8 @@ pub(crate) const NATIVES: &[Native] = &[
     ("io.write", io_write),
 ];
 
-/// Flushes stdout before a read, so a prompt written with `io.write` is visible while
-/// the program waits for its answer.
+/// Flushes stdout (before `io.read_all`, and from `io.read_line`'s `before_wait`), so a
+/// prompt written with `io.write` is visible while the program waits for its answer.
 fn flush(host: &mut Host) -> Result<(), Stop> {
     host.out.flush().map_err(|e| write_failed(&e))
 }
