@@ -274,7 +274,8 @@ impl FnGen {
             | Op::TryEnter { t: x, .. }
             | Op::ForPrep { t: x, .. }
             | Op::ForLoop { t: x, .. }
-            | Op::TextNext { t: x, .. } => *x = t,
+            | Op::TextNext { t: x, .. }
+            | Op::JumpUnlessEqConst { t: x, .. } => *x = t,
             _ => {}
         }
     }
@@ -727,11 +728,15 @@ impl<'a> Gen<'a> {
             QuerySource::Table { desc, args, .. } => self.db_query(f, desc.clone(), args),
             QuerySource::List(e) => self.expr(f, e, None),
         };
+        // A list of rows is walked even when nothing else is asked, to leave out the
+        // rows deleted since it was made.
+        let list_of_rows = q.rows && matches!(q.source, QuerySource::List(_));
         if q.residual.is_empty()
             && q.order.is_empty()
             && q.skip.is_none()
             && q.take.is_none()
             && q.select.is_none()
+            && !list_of_rows
         {
             return Self::to_dst(f, rows, dst);
         }
@@ -755,7 +760,7 @@ impl<'a> Gen<'a> {
         let i = f.alloc();
         let x = f.alloc();
         f.local_reg[q.var] = x;
-        let alive = matches!(q.source, QuerySource::Table { .. }).then(|| f.alloc());
+        let alive = q.rows.then(|| f.alloc());
         self.counted_loop_with(f, i, n, |this, f| {
             f.emit(Op::ListGet {
                 a: x,
@@ -763,9 +768,10 @@ impl<'a> Gen<'a> {
                 c: i,
             });
             if let Some(alive) = alive {
-                // The rows were chosen when the query began; one that another fiber
-                // deleted since (a predicate, a key or the selection may yield, or be
-                // preempted) is skipped, as a `for` loop over rows skips it.
+                // The rows were chosen when the query began; one deleted since (from a
+                // list of rows, or by another fiber while a predicate, a key or the
+                // selection yields or is preempted) is skipped, as a `for` loop over
+                // the query skips it.
                 f.emit(Op::DbAlive { a: alive, b: x });
                 let dead = f.emit(Op::JumpIfNot { a: alive, t: Pc(0) });
                 if let Some(l) = f.loops.last_mut() {
@@ -1011,6 +1017,24 @@ impl<'a> Gen<'a> {
                 vec![f.emit(Op::JumpUnlessCmpInt { b, c, op, t: Pc(0) })]
             }
             E::Binary(op @ (BinOp::Eq | BinOp::Ne), l, r)
+                if Self::literal(r).is_some() || Self::literal(l).is_some() =>
+            {
+                // Against a Text or Float literal (on either side: a literal has no
+                // effects), the constant is compared where it is, not loaded first.
+                let (x, c) = match Self::literal(r) {
+                    Some(c) => (l, c),
+                    None => (r, Self::literal(l).expect("the guard found a literal")),
+                };
+                let k = self.constant(c);
+                let mark = f.next;
+                let b = self.expr(f, x, None);
+                f.next = mark;
+                // Jump unless (x == k) == eq: for `==`, unless it holds when jumping on
+                // false; for `!=`, the other way round.
+                let eq = (*op == BinOp::Eq) != when;
+                vec![f.emit(Op::JumpUnlessEqConst { b, k, eq, t: Pc(0) })]
+            }
+            E::Binary(op @ (BinOp::Eq | BinOp::Ne), l, r)
                 if matches!(r.kind, E::Nil) || matches!(l.kind, E::Nil) =>
             {
                 let x = if matches!(r.kind, E::Nil) { l } else { r };
@@ -1040,6 +1064,15 @@ impl<'a> Gen<'a> {
         };
         f.cur = saved;
         res
+    }
+
+    /// The constant a Text or Float literal is (Ints have their own fused tests).
+    fn literal(e: &Expr) -> Option<Const> {
+        match &e.kind {
+            E::Text(s) => Some(Const::Text(s.clone())),
+            E::Float(v) => Some(Const::Float(*v)),
+            _ => None,
+        }
     }
 
     fn load_int(&mut self, f: &mut FnGen, a: Reg, v: i64) {

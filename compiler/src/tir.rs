@@ -293,6 +293,9 @@ pub struct Query {
     pub take: Option<Expr>,
     /// `None` selects the row (or element) itself.
     pub select: Option<Expr>,
+    /// Whether the query's elements are rows of a table (it reads a table, or a list of
+    /// rows): a row deleted before the query or its loop reaches it is skipped.
+    pub rows: bool,
 }
 
 /// Binary operators, already specialised by operand type.

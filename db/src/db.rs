@@ -953,7 +953,8 @@ impl Db {
 
     /// Computes `agg` over the rows of `q` without materializing them. `nil` values are
     /// skipped by Sum/Min/Max/Avg; Min/Max/Avg give `nil` on no values; Sum gives 0 of
-    /// the column's type. `order` matters only with `skip`/`take`.
+    /// the column's type. Sums are exact, so the order rows are visited in does not
+    /// change them; `order` matters only with `skip`/`take`.
     pub fn aggregate(&mut self, q: &Query, agg: Agg, args: &[Cell]) -> Result<Cell, DbError> {
         table_def(&self.schema, q.table)?;
         if self.tables[q.table as usize].stale {
@@ -1007,11 +1008,11 @@ impl Db {
             _ => ValRef::Int(pos as i64 + 1),
         };
         let mut count: i64 = 0;
-        let mut isum: i64 = 0;
-        let mut wide: i128 = 0;
-        let mut fsum: f64 = 0.0;
+        // Exact sums: the order the rows come in (id order, an index's key order)
+        // cannot change the result (crate::sum).
+        let mut isum = crate::IntSum::default();
+        let mut fsum = crate::FloatSum::new();
         let mut best: Option<usize> = None;
-        let mut overflow = false;
         let r = query::exec(
             &self.schema,
             def,
@@ -1031,20 +1032,11 @@ impl Db {
                     Agg::Sum(_) | Agg::Avg(_) => match val(pos) {
                         ValRef::Int(x) => {
                             count += 1;
-                            wide += i128::from(x);
-                            if matches!(agg, Agg::Sum(_)) {
-                                match isum.checked_add(x) {
-                                    Some(s) => isum = s,
-                                    None => {
-                                        overflow = true;
-                                        return false;
-                                    }
-                                }
-                            }
+                            isum.add(x);
                         }
                         ValRef::Float(x) => {
                             count += 1;
-                            fsum += x;
+                            fsum.add(x);
                         }
                         _ => {}
                     },
@@ -1073,20 +1065,25 @@ impl Db {
         );
         self.bump.reset();
         r?;
-        if overflow {
-            return Err(err(ErrorKind::Overflow, "sum overflows Int".into()));
-        }
         Ok(match agg {
             Agg::Count => Cell::Int(count),
             Agg::Exists => Cell::Bool(count > 0),
             Agg::Sum(_) => match ty {
-                ColType::Float => Cell::Float(fsum),
-                _ => Cell::Int(isum),
+                ColType::Float => Cell::Float(fsum.value()),
+                _ => match isum.value() {
+                    Some(total) => Cell::Int(total),
+                    None => {
+                        return Err(err(
+                            ErrorKind::Overflow,
+                            format!("sum overflows Int: the total is {}", isum.0),
+                        ))
+                    }
+                },
             },
             Agg::Avg(_) if count == 0 => Cell::Nil,
             Agg::Avg(_) => match ty {
-                ColType::Float => Cell::Float(fsum / count as f64),
-                _ => Cell::Float(wide as f64 / count as f64),
+                ColType::Float => Cell::Float(fsum.value() / count as f64),
+                _ => Cell::Float(isum.0 as f64 / count as f64),
             },
             Agg::Min(c) | Agg::Max(c) => match (best, c) {
                 (None, _) => Cell::Nil,

@@ -9,11 +9,13 @@ use std::rc::Rc;
 mod db;
 mod index;
 mod query;
+mod sum;
 mod table;
 mod undo;
 mod value;
 
 pub use db::Db;
+pub use sum::{FloatSum, IntSum};
 pub use table::Generations;
 pub use undo::Change;
 pub use value::float_order;

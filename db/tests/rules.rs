@@ -934,7 +934,20 @@ fn aggregates() {
     db.update(EMP, 1, 1, Cell::Int(i64::MAX)).unwrap();
     assert_eq!(
         error(db.aggregate(&all, Agg::Sum(Col::At(1)), &[])),
-        (ErrorKind::Overflow, "sum overflows Int".into())
+        (
+            ErrorKind::Overflow,
+            format!(
+                "sum overflows Int: the total is {}",
+                i128::from(i64::MAX) + 50
+            )
+        )
+    );
+    // Only the total must fit: with a negative salary (row 3 has 20) it does, whatever
+    // comes first.
+    db.update(EMP, 2, 1, Cell::Int(-60)).unwrap();
+    assert_eq!(
+        db.aggregate(&all, Agg::Sum(Col::At(1)), &[]).unwrap(),
+        Cell::Int(i64::MAX - 60 + 20)
     );
     assert_eq!(
         db.aggregate(&all, Agg::Avg(Col::At(1)), &[]).unwrap(),

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 
 use wo_vm::gc::wrote;
-use wo_vm::{limit, Host, Stop, TrapKind, Value};
+use wo_vm::{limit, FloatSum, Host, IntSum, Stop, TrapKind, Value};
 
 use crate::{
     args, expected, float, float_order, int, internal, list_mut, list_ref, new_list, trap,
@@ -223,32 +223,40 @@ fn contains_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     Ok(Value::Bool(found))
 }
 
-/// `sum(xs)` on Int: 0 on empty; traps OVERFLOW when the total does not fit (even if
-/// later elements would bring it back into range).
+/// `sum(xs)` on Int: 0 on empty; the exact total (kept in 128 bits), so it traps
+/// OVERFLOW only when the total does not fit, whatever the order of the elements.
 fn sum_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("sum_int", argv)?;
-    let mut total: i64 = 0;
+    let mut total = IntSum::default();
     // nil elements (a list of `?Int`) are skipped, as SQL's SUM skips NULL.
     for x in list_ref(xs)?.iter().filter(|v| !matches!(v, Value::Nil)) {
-        let x = int(x)?;
-        total = total.checked_add(x).ok_or_else(|| {
-            trap(
-                TrapKind::Overflow,
-                format!("sum overflows Int at {total} + {x}"),
-            )
-        })?;
+        total.add(int(x)?);
     }
-    Ok(Value::Int(total))
+    match total.value() {
+        Some(t) => Ok(Value::Int(t)),
+        None => Err(trap(
+            TrapKind::Overflow,
+            format!("sum overflows Int: the total is {}", total.0),
+        )),
+    }
 }
 
-/// `sum(xs)` on Float: added left to right (as a loop would), 0.0 on empty.
+/// The exact sum of a list's Floats (nil elements skipped) and how many there were.
+fn float_total(xs: &Value) -> Result<(f64, usize), Stop> {
+    let mut total = FloatSum::new();
+    let mut n = 0usize;
+    for x in list_ref(xs)?.iter().filter(|v| !matches!(v, Value::Nil)) {
+        total.add(float(x)?);
+        n += 1;
+    }
+    Ok((total.value(), n))
+}
+
+/// `sum(xs)` on Float: the exact sum rounded once (so the order of the elements does
+/// not change it, as it does not for a query the engine sums), 0.0 on empty.
 fn sum_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("sum_float", argv)?;
-    let mut total = 0.0;
-    for x in list_ref(xs)?.iter().filter(|v| !matches!(v, Value::Nil)) {
-        total += float(x)?;
-    }
-    Ok(Value::Float(total))
+    Ok(Value::Float(float_total(xs)?.0))
 }
 
 /// The least (`want` Less) or greatest (`want` Greater) element, the first of equals;
@@ -305,21 +313,14 @@ fn avg_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     Ok(Value::Float(total as f64 / n as f64))
 }
 
-/// `avg(xs) -> ?Float` over Float elements: the left-to-right sum divided by the count;
-/// nil on empty.
+/// `avg(xs) -> ?Float` over Float elements: the exact sum, rounded once, divided by
+/// the count; nil on empty.
 fn avg_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("avg_float", argv)?;
-    let xs = list_ref(xs)?;
-    let mut total = 0.0;
-    let mut n = 0usize;
-    for x in xs.iter().filter(|v| !matches!(v, Value::Nil)) {
-        total += float(x)?;
-        n += 1;
+    match float_total(xs)? {
+        (_, 0) => Ok(Value::Nil),
+        (total, n) => Ok(Value::Float(total / n as f64)),
     }
-    if n == 0 {
-        return Ok(Value::Nil);
-    }
-    Ok(Value::Float(total / n as f64))
 }
 
 /// `first(xs) -> ?T`: the first element; nil on empty.
@@ -529,10 +530,15 @@ mod tests {
             call("sum_int", &[ints(&[i64::MAX, 0])]),
             "9223372036854775807",
         );
-        assert_trap(
+        // Only the total must fit: a partial sum past the end of Int is no trap.
+        assert_shows(
             call("sum_int", &[ints(&[i64::MAX, 1, -5])]),
+            "9223372036854775803",
+        );
+        assert_trap(
+            call("sum_int", &[ints(&[i64::MAX, 1, -5, 6])]),
             TrapKind::Overflow,
-            "sum overflows Int at 9223372036854775807 + 1",
+            "sum overflows Int: the total is 9223372036854775809",
         );
         assert_trap(
             call("sum_int", &[ints(&[i64::MIN, -1])]),
@@ -542,6 +548,23 @@ mod tests {
         assert_shows(call("sum_float", &[floats(&[])]), "0.0");
         assert_shows(call("sum_float", &[floats(&[0.5, 0.25])]), "0.75");
         assert_shows(call("sum_float", &[floats(&[1.0, f64::NAN])]), "NaN");
+        // Exact, so the order does not matter.
+        assert_shows(
+            call("sum_float", &[floats(&[1e16, 1.0, 1.0])]),
+            "1.0000000000000002e16",
+        );
+        assert_shows(
+            call("sum_float", &[floats(&[1.0, 1.0, 1e16])]),
+            "1.0000000000000002e16",
+        );
+        assert_shows(
+            call("sum_float", &[floats(&[1e308, 1e308, -1e308])]),
+            "1e308",
+        );
+        assert_shows(
+            call("avg_float", &[floats(&[1e308, 1e308, -1e308])]),
+            "3.333333333333333e307",
+        );
     }
 
     #[test]

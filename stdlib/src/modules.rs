@@ -12,7 +12,7 @@
 use std::io::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use wo_vm::{limit, Host, Stop, TrapKind, Value};
+use wo_vm::{limit, Host, ReadError, Stop, TrapKind, Value};
 
 use crate::{args, float, int, internal, new_text, text, trap, Native};
 
@@ -84,19 +84,11 @@ fn io_read_line(host: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     // Stdout is flushed each time the read is about to wait (LANGUAGE.md §11), so a
     // prompt is out before the program waits for its answer.
     let out = &mut host.out;
-    let mut unflushed = None;
-    let mut before_wait = || {
-        out.flush().map_err(|e| {
-            let kind = e.kind();
-            unflushed = Some(e);
-            std::io::Error::from(kind)
-        })
+    let n = match host.input.read_line(&mut line, max, &mut || out.flush()) {
+        Ok(n) => n,
+        Err(ReadError::Read(e)) => return Err(read_failed(&e)),
+        Err(ReadError::BeforeWait(e)) => return Err(write_failed(&e)),
     };
-    let got = host.input.read_line(&mut line, max, &mut before_wait);
-    if let Some(e) = unflushed {
-        return Err(write_failed(&e));
-    }
-    let n = got.map_err(|e| read_failed(&e))?;
     if n == 0 {
         return Ok(Value::Nil);
     }
@@ -422,9 +414,9 @@ mod tests {
             buf: &mut Vec<u8>,
             max: u64,
             before_wait: &mut dyn FnMut() -> std::io::Result<()>,
-        ) -> std::io::Result<usize> {
+        ) -> Result<usize, wo_vm::ReadError> {
             if self.waits.get() {
-                before_wait()?;
+                before_wait().map_err(wo_vm::ReadError::BeforeWait)?;
             }
             wo_vm::Input::read_line(&mut self.bytes, buf, max, before_wait)
         }

@@ -959,6 +959,15 @@ impl<'img> Vm<'img> {
                         back_edge!(t, at);
                     }
                 }
+                Op::JumpUnlessEqConst { b, k, eq, t } => {
+                    let hold = match (&r!(b), &consts[k.index()]) {
+                        (Value::Text(x), Value::Text(y)) => text_eq(x, y),
+                        (x, y) => values_eq(x, y),
+                    };
+                    if hold != eq {
+                        back_edge!(t, at);
+                    }
+                }
                 Op::ForPrep { a, v, t } => {
                     let (start, stop, step) = (
                         int!(a),
@@ -1005,13 +1014,20 @@ impl<'img> Vm<'img> {
 
                 Op::TextNext { v, b, i, t } => {
                     let at_byte = int!(i);
-                    let c = match &r!(b) {
+                    // The character as a one-character Text and its width in bytes; an
+                    // ASCII byte is one of the shared Texts, found with one test.
+                    let next = match &r!(b) {
                         Value::Text(s) => {
                             let p = usize::try_from(at_byte).unwrap_or(usize::MAX);
                             match s.as_bytes().get(p) {
-                                Some(&b) if b.is_ascii() => Some(char::from(b)),
+                                Some(&b) if b.is_ascii() => {
+                                    Some((ascii[usize::from(b)].clone(), 1))
+                                }
                                 _ => match s.get(p..) {
-                                    Some(rest) => rest.chars().next(),
+                                    Some(rest) => rest
+                                        .chars()
+                                        .next()
+                                        .map(|c| (Value::char_text(c), c.len_utf8())),
                                     None => fault!(
                                         "a text cursor at byte {at_byte} is not at a \
                                          character of a text of {} bytes",
@@ -1022,14 +1038,10 @@ impl<'img> Vm<'img> {
                         }
                         other => fault!("expected a Text, found {}", type_name(other)),
                     };
-                    match c {
-                        Some(c) => {
+                    match next {
+                        Some((one, width)) => {
                             // At most 4 more than an offset into a text, so no overflow.
-                            set_int(&mut r!(i), at_byte + c.len_utf8() as i64);
-                            let one = match u8::try_from(c) {
-                                Ok(b) if b.is_ascii() => ascii[usize::from(b)].clone(),
-                                _ => Value::char_text(c),
-                            };
+                            set_int(&mut r!(i), at_byte + width as i64);
                             put(&mut r!(v), one);
                         }
                         None => back_edge!(t, at),

@@ -18,13 +18,13 @@ pub use interp::{Fiber, Status, Vm, Wait};
 pub use sched::Fibers;
 pub use stdin::Stdin;
 pub use value::{
-    ErrorValue, Host, Input, Key, MapData, NativeFn, Object, RowRef, Stop, TaskCell, TaskState,
-    Trap, TrapKind, Value,
+    ErrorValue, Host, Input, Key, MapData, NativeFn, Object, ReadError, RowRef, Stop, TaskCell,
+    TaskState, Trap, TrapKind, Value,
 };
 /// The durable half of the database, for the CLI (`wo db …`, `--data` errors).
 pub use wo_db::durable;
 /// The engine's schema, for tools that show a data directory's tables (`wo repl`).
-pub use wo_db::{ColType, IndexKind, Schema};
+pub use wo_db::{ColType, FloatSum, IndexKind, IntSum, Schema};
 
 use std::io::Write as _;
 use std::rc::Rc;

@@ -16,7 +16,7 @@ use std::io::Read as _;
 use std::os::fd::AsFd as _;
 use std::sync::Mutex;
 
-use crate::value::Input;
+use crate::value::{Input, ReadError};
 
 /// How much one read of fd 0 asks for.
 const CHUNK: usize = 64 * 1024;
@@ -67,7 +67,7 @@ impl Ahead {
         max: u64,
         stop: Option<u8>,
         before_wait: &mut dyn FnMut() -> std::io::Result<()>,
-    ) -> std::io::Result<usize> {
+    ) -> Result<usize, ReadError> {
         let mut taken = 0usize;
         loop {
             let room = usize::try_from(max)
@@ -78,9 +78,9 @@ impl Ahead {
             }
             if self.pending().is_empty() {
                 if fd0_would_block() {
-                    before_wait()?;
+                    before_wait().map_err(ReadError::BeforeWait)?;
                 }
-                if self.fill()? == 0 {
+                if self.fill().map_err(ReadError::Read)? == 0 {
                     return Ok(taken);
                 }
             }
@@ -117,12 +117,17 @@ impl Input for Stdin {
         buf: &mut Vec<u8>,
         max: u64,
         before_wait: &mut dyn FnMut() -> std::io::Result<()>,
-    ) -> std::io::Result<usize> {
+    ) -> Result<usize, ReadError> {
         ahead().take(buf, max, Some(b'\n'), before_wait)
     }
 
     fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {
-        ahead().take(buf, max, None, &mut || Ok(()))
+        // Nothing is called before a wait here, so only the read can fail.
+        ahead()
+            .take(buf, max, None, &mut || Ok(()))
+            .map_err(|e| match e {
+                ReadError::Read(e) | ReadError::BeforeWait(e) => e,
+            })
     }
 }
 

@@ -332,19 +332,29 @@ impl From<Trap> for Stop {
     }
 }
 
+/// Why a read of standard input stopped short: the read itself failed, or the
+/// `before_wait` call made before a wait did (the natives' flush of stdout, so the
+/// error is about stdout, not the input).
+#[derive(Debug)]
+pub enum ReadError {
+    Read(std::io::Error),
+    BeforeWait(std::io::Error),
+}
+
 /// Standard input as the `io` natives read it. Any `BufRead` is one (tests pass a
 /// byte slice or `std::io::empty()`); [`crate::Stdin`] is the process's own.
 pub trait Input {
     /// Appends the bytes up to and including the next `\n` (or up to the end of the
     /// input), at most `max` of them; returns how many (0 at the end). Calls
     /// `before_wait` each time it is about to wait for input that has not arrived (the
-    /// natives flush stdout there); an error from it ends the read with that error.
+    /// natives flush stdout there); an error from it ends the read as
+    /// [`ReadError::BeforeWait`].
     fn read_line(
         &mut self,
         buf: &mut Vec<u8>,
         max: u64,
         before_wait: &mut dyn FnMut() -> std::io::Result<()>,
-    ) -> std::io::Result<usize>;
+    ) -> Result<usize, ReadError>;
     /// Appends the rest of the input, at most `max` bytes; returns how many.
     fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize>;
 }
@@ -356,8 +366,10 @@ impl<R: BufRead> Input for R {
         buf: &mut Vec<u8>,
         max: u64,
         _before_wait: &mut dyn FnMut() -> std::io::Result<()>,
-    ) -> std::io::Result<usize> {
-        self.take(max).read_until(b'\n', buf)
+    ) -> Result<usize, ReadError> {
+        self.take(max)
+            .read_until(b'\n', buf)
+            .map_err(ReadError::Read)
     }
 
     fn read_all(&mut self, buf: &mut Vec<u8>, max: u64) -> std::io::Result<usize> {

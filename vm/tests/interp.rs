@@ -1431,6 +1431,88 @@ fn text_walk_by_byte_cursor() {
     assert!(matches!(vm.resume(&mut fiber, 100), Status::Yield));
 }
 
+/// JUMP_UNLESS_EQ_K compares by EQ's rules with any constant (a hand-made image may hold
+/// any value in the register): equal texts, -0.0 and 0.0 are equal; NaN, a value of
+/// another type and nil are not. `eq: false` is the test of `!=`.
+#[test]
+fn jump_unless_eq_k_tests_by_the_rules_of_eq() {
+    let test = |value: Const, k: Const, eq: bool| -> String {
+        // r0 = the value; print "jumped" or "fell through".
+        let mut code = vec![
+            Op::LoadConst {
+                a: r(0),
+                k: wo_bytecode::ConstIdx(0),
+            },
+            Op::JumpUnlessEqConst {
+                b: r(0),
+                k: wo_bytecode::ConstIdx(1),
+                eq,
+                t: Pc(6),
+            },
+            Op::LoadConst {
+                a: r(1),
+                k: wo_bytecode::ConstIdx(2),
+            },
+        ];
+        code.extend(print_reg(1, 2));
+        code.push(Op::RetNil {});
+        code.push(Op::LoadConst {
+            a: r(1),
+            k: wo_bytecode::ConstIdx(3),
+        });
+        code.extend(print_reg(1, 2));
+        code.push(Op::RetNil {});
+        assert_eq!(code.len(), 10);
+        let img = with_consts(
+            image(vec![func("main", 0, 3, 1, code)]),
+            vec![
+                value,
+                k,
+                Const::Text("fell through".into()),
+                Const::Text("jumped".into()),
+            ],
+        );
+        match run(&img) {
+            (RunResult::Exit(0), out) => out.trim_end().to_string(),
+            other => panic!("expected a clean run, got {other:?}"),
+        }
+    };
+    let text = |s: &str| Const::Text(s.into());
+    for (value, k, equal) in [
+        (text("a"), text("a"), true),
+        (text("é"), text("é"), true),
+        (text("a"), text("b"), false),
+        (text("a"), text("ab"), false),
+        (text(""), text(""), true),
+        (text(&"x".repeat(40)), text(&"x".repeat(40)), true),
+        (
+            text(&"x".repeat(40)),
+            text(&format!("{}y", "x".repeat(39))),
+            false,
+        ),
+        (Const::Float(-0.0), Const::Float(0.0), true),
+        (Const::Float(f64::NAN), Const::Float(f64::NAN), false),
+        (Const::Int(1), Const::Float(1.0), false),
+        (Const::Int(1), text("1"), false),
+    ] {
+        let (when_eq, when_ne) = if equal {
+            ("fell through", "jumped")
+        } else {
+            ("jumped", "fell through")
+        };
+        assert_eq!(
+            test(value.clone(), k.clone(), true),
+            when_eq,
+            "{value:?} == {k:?}"
+        );
+        assert_eq!(
+            test(value.clone(), k.clone(), false),
+            when_ne,
+            "{value:?} != {k:?}"
+        );
+    }
+}
+
 /// FOR_PREP counts the iterations without overflowing at the ends of the Int range and
 /// traps BOUNDS on a step of 0.
 #[test]

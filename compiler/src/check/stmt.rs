@@ -520,8 +520,9 @@ impl<'a> Checker<'a> {
         self.ctx.scopes.pop();
     }
 
-    /// `for x in from … select …`: a loop the engine feeds row by row when the query
-    /// reads a table, else a loop over the query's list.
+    /// `for x in from … select …`: a loop over the query's rows that skips a row deleted
+    /// before the loop reaches it, when the query reads a table or a list of rows; else
+    /// a loop over the query's list.
     fn for_query(
         &mut self,
         var: &ast::Ident,
@@ -533,7 +534,7 @@ impl<'a> Checker<'a> {
     ) {
         let push = |out: &mut tir::Block, kind| out.push(Stmt { kind, span });
         let c = self.query(q, iter_span);
-        if c.table.is_some() {
+        if c.query.rows {
             self.ctx.scopes.push(HashMap::new());
             self.ctx.loop_depth += 1;
             let v = self.new_local(&var.name, var.span, c.select_ty.clone());

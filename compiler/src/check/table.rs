@@ -410,6 +410,7 @@ impl Checker<'_> {
                 }
             }
         };
+        let of_rows = self.table_of(&var_ty).is_some();
         self.ctx.scopes.push(HashMap::new());
         let var = self.new_local(&q.var.name, q.var.span, var_ty.clone());
         let mut wheres = Vec::new();
@@ -523,6 +524,7 @@ impl Checker<'_> {
                         skip,
                         take,
                         select,
+                        rows: true,
                     }
                 }
                 (None, src) => tir::Query {
@@ -535,6 +537,7 @@ impl Checker<'_> {
                     skip,
                     take,
                     select,
+                    rows: of_rows,
                 },
             };
         Checked {

@@ -446,41 +446,23 @@ impl Model {
             Agg::Sum(_) | Agg::Avg(_) if !matches!(ty, ColType::Int | ColType::Float) => {
                 Err(ErrorKind::Db)
             }
+            // Sums are exact: an Int total must fit (partial sums may not), a Float
+            // total is rounded once. The Float arithmetic is the engine's own
+            // (`wo_db::FloatSum`, checked against CPython's math.fsum in its unit
+            // tests); what the model checks is which values reach it.
             Agg::Sum(_) if ty == ColType::Int => {
-                let mut acc: i64 = 0;
-                for v in &vals {
-                    let Cell::Int(x) = v else { unreachable!() };
-                    acc = acc.checked_add(*x).ok_or(ErrorKind::Overflow)?;
-                }
-                Ok(Cell::Int(acc))
+                let total: i128 = vals.iter().map(int_of).sum();
+                i64::try_from(total)
+                    .map(Cell::Int)
+                    .map_err(|_| ErrorKind::Overflow)
             }
-            Agg::Sum(_) => Ok(Cell::Float(vals.iter().fold(0.0, |a, v| {
-                if let Cell::Float(x) = v {
-                    a + x
-                } else {
-                    a
-                }
-            }))),
+            Agg::Sum(_) => Ok(Cell::Float(float_total(&vals))),
             Agg::Avg(_) if vals.is_empty() => Ok(Cell::Nil),
             Agg::Avg(_) if ty == ColType::Int => {
-                let sum: i128 = vals
-                    .iter()
-                    .map(|v| {
-                        if let Cell::Int(x) = v {
-                            i128::from(*x)
-                        } else {
-                            0
-                        }
-                    })
-                    .sum();
-                Ok(Cell::Float(sum as f64 / vals.len() as f64))
+                let total: i128 = vals.iter().map(int_of).sum();
+                Ok(Cell::Float(total as f64 / vals.len() as f64))
             }
-            Agg::Avg(_) => {
-                let sum = vals
-                    .iter()
-                    .fold(0.0, |a, v| if let Cell::Float(x) = v { a + x } else { a });
-                Ok(Cell::Float(sum / vals.len() as f64))
-            }
+            Agg::Avg(_) => Ok(Cell::Float(float_total(&vals) / vals.len() as f64)),
             Agg::Min(_) => Ok(vals
                 .iter()
                 .min_by(|a, b| m_sort(a, b))
@@ -769,4 +751,21 @@ pub fn run_case(raw: Vec<RawTable>, ops: Vec<RawOp>) -> Result<(), String> {
         check_state(&mut db, m, &s)?;
     }
     Ok(())
+}
+
+fn int_of(v: &Cell) -> i128 {
+    match v {
+        Cell::Int(x) => i128::from(*x),
+        _ => 0,
+    }
+}
+
+fn float_total(vals: &[Cell]) -> f64 {
+    let mut total = wo_db::FloatSum::new();
+    for v in vals {
+        if let Cell::Float(x) = v {
+            total.add(*x);
+        }
+    }
+    total.value()
 }

@@ -204,6 +204,15 @@ fn comment(image: &Image, pc: usize, op: &Op) -> Option<String> {
             op.symbol(),
             back_edge(pc, t)
         )),
+        Op::JumpUnlessEqConst { b, k, eq, t } => Some(format!(
+            "unless {b} {} {} goto {t}{}",
+            if eq { "==" } else { "!=" },
+            image
+                .consts
+                .get(k.index())
+                .map_or(k.to_string(), const_text),
+            back_edge(pc, t)
+        )),
         Op::ForPrep { a, v, t } => Some(format!(
             "for {v} in range({}); empty: goto {t}",
             reg_list(a, 3)

@@ -327,6 +327,9 @@ opcodes! {
     /// Text `R[b]`, goes to `t`; else `R[v]` = the character at `R[i]` as a
     /// one-character Text, and `R[i]` += its length in bytes.
     TextNext = 0x39, "TEXT_NEXT" { v: Reg, b: Reg, i: Reg, t: Pc }
+    /// `if (R[b] == K[k]) != eq { goto t }`: the fused test of `==` (`eq` true) or
+    /// `!=` (`eq` false) against a Text or Float constant, by the rules of `EQ`.
+    JumpUnlessEqConst = 0x3a, "JUMP_UNLESS_EQ_K" { b: Reg, k: ConstIdx, eq: bool, t: Pc }
 
     /// `R[base] = f(R[base] … R[base+arity-1])`: the callee's frame starts at `base`.
     Call = 0x40, "CALL" { f: FuncIdx, base: Reg }

@@ -228,6 +228,8 @@ fn format_version_covers_opcodes_and_builtins() {
         (7, 0x1620_387e),
         // Version 8 added TEXT_NEXT (0x39).
         (8, 0x0c7c_136a),
+        // Version 9 added JUMP_UNLESS_EQ_K (0x3a).
+        (9, 0xb40e_d7d1),
     ];
     let found = (FORMAT_VERSION, fingerprint());
     assert!(

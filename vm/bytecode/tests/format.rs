@@ -152,9 +152,17 @@ fn compatibility_fixtures() {
             );
         } else if version >= 6 {
             // Renames and literal defaults are in the tables section from version 6.
-            assert_eq!(read_image(&bytes), Ok(without_text_next(&image)), "{name}");
+            assert_eq!(
+                read_image(&bytes),
+                Ok(written_by(version, &image)),
+                "{name}"
+            );
         } else if version >= wo_bytecode::format::OLDEST_VERSION {
-            assert_eq!(read_image(&bytes), Ok(without_text_next(&plain)), "{name}");
+            assert_eq!(
+                read_image(&bytes),
+                Ok(written_by(version, &plain)),
+                "{name}"
+            );
         } else {
             let err = read_image(&bytes).expect_err("an old image is refused");
             let msg = err.to_string();
@@ -171,14 +179,16 @@ fn compatibility_fixtures() {
     );
 }
 
-/// `image` as a build before format version 8 wrote it: without `TEXT_NEXT`, which the
-/// sample has only near the end of a function, after every jump target. The sample's
-/// positions are made by index, so the one fewer instruction has the first positions.
-fn without_text_next(image: &Image) -> Image {
+/// `image` as the build of format `version` wrote it: without the instructions added
+/// after that version (`since_version`), which the sample has only near the end of a
+/// function, after every jump target. The sample's positions are made by index, so the
+/// fewer instructions have the first positions.
+fn written_by(version: u16, image: &Image) -> Image {
     let mut image = image.clone();
     for f in &mut image.functions {
         let before = f.code.len();
-        f.code.retain(|op| !matches!(op, Op::TextNext { .. }));
+        f.code
+            .retain(|op| wo_bytecode::format::since_version(op) <= version);
         f.pos.truncate(f.pos.len() - (before - f.code.len()));
     }
     image
@@ -647,18 +657,22 @@ fn bad_query_tags_are_refused() {
 }
 
 /// An image that says it is of an older version but holds an instruction added later
-/// (`TEXT_NEXT`, version 8) is refused: no wo of that version wrote it, and one would
-/// refuse it. Without the instruction, the same bytes as version 7 load.
+/// (`TEXT_NEXT` in version 8, `JUMP_UNLESS_EQ_K` in version 9) is refused: no wo of that
+/// version wrote it, and one would refuse it. Without the instruction, the same bytes
+/// load as that version.
 #[test]
 fn an_older_version_cannot_hold_a_newer_instruction() {
     let image = sample_image();
-    let mut bytes = write_image(&image);
-    bytes[4..6].copy_from_slice(&7u16.to_le_bytes());
-    fix_crc(&mut bytes);
-    let err = read_image(&bytes).expect_err("TEXT_NEXT in a version 7 image");
-    assert!(err.to_string().contains("unknown opcode 0x39"), "{err}");
-    let mut bytes = write_image(&without_text_next(&image));
-    bytes[4..6].copy_from_slice(&7u16.to_le_bytes());
-    fix_crc(&mut bytes);
-    assert!(read_image(&bytes).is_ok());
+    for (version, code) in [(7u16, 0x39), (8, 0x3a)] {
+        let mut bytes = write_image(&written_by(version + 1, &image));
+        bytes[4..6].copy_from_slice(&version.to_le_bytes());
+        fix_crc(&mut bytes);
+        let err = read_image(&bytes).expect_err("a newer instruction in an older image");
+        let want = format!("unknown opcode 0x{code:02x}");
+        assert!(err.to_string().contains(&want), "version {version}: {err}");
+        let mut bytes = write_image(&written_by(version, &image));
+        bytes[4..6].copy_from_slice(&version.to_le_bytes());
+        fix_crc(&mut bytes);
+        assert!(read_image(&bytes).is_ok(), "version {version}");
+    }
 }

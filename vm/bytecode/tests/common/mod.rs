@@ -691,6 +691,12 @@ pub fn every_op() -> Function {
             i: r(2),
             t: Pc(3),
         },
+        Op::JumpUnlessEqConst {
+            b: r(7),
+            k: ConstIdx(1),
+            eq: false,
+            t: Pc(2),
+        },
         Op::Ret { a: r(0) },
         Op::RetNil {},
     ];
