@@ -30,13 +30,36 @@ struct TestFn {
     place: String,
 }
 
-/// Captured program output (stdout and stderr of one test, interleaved).
-#[derive(Clone, Default)]
-struct Captured(Rc<RefCell<Vec<u8>>>);
+/// Captured program output (stdout and stderr of one test, interleaved), with the
+/// stream the last bytes came from.
+#[derive(Default)]
+struct Output {
+    bytes: Vec<u8>,
+    last: Option<Stream>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Out,
+    Err,
+}
+
+/// One stream's writer into a test's [`Output`].
+#[derive(Clone)]
+struct Captured(Rc<RefCell<Output>>, Stream);
 
 impl Write for Captured {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
+        let mut o = self.0.borrow_mut();
+        // Where the other stream left a line unfinished, this one starts a new line:
+        // the report shows lines, and neither stream's text runs into the other's.
+        if o.last.is_some_and(|s| s != self.1) && o.bytes.last().is_some_and(|&b| b != b'\n') {
+            o.bytes.push(b'\n');
+        }
+        o.bytes.extend_from_slice(buf);
+        if !buf.is_empty() {
+            o.last = Some(self.1);
+        }
         Ok(buf.len())
     }
 
@@ -154,10 +177,10 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
     };
     let mut image = image.clone();
     image.entry = FuncIdx(u32::try_from(idx).unwrap_or(u32::MAX));
-    let output = Captured::default();
+    let output = Rc::new(RefCell::new(Output::default()));
     let host = Host {
-        out: Box::new(output.clone()),
-        err: Box::new(output.clone()),
+        out: Box::new(Captured(output.clone(), Stream::Out)),
+        err: Box::new(Captured(output.clone(), Stream::Err)),
         // A test reads no input: `io.read_line` gives nil, `io.read_all` "".
         input: Box::new(std::io::empty()),
         classes: image.classes.clone().into(),
@@ -166,7 +189,7 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
     };
     let natives = |name: &str| wo_stdlib::lookup(name);
     let res = wo_vm::run_with(&image, &natives, Vec::new(), host, RunOptions::default());
-    let printed: Vec<String> = String::from_utf8_lossy(&output.0.borrow())
+    let printed: Vec<String> = String::from_utf8_lossy(&output.borrow().bytes)
         .lines()
         .map(|l| format!("  | {l}"))
         .collect();
@@ -186,10 +209,13 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
                 Vec::new()
             };
             below.extend(printed);
-            Some((
-                format!("trap {}: {}{at}", trap.kind.name(), trap.message),
-                below,
-            ))
+            // A message of several lines: its first on the FAILED line, with where;
+            // the rest below it, indented, before the stack and the output.
+            let mut lines = trap.message.lines();
+            let first = lines.next().unwrap_or_default();
+            let rest: Vec<String> = lines.map(|l| format!("    {l}")).collect();
+            below.splice(0..0, rest);
+            Some((format!("trap {}: {first}{at}", trap.kind.name()), below))
         }
         Ok(RunResult::Fault(msg)) => Some((msg, printed)),
         Err(StartError::Link(e)) => Some((format!("internal error: {e}"), printed)),

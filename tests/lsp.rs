@@ -804,3 +804,113 @@ fn answers_on_a_five_thousand_line_program() {
     }
     c.stop();
 }
+
+/// The protocol's rules around the session's ends: a request before `initialize` gets
+/// "not initialized" (-32002), a second `initialize` and any request after `shutdown`
+/// "invalid request" (-32600), notifications after `shutdown` are dropped, and `exit`
+/// then ends the session with status 0. No message is a Debug dump.
+#[test]
+fn requests_before_initialize_and_after_shutdown_get_the_protocols_errors() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start wo lsp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut send = |v: Value| {
+        let text = v.to_string();
+        write!(stdin, "Content-Length: {}\r\n\r\n{text}", text.len()).expect("write");
+        stdin.flush().expect("flush");
+    };
+    let request = |id: i32, method: &str| json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": {} });
+    send(request(1, "textDocument/hover"));
+    let r = read_message(&mut out).expect("an answer");
+    assert_eq!(r["error"]["code"], json!(-32002), "{r}");
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("`textDocument/hover` came before `initialize`"),
+        "{r}"
+    );
+    assert!(!msg.contains("Request {"), "{r}");
+    send(json!({ "jsonrpc": "2.0", "id": 2, "method": "initialize",
+                 "params": { "processId": null, "rootUri": null, "capabilities": {} } }));
+    let r = read_message(&mut out).expect("an answer");
+    assert!(r["result"]["capabilities"].is_object(), "{r}");
+    send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    send(json!({ "jsonrpc": "2.0", "id": 3, "method": "initialize",
+                 "params": { "processId": null, "rootUri": null, "capabilities": {} } }));
+    let r = read_message(&mut out).expect("an answer");
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    send(request(4, "shutdown"));
+    let r = read_message(&mut out).expect("an answer");
+    assert_eq!(
+        (r["id"].clone(), r["result"].clone()),
+        (json!(4), Value::Null),
+        "{r}"
+    );
+    send(json!({ "jsonrpc": "2.0", "method": "textDocument/didClose",
+                 "params": { "textDocument": { "uri": "file:///x.wo" } } }));
+    send(request(5, "textDocument/hover"));
+    let r = read_message(&mut out).expect("an answer");
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("after `shutdown`"),
+        "{r}"
+    );
+    send(json!({ "jsonrpc": "2.0", "method": "exit", "params": null }));
+    let done = child.wait_with_output().expect("wait");
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+}
+
+/// Closing a document clears its diagnostics in the editor (an empty list is published).
+#[test]
+fn closing_a_document_clears_its_diagnostics() {
+    let dir = scratch("close");
+    let uri = uri_of(&dir.join("broken.wo"));
+    let mut c = Client::start();
+    c.open(&uri, "fn main() {\n  let x: Int = \"no\"\n}\n");
+    assert_eq!(c.diagnostics(&uri).len(), 1);
+    c.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
+    c.stop();
+}
+
+/// A `Content-Length` that is not a number ends the session (65), and the message
+/// names the header.
+#[test]
+fn a_content_length_that_is_not_a_number_is_named() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start wo lsp");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"Content-Length: abc\r\n\r\n{}")
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{stderr}");
+    assert!(
+        stderr.contains("the `Content-Length` header is not a byte count"),
+        "{stderr}"
+    );
+}

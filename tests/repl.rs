@@ -474,6 +474,24 @@ mod pty {
         s.send_line(".quit").unwrap();
         s.exp_eof().unwrap();
     }
+
+    /// Lines that arrive together (a paste without bracketed paste, typing ahead) are
+    /// each an input: the line editor keeps what it read past the first line (the
+    /// `buffer-redux` feature of rustyline); without it, only the first ran.
+    #[test]
+    fn lines_that_arrive_together_each_run() {
+        let dir = scratch("pty-burst");
+        let mut s = start(&dir, &dir.join("history"));
+        s.send("print(101)\rprint(202)\rprint(303)\r").unwrap();
+        s.flush().unwrap();
+        for n in ["101", "202", "303"] {
+            s.exp_string(n)
+                .unwrap_or_else(|e| panic!("the output {n} of a line typed ahead: {e}"));
+        }
+        s.exp_string("wo> ").unwrap();
+        s.send_line(".quit").unwrap();
+        s.exp_eof().unwrap();
+    }
 }
 
 /// `nil` alone shows `nil` (it reported that the wrapper's variable `__value` could
@@ -520,4 +538,47 @@ print(b == keep[0])
     let (status, out, err) = repl(&dir, &[], input);
     assert_eq!(out, "rolled back\n2\n-1\nfalse\n", "stderr:\n{err}");
     assert_eq!(status, Some(0), "stderr:\n{err}");
+}
+
+/// Piped input that ends inside a declaration or statement is an error at its last open
+/// bracket (exit 1), not dropped; a closer that closes nothing is reported where it
+/// was written, not where the wrapper a statement runs in would put it.
+#[test]
+fn input_cut_short_or_closing_nothing_is_an_error_where_written() {
+    let dir = scratch("cut_short");
+    for (input, line_col, what) in [
+        (
+            "fn f() {\n  print(1)\n",
+            "repl:1:8",
+            "before this `{` was closed",
+        ),
+        (
+            "class C {\n  x: Int\n",
+            "repl:1:9",
+            "before this `{` was closed",
+        ),
+        ("const A = [1,\n", "repl:1:11", "before this `[` was closed"),
+        ("print(1 +\n", "repl:1:6", "before this `(` was closed"),
+        (
+            "print(1)\nlet x = 1 +\n",
+            "repl:2:12",
+            "in the middle of a statement",
+        ),
+        ("}\n", "repl:1:1", "unexpected `}`: it closes no bracket"),
+        (
+            "print(1)\n  print(2))\n",
+            "repl:2:11",
+            "unexpected `)`: it closes no bracket",
+        ),
+    ] {
+        let (code, _, err) = repl(&dir, &[], input);
+        assert_eq!(code, Some(1), "{input:?}: {err}");
+        assert!(
+            err.contains(&format!("{line_col}: error: ")) && err.contains(what),
+            "{input:?}: {err}"
+        );
+    }
+    // What came before the cut still ran.
+    let (code, out, _) = repl(&dir, &[], "fn f() {\n  print(1)\n}\nf()\nfn g() {\n");
+    assert_eq!((code, out.as_str()), (Some(1), "1\n"));
 }

@@ -215,3 +215,27 @@ fn a_failing_test_shows_a_deep_stack_shortened() {
     );
     assert!(res.stdout.lines().count() < 10, "{}", res.stdout);
 }
+
+/// A trap message of several lines keeps the report's lines: its first line is on the
+/// FAILED line with the position, the rest indented below. Output left without a
+/// newline on one stream ends its line before the other stream's text.
+#[test]
+fn a_multi_line_message_and_mixed_streams_keep_their_lines() {
+    let dir = scratch_dir("wo-test-lines");
+    write(
+        &dir,
+        "lines.wo",
+        "use io\n\nfn test_m() {\n  io.write(\"no newline\")\n  print_err(\"to stderr\")\n  print(\"out again\")\n  fail(\"line1\\nline2\")\n}\n\nfn main() {}\n",
+    );
+    let res = run_wo(&dir, &["test", "lines.wo"]);
+    res.expect_status(1);
+    assert_eq!(
+        res.stdout,
+        "FAILED lines.wo:3 test_m: trap FAIL: line1 at lines.wo:7:3\n    \
+         line2\n  \
+         | no newline\n  \
+         | to stderr\n  \
+         | out again\n\
+         0 passed, 1 failed\n"
+    );
+}

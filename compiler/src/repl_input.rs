@@ -90,6 +90,55 @@ pub fn completeness(text: &str) -> Completeness {
     Completeness::Complete
 }
 
+/// Why an input that is [`Completeness::Incomplete`] is not complete, for the message
+/// when the input ends there: the last bracket still open (its byte range and its
+/// text), or `None` when the parser wants more after closed brackets (a trailing
+/// operator, a query without `select`).
+pub fn unclosed(text: &str) -> Option<(std::ops::Range<usize>, &'static str)> {
+    brackets(text).err().and_then(|mut open| open.pop())
+}
+
+/// The first closing bracket that closes nothing (its byte range and its text). The
+/// REPL reports it where the user wrote it: parsed inside the wrapper a statement
+/// input runs in, it would close the wrapper instead.
+pub fn unmatched_closer(text: &str) -> Option<(std::ops::Range<usize>, &'static str)> {
+    brackets(text).ok().flatten()
+}
+
+type Bracket = (std::ops::Range<usize>, &'static str);
+
+/// Walks the brackets of `text`: `Ok(Some(_))` at the first closer with nothing open,
+/// `Ok(None)` when all are balanced, `Err(open)` with the brackets left open.
+fn brackets(text: &str) -> Result<Option<Bracket>, Vec<Bracket>> {
+    let lexed = tokenize(text, FileId(0), 0, 0, Mode::File);
+    let mut open = Vec::new();
+    for (lo, tok, hi) in &lexed.toks {
+        let bracket = match tok {
+            Tok::LParen => "(",
+            Tok::LBracket => "[",
+            Tok::LBrace => "{",
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                if open.pop().is_none() {
+                    let closer = match tok {
+                        Tok::RParen => ")",
+                        Tok::RBracket => "]",
+                        _ => "}",
+                    };
+                    return Ok(Some((*lo..*hi, closer)));
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        open.push((*lo..*hi, bracket));
+    }
+    if open.is_empty() {
+        Ok(None)
+    } else {
+        Err(open)
+    }
+}
+
 /// Whether a statement is an `if` (or `else if` chain) without a final `else`.
 fn open_if(stmt: &ast::Stmt) -> bool {
     match &stmt.kind {

@@ -52,7 +52,7 @@ pub fn serve() -> Result<(), Failure> {
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let ended = served?;
     io_threads.join().map_err(|e| {
-        let message = format!("language server: {e}");
+        let message = format!("language server: {}", transport::describe(&e));
         // A frame that could not be read (a bad header): the input was invalid.
         if e.kind() == std::io::ErrorKind::InvalidData {
             Failure::BadSource(message)
@@ -118,10 +118,8 @@ enum Ended {
 }
 
 fn run(connection: Connection) -> Result<Ended, Failure> {
-    let (id, params) = match connection.initialize_start() {
-        Ok(started) => started,
-        Err(e) if e.channel_is_disconnected() => return Ok(Ended::Early("the input ended")),
-        Err(e) => return Err(protocol(e)),
+    let Some((id, params)) = initialize_request(&connection)? else {
+        return Ok(Ended::Early("the input ended"));
     };
     let params: InitializeParams = serde_json::from_value(params).map_err(protocol)?;
     let enc = encoding(&params);
@@ -130,7 +128,7 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
         "capabilities": caps,
         "serverInfo": { "name": "wo", "version": env!("CARGO_PKG_VERSION") },
     });
-    connection.initialize_finish(id, result).map_err(protocol)?;
+    send(&connection, Message::Response(Response::new_ok(id, result)))?;
     let mut world = World::new(enc);
     loop {
         // With stale programs, take only what is already waiting; when nothing is,
@@ -151,10 +149,20 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
             }
         };
         match msg {
+            Message::Request(req) if req.method == "shutdown" => {
+                let done = Response::new_ok(req.id, serde_json::Value::Null);
+                send(&connection, Message::Response(done))?;
+                return shut_down(&connection);
+            }
+            Message::Request(req) if req.method == "initialize" => {
+                let err = Response::new_err(
+                    req.id,
+                    ErrorCode::InvalidRequest as i32,
+                    "the server is already initialized".to_string(),
+                );
+                send(&connection, Message::Response(err))?;
+            }
             Message::Request(req) => {
-                if connection.handle_shutdown(&req).map_err(protocol)? {
-                    return Ok(Ended::Clean);
-                }
                 let resp = answer(&mut world, req);
                 send(&connection, Message::Response(resp))?;
             }
@@ -162,9 +170,72 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
                 if n.method == "exit" {
                     return Ok(Ended::Early("`exit` came"));
                 }
-                notify(&mut world, n);
+                if let Some(closed) = notify(&mut world, n) {
+                    // An editor keeps what was published for a closed document
+                    // until it is replaced.
+                    let params = PublishDiagnosticsParams {
+                        uri: closed,
+                        diagnostics: Vec::new(),
+                        version: None,
+                    };
+                    let n = Notification::new(PublishDiagnostics::METHOD.to_string(), params);
+                    send(&connection, Message::Notification(n))?;
+                }
             }
             Message::Response(_) => {}
+        }
+    }
+}
+
+/// Waits for the `initialize` request: any other request before it is answered with
+/// the protocol's "not initialized" error, notifications are dropped, and `exit` or
+/// the end of the input ends the session (`None`).
+fn initialize_request(
+    connection: &Connection,
+) -> Result<Option<(lsp_server::RequestId, serde_json::Value)>, Failure> {
+    loop {
+        match connection.receiver.recv() {
+            Ok(Message::Request(req)) if req.method == "initialize" => {
+                return Ok(Some((req.id, req.params)))
+            }
+            Ok(Message::Request(req)) => {
+                let err = Response::new_err(
+                    req.id,
+                    ErrorCode::ServerNotInitialized as i32,
+                    format!(
+                        "the server is not initialized: `{}` came before `initialize`",
+                        req.method
+                    ),
+                );
+                send(connection, Message::Response(err))?;
+            }
+            Ok(Message::Notification(n)) if n.method == "exit" => return Ok(None),
+            Ok(_) => {}
+            Err(_) => return Ok(None),
+        }
+    }
+}
+
+/// After `shutdown` was answered: a request gets the protocol's "invalid request"
+/// error, a notification is dropped, and `exit` (or the end of the input) ends the
+/// session cleanly.
+fn shut_down(connection: &Connection) -> Result<Ended, Failure> {
+    loop {
+        match connection.receiver.recv() {
+            Ok(Message::Request(req)) => {
+                let err = Response::new_err(
+                    req.id,
+                    ErrorCode::InvalidRequest as i32,
+                    format!(
+                        "the server is shutting down: `{}` came after `shutdown`",
+                        req.method
+                    ),
+                );
+                send(connection, Message::Response(err))?;
+            }
+            Ok(Message::Notification(n)) if n.method == "exit" => return Ok(Ended::Clean),
+            Ok(_) => {}
+            Err(_) => return Ok(Ended::Clean),
         }
     }
 }
@@ -187,7 +258,8 @@ fn publish(connection: &Connection, world: &mut World) -> Result<(), Failure> {
     Ok(())
 }
 
-fn notify(world: &mut World, n: Notification) {
+/// Applies a notification to the documents; returns the document it closed, if any.
+fn notify(world: &mut World, n: Notification) -> Option<Url> {
     match n.method.as_str() {
         DidOpenTextDocument::METHOD => {
             if let Ok(p) =
@@ -213,6 +285,7 @@ fn notify(world: &mut World, n: Notification) {
                 n.extract::<lsp_types::DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
             {
                 world.close(&p.text_document.uri);
+                return Some(p.text_document.uri);
             }
         }
         DidSaveTextDocument::METHOD => {
@@ -224,6 +297,7 @@ fn notify(world: &mut World, n: Notification) {
         }
         _ => {}
     }
+    None
 }
 
 /// The response to one request (an error response for a method not served or

@@ -94,3 +94,19 @@ fn skippable(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::InvalidData
         && (text.starts_with("malformed LSP payload") || text.starts_with("invalid utf-8"))
 }
+
+/// A read error in the words of the header it came from: `lsp-server` passes on the
+/// bare integer parse error for a `Content-Length` that is not a number.
+pub fn describe(e: &io::Error) -> String {
+    let text = e.to_string();
+    let parse_error = [
+        "invalid digit found in string",
+        "cannot parse integer from empty string",
+        "number too large to fit in target type",
+    ];
+    if parse_error.contains(&text.as_str()) {
+        format!("the `Content-Length` header is not a byte count ({text})")
+    } else {
+        text
+    }
+}

@@ -25,7 +25,9 @@ use std::time::Instant;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::Editor;
-use wo_compiler::repl_input::{completeness, continues, is_declaration, Completeness};
+use wo_compiler::repl_input::{
+    completeness, continues, is_declaration, unmatched_closer, Completeness,
+};
 
 use crate::commands::{data_dir, SharedStdout};
 use crate::exit::Failure;
@@ -206,6 +208,7 @@ impl Repl {
             }
             let mut text = format!("{first}\n");
             let mut cancelled = false;
+            let mut cut_short = false;
             loop {
                 match completeness(&text) {
                     Completeness::Complete => break,
@@ -219,7 +222,10 @@ impl Repl {
                             cancelled = true;
                             break;
                         }
-                        Read::Eof => break,
+                        Read::Eof => {
+                            cut_short = true;
+                            break;
+                        }
                     },
                     Completeness::MayContinue => match self.reader.read(CONTINUE)? {
                         Read::Line(l) if continues(&l) => {
@@ -247,6 +253,11 @@ impl Repl {
                 continue;
             }
             self.reader.remember(&text);
+            if cut_short {
+                self.session.cut_short(&text, REPL_FILE, start);
+                self.n_errors += 1;
+                return Ok(());
+            }
             self.eval(&text, REPL_FILE, start);
         }
     }
@@ -257,7 +268,10 @@ impl Repl {
             return;
         }
         let started = Instant::now();
-        let outcome = if is_declaration(text) {
+        let outcome = if let Some((at, closer)) = unmatched_closer(text) {
+            let message = format!("unexpected `{closer}`: it closes no bracket");
+            Session::syntax_error(text, file, line, at, message)
+        } else if is_declaration(text) {
             self.session.declare(text, file, line)
         } else {
             self.session.statements(text, file, line)

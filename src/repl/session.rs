@@ -441,6 +441,48 @@ impl Session {
         });
     }
 
+    /// An input that the end of the input cut short (a declaration or statement still
+    /// open): reported as an error at its last open bracket, or where it ends, and not
+    /// run. Without this a declaration cut short was dropped without a word.
+    pub fn cut_short(&mut self, text: &str, file: &str, line: usize) -> Outcome {
+        let (at, message) = match wo_compiler::repl_input::unclosed(text) {
+            Some((at, bracket)) => (
+                at,
+                format!("the input ended before this `{bracket}` was closed"),
+            ),
+            None => {
+                let end = text.trim_end().len();
+                (
+                    end..end,
+                    "the input ended in the middle of a statement".to_string(),
+                )
+            }
+        };
+        Self::syntax_error(text, file, line, at, message)
+    }
+
+    /// Reports a syntax error at `at` (a byte range of `text`, an input that starts at
+    /// `line`) without compiling the input.
+    pub fn syntax_error(
+        text: &str,
+        file: &str,
+        line: usize,
+        at: std::ops::Range<usize>,
+        message: String,
+    ) -> Outcome {
+        let mut src = "\n".repeat(line.saturating_sub(1));
+        let base = src.len();
+        src.push_str(text);
+        let mut sources = SourceMap::default();
+        let id = sources.add(file, src);
+        let span = Span::new(id, base + at.start, base + at.end);
+        say_part!(
+            "{}",
+            render_all(&sources, &[Diagnostic::error("syntax", span, message)])
+        );
+        Outcome::Failed
+    }
+
     /// One statement input: runs it, keeps its variables, prints an expression's value.
     pub fn statements(&mut self, text: &str, file: &str, line: usize) -> Outcome {
         let params: Vec<String> = self
