@@ -658,8 +658,7 @@ impl<'a> Gen<'a> {
                 });
                 // A row another fiber deleted meanwhile (the selection may yield, or
                 // be preempted) gets a nil in its place, never read: the body skips it.
-                f.emit(Op::DbAlive { a: alive, b: x });
-                let dead = f.emit(Op::JumpIfNot { a: alive, t: Pc(0) });
+                let dead = Self::jump_if_dead(f, x, alive, q.rows_nullable);
                 this.push_value(f, vals, sel);
                 let done = f.emit(Op::Jump { t: Pc(0) });
                 f.patch(dead);
@@ -679,8 +678,7 @@ impl<'a> Gen<'a> {
                 b: rows,
                 c: i,
             });
-            f.emit(Op::DbAlive { a: alive, b: row });
-            let skip = f.emit(Op::JumpIfNot { a: alive, t: Pc(0) });
+            let skip = Self::jump_if_dead(f, row, alive, q.rows_nullable);
             if let Some(l) = f.loops.last_mut() {
                 l.continues.push(skip);
             }
@@ -693,6 +691,19 @@ impl<'a> Gen<'a> {
             }
             this.block(f, body);
         });
+    }
+
+    /// Emits the test that skips a deleted row in `x` (with `alive` as scratch) and
+    /// returns its jump, to patch to where a deleted row goes. A nil (a list of `?T`)
+    /// is no row and passes.
+    fn jump_if_dead(f: &mut FnGen, x: Reg, alive: Reg, nullable: bool) -> usize {
+        let nil = nullable.then(|| f.emit(Op::JumpIfNil { a: x, t: Pc(0) }));
+        f.emit(Op::DbAlive { a: alive, b: x });
+        let dead = f.emit(Op::JumpIfNot { a: alive, t: Pc(0) });
+        if let Some(j) = nil {
+            f.patch(j);
+        }
+        dead
     }
 
     /// Evaluates the field values of a constructor or an `insert` into a run of
@@ -728,15 +739,16 @@ impl<'a> Gen<'a> {
             QuerySource::Table { desc, args, .. } => self.db_query(f, desc.clone(), args),
             QuerySource::List(e) => self.expr(f, e, None),
         };
-        // A list of rows is walked even when nothing else is asked, to leave out the
-        // rows deleted since it was made.
-        let list_of_rows = q.rows && matches!(q.source, QuerySource::List(_));
-        if q.residual.is_empty()
+        // The engine's list is new and holds only live rows; a list source is walked
+        // even when nothing else is asked, so the query's list is never the source
+        // itself (pushing to one would change the other) and rows deleted since the
+        // list was made are left out.
+        if matches!(q.source, QuerySource::Table { .. })
+            && q.residual.is_empty()
             && q.order.is_empty()
             && q.skip.is_none()
             && q.take.is_none()
             && q.select.is_none()
-            && !list_of_rows
         {
             return Self::to_dst(f, rows, dst);
         }
@@ -772,8 +784,7 @@ impl<'a> Gen<'a> {
                 // list of rows, or by another fiber while a predicate, a key or the
                 // selection yields or is preempted) is skipped, as a `for` loop over
                 // the query skips it.
-                f.emit(Op::DbAlive { a: alive, b: x });
-                let dead = f.emit(Op::JumpIfNot { a: alive, t: Pc(0) });
+                let dead = Self::jump_if_dead(f, x, alive, q.rows_nullable);
                 if let Some(l) = f.loops.last_mut() {
                     l.continues.push(dead);
                 }

@@ -296,6 +296,9 @@ pub struct Query {
     /// Whether the query's elements are rows of a table (it reads a table, or a list of
     /// rows): a row deleted before the query or its loop reaches it is skipped.
     pub rows: bool,
+    /// The elements are rows that may be nil (a list of `?T`): a nil is kept, and only
+    /// a row is checked.
+    pub rows_nullable: bool,
 }
 
 /// Binary operators, already specialised by operand type.

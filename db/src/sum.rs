@@ -141,9 +141,11 @@ impl FloatSum {
         if n.limbs[..low].iter().any(|&l| l != 0) {
             head |= 1;
         }
-        // Below 2^53 units the value is exact (a subnormal or a small normal) and the
-        // scaling below is exact too; above, `head` has more than 64 bits, and the one
-        // rounding is the conversion's.
+        // Below 2^53 units `head` is the whole value, exact as an f64 (a subnormal or
+        // a small normal), and the scaling below is exact too. Above, the one
+        // rounding is the conversion's: `head` is the whole value (up to about 2^96
+        // units, `low` is 0) or has more than 64 bits with the sticky bit below them,
+        // either way enough for a correct rounding.
         let magnitude = scale(head as f64, (low as i32) * DIGIT as i32 - 1074);
         if negative {
             -magnitude
@@ -243,7 +245,7 @@ mod tests {
         assert!(exact(&[f64::INFINITY, f64::NEG_INFINITY]).is_nan());
         assert_eq!(exact(&[f64::INFINITY, -f64::MAX]), f64::INFINITY);
         assert_eq!(exact(&[1.0, f64::NEG_INFINITY]), f64::NEG_INFINITY);
-        // An infinity from a finite overflow is one, and cannot be taken back.
+        // A partial sum beyond the largest f64 is no infinity: only the total counts.
         assert_eq!(exact(&[f64::MAX, f64::MAX, -f64::MAX, -f64::MAX]), 0.0);
     }
 

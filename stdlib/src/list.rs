@@ -295,26 +295,26 @@ fn max_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     extreme(xs, Ordering::Greater)
 }
 
-/// `avg(xs) -> ?Float` over Int elements: the exact sum (no overflow, it is kept in
-/// 128 bits) divided by the count, rounded once to a Float; nil on empty.
+/// `avg(xs) -> ?Float` over Int elements: the exact sum (kept in 128 bits, no
+/// overflow) converted to a Float, then divided by the count; nil on empty.
 fn avg_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("avg_int", argv)?;
-    let xs = list_ref(xs)?;
-    let mut total: i128 = 0;
+    let mut total = IntSum::default();
     let mut n = 0usize;
-    for x in xs.iter().filter(|v| !matches!(v, Value::Nil)) {
-        total += i128::from(int(x)?);
+    for x in list_ref(xs)?.iter().filter(|v| !matches!(v, Value::Nil)) {
+        total.add(int(x)?);
         n += 1;
     }
     if n == 0 {
         return Ok(Value::Nil);
     }
     // Lossy on purpose: the average is a Float. Both conversions round to nearest.
-    Ok(Value::Float(total as f64 / n as f64))
+    Ok(Value::Float(total.0 as f64 / n as f64))
 }
 
-/// `avg(xs) -> ?Float` over Float elements: the exact sum, rounded once, divided by
-/// the count; nil on empty.
+/// `avg(xs) -> ?Float` over Float elements: the exact sum rounded to a Float, then
+/// divided by the count (so the order of the elements does not change it); nil on
+/// empty.
 fn avg_float(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("avg_float", argv)?;
     match float_total(xs)? {

@@ -410,7 +410,8 @@ impl Checker<'_> {
                 }
             }
         };
-        let of_rows = self.table_of(&var_ty).is_some();
+        let of_rows = self.table_of(var_ty.strip()).is_some();
+        let rows_nullable = of_rows && matches!(var_ty, Ty::Nullable(_));
         self.ctx.scopes.push(HashMap::new());
         let var = self.new_local(&q.var.name, q.var.span, var_ty.clone());
         let mut wheres = Vec::new();
@@ -525,6 +526,7 @@ impl Checker<'_> {
                         take,
                         select,
                         rows: true,
+                        rows_nullable: false,
                     }
                 }
                 (None, src) => tir::Query {
@@ -538,6 +540,7 @@ impl Checker<'_> {
                     take,
                     select,
                     rows: of_rows,
+                    rows_nullable,
                 },
             };
         Checked {

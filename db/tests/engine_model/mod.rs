@@ -448,8 +448,8 @@ impl Model {
             }
             // Sums are exact: an Int total must fit (partial sums may not), a Float
             // total is rounded once. The Float arithmetic is the engine's own
-            // (`wo_db::FloatSum`, checked against CPython's math.fsum in its unit
-            // tests); what the model checks is which values reach it.
+            // (`wo_db::FloatSum`, checked against CPython's math.fsum in
+            // db/tests/fsum.rs); what the model checks is which values reach it.
             Agg::Sum(_) if ty == ColType::Int => {
                 let total: i128 = vals.iter().map(int_of).sum();
                 i64::try_from(total)
