@@ -478,9 +478,18 @@ fn layout(src: &str, module: &Module) -> String {
                     && i >= 2
                     && matches!(toks[i - 2].tok, Tok::Class)
                     && matches!(toks[i - 1].tok, Tok::UId(_));
+                // A block opened where statements live is one level in from the
+                // statement, even when its header went on over continuation lines
+                // (`if a and\n  b {`): its body and `}` line up with the keyword.
+                let top = frames.last().expect("the file's frame is never popped");
+                let base = if is_block && top.stmts {
+                    top.indent
+                } else {
+                    line_base
+                };
                 frames.push(Frame {
-                    indent: line_base + 1,
-                    open_base: line_base,
+                    indent: base + 1,
+                    open_base: base,
                     stmts: is_block,
                     class,
                 });
@@ -657,6 +666,17 @@ mod tests {
             fmt(src),
             "fn main() {\n  let a = from p in Person\n    where p.age >= 18\n    select p.name\n  print(a)\n}\n"
         );
+    }
+
+    /// A block whose header goes on over continuation lines (a condition split after
+    /// an operator, a query's clauses) has its body one level in from the statement,
+    /// and its `}` under the keyword.
+    #[test]
+    fn a_header_over_continuation_lines_keeps_its_block_one_level_in() {
+        let src = "fn main() {\nif a and\nb {\nprint(1)\n} else {\nprint(2)\n}\nwhile a or\nb {\nprint(3)\n}\nfor y in from z in xs\nwhere z > 0\nselect z {\nprint(y)\n}\n}\n";
+        let want = "fn main() {\n  if a and\n    b {\n    print(1)\n  } else {\n    print(2)\n  }\n  while a or\n    b {\n    print(3)\n  }\n  for y in from z in xs\n    where z > 0\n    select z {\n    print(y)\n  }\n}\n";
+        assert_eq!(fmt(src), want);
+        assert_eq!(fmt(want), want);
     }
 
     #[test]
