@@ -205,6 +205,18 @@ impl Client {
     }
 }
 
+/// `wo lsp` with all three streams piped and no `initialize` sent: for tests of the
+/// session's edges, which read its stderr and exit status.
+fn raw_server() -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_wo"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start wo lsp")
+}
+
 /// The (line, character) of the `nth` (0-based) occurrence of `needle` in `text`, plus
 /// `delta` characters (ASCII text).
 fn pos_of(text: &str, needle: &str, nth: usize, delta: usize) -> (usize, usize) {
@@ -677,13 +689,7 @@ fn ending_without_shutdown_is_status_1() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     // The input ends, before `initialize` or after it.
     for input in [&b""[..], b"Content-Length: 2\r\n\r\n{}"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start wo lsp");
+        let mut child = raw_server();
         child
             .stdin
             .take()
@@ -811,13 +817,7 @@ fn answers_on_a_five_thousand_line_program() {
 /// then ends the session with status 0. No message is a Debug dump.
 #[test]
 fn requests_before_initialize_and_after_shutdown_get_the_protocols_errors() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start wo lsp");
+    let mut child = raw_server();
     let mut stdin = child.stdin.take().expect("stdin");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
     let mut send = |v: Value| {
@@ -893,13 +893,7 @@ fn closing_a_document_clears_its_diagnostics() {
 /// names the header.
 #[test]
 fn a_content_length_that_is_not_a_number_is_named() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start wo lsp");
+    let mut child = raw_server();
     child
         .stdin
         .take()
