@@ -570,6 +570,16 @@ fn input_cut_short_or_closing_nothing_is_an_error_where_written() {
             "repl:2:11",
             "unexpected `)`: it closes no bracket",
         ),
+        // An error before the end is the one reported, not the open bracket.
+        ("print((1]\n", "repl:1:9", "unexpected `]`, expected `)`"),
+        ("let x = 1 1 (\n", "repl:1:11", "unexpected integer `1`"),
+        // A declaration that does not parse is reported even when nothing of it is left.
+        (
+            "fn f() -> { return 1 }\nprint(1)\n",
+            "repl:1:11",
+            "unexpected `{`",
+        ),
+        ("const = 3\n", "repl:1:7", "unexpected `=`"),
     ] {
         let (code, _, err) = repl(&dir, &[], input);
         assert_eq!(code, Some(1), "{input:?}: {err}");
@@ -578,6 +588,11 @@ fn input_cut_short_or_closing_nothing_is_an_error_where_written() {
             "{input:?}: {err}"
         );
     }
+    // A closer of the wrong kind ends the input with one error: not another for the
+    // wrapper it closed, and the next line is an input of its own.
+    let (code, out, err) = repl(&dir, &[], "print([1, 2}\nprint(3)\n");
+    assert_eq!((code, out.as_str()), (Some(1), "3\n"), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
     // What came before the cut still ran.
     let (code, out, _) = repl(&dir, &[], "fn f() {\n  print(1)\n}\nf()\nfn g() {\n");
     assert_eq!((code, out.as_str()), (Some(1), "1\n"));

@@ -743,14 +743,34 @@ impl<'a> Gen<'a> {
         // even when nothing else is asked, so the query's list is never the source
         // itself (pushing to one would change the other) and rows deleted since the
         // list was made are left out.
-        if matches!(q.source, QuerySource::Table { .. })
-            && q.residual.is_empty()
+        let plain = q.residual.is_empty()
             && q.order.is_empty()
             && q.skip.is_none()
             && q.take.is_none()
-            && q.select.is_none()
-        {
-            return Self::to_dst(f, rows, dst);
+            && q.select.is_none();
+        match q.source {
+            QuerySource::Table { .. } if plain => return Self::to_dst(f, rows, dst),
+            // Values asked nothing of: a copy made natively, `slice(xs, 0, len(xs))`.
+            QuerySource::List(_) if plain && !q.rows => {
+                let base = f.alloc_n(3);
+                f.emit(Op::Move { a: base, b: rows });
+                f.emit(Op::LoadInt {
+                    a: nth(base, 1),
+                    v: 0,
+                });
+                f.emit(Op::ListLen {
+                    a: nth(base, 2),
+                    b: rows,
+                });
+                let slice = self.builtin("slice", 3);
+                f.emit(Op::CallBuiltin {
+                    f: slice,
+                    base,
+                    n: 3,
+                });
+                return Self::to_dst(f, base, dst);
+            }
+            _ => {}
         }
         let out = f.alloc();
         f.emit(Op::NewList {

@@ -47,30 +47,16 @@ pub fn completeness(text: &str) -> Completeness {
     if !lexed.diags.is_empty() || lexed.cut.is_some() {
         return Completeness::Complete;
     }
-    let mut depth = 0i64;
-    for (_, tok, _) in &lexed.toks {
-        match tok {
-            // (`try {` is `TryBlock` then `{`: the brace alone opens. A `try { … }`
-            // without its `catch` is incomplete by the parser's rule below.)
-            Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
-            Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
-            _ => {}
-        }
+    // (`try {` is `TryBlock` then `{`: the brace alone opens. A `try { … }` without
+    // its `catch` is incomplete by the parser's rule below.) A closer of the wrong
+    // kind or with nothing open ends the input: the error is reported, not carried
+    // into the lines after it.
+    match brackets(text) {
+        Brackets::Open(_) => return Completeness::Incomplete,
+        Brackets::Stray(_) | Brackets::Mismatch => return Completeness::Complete,
+        Brackets::Balanced => {}
     }
-    if depth > 0 {
-        return Completeness::Incomplete;
-    }
-    if depth < 0 {
-        return Completeness::Complete;
-    }
-    let (module, diags, offset) = if is_declaration(text) {
-        let (m, d) = crate::parse(text, FileId(0));
-        (m, d, 0)
-    } else {
-        let src = format!("{PARSE_HEADER}{text}\n}}\n");
-        let (m, d) = crate::parse(&src, FileId(0));
-        (m, d, PARSE_HEADER.len())
-    };
+    let (module, diags, offset) = parse_input(text);
     // An error where the user's text ends means the parser wanted more.
     let at_end = |d: &crate::Diagnostic| d.span.lo as usize >= offset + user_end;
     if let Some(first) = diags.iter().min_by_key(|d| d.span.lo) {
@@ -94,48 +80,88 @@ pub fn completeness(text: &str) -> Completeness {
 /// when the input ends there: the last bracket still open (its byte range and its
 /// text), or `None` when the parser wants more after closed brackets (a trailing
 /// operator, a query without `select`).
-pub fn unclosed(text: &str) -> Option<(std::ops::Range<usize>, &'static str)> {
-    brackets(text).err().and_then(|mut open| open.pop())
+pub fn unclosed(text: &str) -> Option<Bracket> {
+    match brackets(text) {
+        Brackets::Open(mut open) => open.pop(),
+        _ => None,
+    }
 }
 
-/// The first closing bracket that closes nothing (its byte range and its text). The
-/// REPL reports it where the user wrote it: parsed inside the wrapper a statement
-/// input runs in, it would close the wrapper instead.
-pub fn unmatched_closer(text: &str) -> Option<(std::ops::Range<usize>, &'static str)> {
-    brackets(text).ok().flatten()
+/// A closing bracket written where no bracket is open (its byte range and its text).
+/// The REPL reports it where the user wrote it: parsed inside the wrapper a statement
+/// input runs in, it would close the wrapper instead. A closer of the wrong kind is
+/// left to the parser, which names the one expected.
+pub fn unmatched_closer(text: &str) -> Option<Bracket> {
+    match brackets(text) {
+        Brackets::Stray(b) => Some(b),
+        _ => None,
+    }
 }
 
-type Bracket = (std::ops::Range<usize>, &'static str);
+/// Whether the parser finds an error before the end of `text`: then that error, not
+/// "the input ended", is what to report for an input cut short.
+pub fn error_before_end(text: &str) -> bool {
+    let user_end = text.trim_end().len();
+    let (_, diags, offset) = parse_input(text);
+    diags
+        .iter()
+        .min_by_key(|d| d.span.lo)
+        .is_some_and(|d| (d.span.lo as usize) < offset + user_end)
+}
 
-/// Walks the brackets of `text`: `Ok(Some(_))` at the first closer with nothing open,
-/// `Ok(None)` when all are balanced, `Err(open)` with the brackets left open.
-fn brackets(text: &str) -> Result<Option<Bracket>, Vec<Bracket>> {
+/// A bracket: its byte range and its text.
+pub type Bracket = (std::ops::Range<usize>, &'static str);
+
+/// The brackets of an input, matched by kind.
+enum Brackets {
+    Balanced,
+    /// Left open, outermost first.
+    Open(Vec<Bracket>),
+    /// A closer with nothing open.
+    Stray(Bracket),
+    /// A closer of another kind than the bracket open (`(]`): the parser reports it.
+    Mismatch,
+}
+
+fn brackets(text: &str) -> Brackets {
     let lexed = tokenize(text, FileId(0), 0, 0, Mode::File);
-    let mut open = Vec::new();
+    let mut open: Vec<Bracket> = Vec::new();
     for (lo, tok, hi) in &lexed.toks {
-        let bracket = match tok {
-            Tok::LParen => "(",
-            Tok::LBracket => "[",
-            Tok::LBrace => "{",
-            Tok::RParen | Tok::RBracket | Tok::RBrace => {
-                if open.pop().is_none() {
-                    let closer = match tok {
-                        Tok::RParen => ")",
-                        Tok::RBracket => "]",
-                        _ => "}",
-                    };
-                    return Ok(Some((*lo..*hi, closer)));
-                }
-                continue;
-            }
+        let (opens, closes) = match tok {
+            Tok::LParen => ("(", None),
+            Tok::LBracket => ("[", None),
+            Tok::LBrace => ("{", None),
+            Tok::RParen => (")", Some("(")),
+            Tok::RBracket => ("]", Some("[")),
+            Tok::RBrace => ("}", Some("{")),
             _ => continue,
         };
-        open.push((*lo..*hi, bracket));
+        match closes {
+            None => open.push((*lo..*hi, opens)),
+            Some(partner) => match open.pop() {
+                None => return Brackets::Stray((*lo..*hi, opens)),
+                Some((_, o)) if o != partner => return Brackets::Mismatch,
+                Some(_) => {}
+            },
+        }
     }
     if open.is_empty() {
-        Ok(None)
+        Brackets::Balanced
     } else {
-        Err(open)
+        Brackets::Open(open)
+    }
+}
+
+/// Parses an input as the REPL runs it (a declaration alone, statements inside the
+/// wrapper): the diagnostics, and where the user's text starts in what was parsed.
+fn parse_input(text: &str) -> (ast::Module, Vec<crate::Diagnostic>, usize) {
+    if is_declaration(text) {
+        let (m, d) = crate::parse(text, FileId(0));
+        (m, d, 0)
+    } else {
+        let src = format!("{PARSE_HEADER}{text}\n}}\n");
+        let (m, d) = crate::parse(&src, FileId(0));
+        (m, d, PARSE_HEADER.len())
     }
 }
 

@@ -301,6 +301,25 @@ pub struct Query {
     pub rows_nullable: bool,
 }
 
+impl Query {
+    /// The query as a list for a reader that only reads it (an aggregate's argument,
+    /// a `for` loop): a query over a list of values that asks nothing of it
+    /// (`from x in xs select x`) is the list itself, not a copy. Where the list may
+    /// escape, the query is always a new list (codegen copies it).
+    pub fn into_read_only(self, ty: Ty, span: Span) -> Expr {
+        let plain = !self.rows
+            && self.residual.is_empty()
+            && self.order.is_empty()
+            && self.skip.is_none()
+            && self.take.is_none()
+            && self.select.is_none();
+        match self.source {
+            QuerySource::List(e) if plain => e,
+            _ => Expr::new(ExprKind::Query(Box::new(self)), ty, span),
+        }
+    }
+}
+
 /// Binary operators, already specialised by operand type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinOp {

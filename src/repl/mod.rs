@@ -26,7 +26,7 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::Editor;
 use wo_compiler::repl_input::{
-    completeness, continues, is_declaration, unmatched_closer, Completeness,
+    completeness, continues, error_before_end, is_declaration, unmatched_closer, Completeness,
 };
 
 use crate::commands::{data_dir, SharedStdout};
@@ -253,12 +253,17 @@ impl Repl {
                 continue;
             }
             self.reader.remember(&text);
-            if cut_short {
+            // Cut short by the end of the input: "the input ended" only when nothing
+            // before the end is wrong; else the input runs, to report its error.
+            if cut_short && !error_before_end(&text) {
                 self.session.cut_short(&text, REPL_FILE, start);
                 self.n_errors += 1;
                 return Ok(());
             }
             self.eval(&text, REPL_FILE, start);
+            if cut_short {
+                return Ok(());
+            }
         }
     }
 

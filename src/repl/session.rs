@@ -313,6 +313,22 @@ impl Session {
         input: Option<&Wrapped<'_>>,
     ) -> (SourceMap, Vec<Diagnostic>) {
         if let Some(w) = input {
+            // An error in the wrapper's own closing text, after one in the input, is
+            // the parser's recovery from the first (a `}` of the wrong kind closed the
+            // wrapper): only the first is the user's.
+            let in_trailer = |d: &Diagnostic| {
+                d.span.file == wrapper_file
+                    && w.map(d.span.lo).is_none()
+                    && d.span.lo as usize >= w.padding() + w.header.len()
+            };
+            let in_body =
+                |d: &Diagnostic| d.span.file == wrapper_file && w.map(d.span.lo).is_some();
+            if diags
+                .iter()
+                .any(|d| in_body(d) && d.severity == Severity::Error)
+            {
+                diags.retain(|d| !in_trailer(d));
+            }
             let end = u32::try_from(w.padding() + w.body.len()).unwrap_or(u32::MAX);
             let start = u32::try_from(w.padding()).unwrap_or(u32::MAX);
             for d in &mut diags {
@@ -364,6 +380,18 @@ impl Session {
     /// One declaration input (from `file`, starting at `line`): each item replaces the
     /// one of the same name (or the same stored table), or is added.
     pub fn declare(&mut self, text: &str, file: &str, line: usize) -> Outcome {
+        // A declaration that does not parse is reported whole: the parser's recovery
+        // may leave no item at all (`fn f() -> { … }`), and the input must not pass
+        // in silence.
+        let mut src = "\n".repeat(line.saturating_sub(1));
+        src.push_str(text);
+        let (_, diags) = wo_compiler::parse(&src, FileId(0));
+        if !diags.is_empty() {
+            let mut sources = SourceMap::default();
+            sources.add(file, src);
+            say_part!("{}", render_all(&sources, &diags));
+            return Outcome::Failed;
+        }
         let items = split_items(text);
         let mut chunks = self.chunks.clone();
         let mut replaced: Vec<String> = Vec::new();

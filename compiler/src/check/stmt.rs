@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use super::{diverges, Checker, FnCtx};
 use crate::ast::{self, ExprKind as A, StmtKind as S};
 use crate::diag::{Diagnostic, Span};
-use crate::tir::{self, Expr, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
+use crate::tir::{self, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
 
 /// Why a line that starts with `-` stands alone.
 const LINE_BREAK: &str = "a line break ended the statement before this one, so this line stands alone; to continue an expression over two lines, end the first line with its operator (`x -`)";
@@ -554,11 +554,9 @@ impl<'a> Checker<'a> {
             );
             return;
         }
-        let it = Expr::new(
-            E::Query(Box::new(c.query)),
-            Ty::List(Box::new(c.select_ty)),
-            iter_span,
-        );
+        let it = c
+            .query
+            .into_read_only(Ty::List(Box::new(c.select_ty)), iter_span);
         self.ctx.scopes.push(HashMap::new());
         self.ctx.loop_depth += 1;
         let v_ty = match &it.ty {

@@ -620,7 +620,7 @@ impl Checker<'_> {
                     }
                 }
                 let query = tir::Query { source, ..c.query };
-                AggArg::List(Expr::new(E::Query(Box::new(query)), list_ty, qspan))
+                AggArg::List(query.into_read_only(list_ty, qspan))
             }
         }
     }
