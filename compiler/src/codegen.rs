@@ -739,10 +739,11 @@ impl<'a> Gen<'a> {
             QuerySource::Table { desc, args, .. } => self.db_query(f, desc.clone(), args),
             QuerySource::List(e) => self.expr(f, e, None),
         };
-        // The engine's list is new and holds only live rows; a list source is walked
-        // even when nothing else is asked, so the query's list is never the source
-        // itself (pushing to one would change the other) and rows deleted since the
-        // list was made are left out.
+        // The engine's list is new and holds only live rows. The query's list is never
+        // a list source itself (pushing to one would change the other): values asked
+        // nothing of are copied, rows are walked to leave out those deleted since the
+        // list was made. (A reader that only reads gets the source list instead:
+        // `tir::Query::into_read_only`.)
         let plain = q.residual.is_empty()
             && q.order.is_empty()
             && q.skip.is_none()

@@ -153,7 +153,8 @@ fn brackets(text: &str) -> Brackets {
 }
 
 /// Parses an input as the REPL runs it (a declaration alone, statements inside the
-/// wrapper): the diagnostics, and where the user's text starts in what was parsed.
+/// wrapper): the module, its diagnostics, and where the user's text starts in what
+/// was parsed.
 fn parse_input(text: &str) -> (ast::Module, Vec<crate::Diagnostic>, usize) {
     if is_declaration(text) {
         let (m, d) = crate::parse(text, FileId(0));
