@@ -788,6 +788,27 @@ impl<'a> Gen<'a> {
             });
             k
         });
+        // Without `order by`, `skip` and `take` apply as the values stream (counters
+        // counted down), and the walk stops once `take` values are kept, as the
+        // engine's streaming walk does: `take 3` of a long list reads what it needs.
+        let streamed = keys.is_none();
+        let counter = |this: &mut Self, f: &mut FnGen, e: &Option<Expr>| {
+            let e = e.as_ref().filter(|_| streamed)?;
+            let r = f.alloc();
+            this.expr(f, e, Some(r));
+            Some(r)
+        };
+        let to_skip = counter(self, f, &q.skip);
+        let to_take = counter(self, f, &q.take);
+        // `take` 0 or less: no value is wanted, and no predicate runs.
+        let none_wanted = to_take.map(|t| {
+            f.emit(Op::JumpUnlessCmpIntImm {
+                b: t,
+                v: 0,
+                op: Cmp::Gt,
+                t: Pc(0),
+            })
+        });
         let n = f.alloc();
         f.emit(Op::ListLen { a: n, b: rows });
         let i = f.alloc();
@@ -843,6 +864,21 @@ impl<'a> Gen<'a> {
                 });
                 f.next = mark;
             }
+            if let Some(s) = to_skip {
+                // A value that passed while some are still to skip: counted, not kept.
+                let keep = f.emit(Op::JumpUnlessCmpIntImm {
+                    b: s,
+                    v: 0,
+                    op: Cmp::Gt,
+                    t: Pc(0),
+                });
+                f.emit(Op::AddIntImm { a: s, b: s, v: -1 });
+                let next = f.emit(Op::Jump { t: Pc(0) });
+                if let Some(l) = f.loops.last_mut() {
+                    l.continues.push(next);
+                }
+                f.patch(keep);
+            }
             match &q.select {
                 Some(sel) => this.push_value(f, out, sel),
                 None => {
@@ -850,7 +886,22 @@ impl<'a> Gen<'a> {
                     this.push_value(f, out, &xe);
                 }
             }
+            if let Some(t) = to_take {
+                f.emit(Op::AddIntImm { a: t, b: t, v: -1 });
+                let done = f.emit(Op::JumpUnlessCmpIntImm {
+                    b: t,
+                    v: 0,
+                    op: Cmp::Gt,
+                    t: Pc(0),
+                });
+                if let Some(l) = f.loops.last_mut() {
+                    l.breaks.push(done);
+                }
+            }
         });
+        if let Some(j) = none_wanted {
+            f.patch(j);
+        }
         if let Some(keys) = keys {
             let base = f.alloc_n(3);
             f.emit(Op::Move { a: base, b: keys });
@@ -869,7 +920,7 @@ impl<'a> Gen<'a> {
             f.emit(Op::CallBuiltin { f: b, base, n: 3 });
             f.emit(Op::Move { a: out, b: base });
         }
-        if q.skip.is_some() || q.take.is_some() {
+        if !streamed && (q.skip.is_some() || q.take.is_some()) {
             let base = f.alloc_n(3);
             f.emit(Op::Move { a: base, b: out });
             for (k, e) in [(1u16, &q.skip), (2u16, &q.take)] {

@@ -1070,20 +1070,12 @@ impl Db {
             Agg::Exists => Cell::Bool(count > 0),
             Agg::Sum(_) => match ty {
                 ColType::Float => Cell::Float(fsum.value()),
-                _ => match isum.value() {
-                    Some(total) => Cell::Int(total),
-                    None => {
-                        return Err(err(
-                            ErrorKind::Overflow,
-                            format!("sum overflows Int: the total is {}", isum.0),
-                        ))
-                    }
-                },
+                _ => Cell::Int(isum.total().map_err(|m| err(ErrorKind::Overflow, m))?),
             },
             Agg::Avg(_) if count == 0 => Cell::Nil,
             Agg::Avg(_) => match ty {
                 ColType::Float => Cell::Float(fsum.value() / count as f64),
-                _ => Cell::Float(isum.0 as f64 / count as f64),
+                _ => Cell::Float(isum.mean(count as usize)),
             },
             Agg::Min(c) | Agg::Max(c) => match (best, c) {
                 (None, _) => Cell::Nil,

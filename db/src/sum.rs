@@ -186,6 +186,19 @@ impl IntSum {
     pub fn value(self) -> Option<i64> {
         i64::try_from(self.0).ok()
     }
+
+    /// The total as an Int, or the message of the OVERFLOW trap when it does not fit
+    /// (the engine's `sum` and the list builtin's say the same).
+    pub fn total(self) -> Result<i64, String> {
+        self.value()
+            .ok_or_else(|| format!("sum overflows Int: the total is {}", self.0))
+    }
+
+    /// The mean of `n` values (`n` > 0) as a Float: the exact total converted (rounded
+    /// to nearest), then divided.
+    pub fn mean(self, n: usize) -> f64 {
+        self.0 as f64 / n as f64
+    }
 }
 
 #[cfg(test)]

@@ -131,14 +131,22 @@ struct Wrapped<'a> {
     line: usize,
 }
 
+/// `text` placed at `line` (1-based) and column `col` (0-based) of a file, so that
+/// the spans the compiler gives in it are the positions the user typed.
+fn placed(line: usize, col: usize, text: &str) -> String {
+    let mut s = "\n".repeat(line.saturating_sub(1));
+    s.push_str(&" ".repeat(col));
+    s.push_str(text);
+    s
+}
+
 impl Wrapped<'_> {
     fn padding(&self) -> usize {
         self.line.saturating_sub(1)
     }
 
     fn source(&self) -> String {
-        let mut s = "\n".repeat(self.padding());
-        s.push_str(&self.header);
+        let mut s = placed(self.line, 0, &self.header);
         s.push_str(self.body);
         s.push_str("\n} }\n");
         s
@@ -147,9 +155,7 @@ impl Wrapped<'_> {
     /// The file as the user wrote it (for rendering), and the offset map from the
     /// compiled file to it: `None` for the header and footer.
     fn shown(&self) -> String {
-        let mut s = "\n".repeat(self.padding());
-        s.push_str(self.body);
-        s
+        placed(self.line, 0, self.body)
     }
 
     fn map(&self, offset: u32) -> Option<u32> {
@@ -259,10 +265,7 @@ impl Session {
     ) -> Result<Built, (SourceMap, Vec<Diagnostic>)> {
         let mut sources = SourceMap::default();
         for c in chunks {
-            let mut src = "\n".repeat(c.line.saturating_sub(1));
-            src.push_str(&" ".repeat(c.col));
-            src.push_str(&c.text);
-            sources.add(c.file.clone(), src);
+            sources.add(c.file.clone(), placed(c.line, c.col, &c.text));
         }
         // The image's entry: a function as `main` may be (the wrapper, with its
         // parameters, is run directly).
@@ -383,8 +386,7 @@ impl Session {
         // A declaration that does not parse is reported whole: the parser's recovery
         // may leave no item at all (`fn f() -> { … }`), and the input must not pass
         // in silence.
-        let mut src = "\n".repeat(line.saturating_sub(1));
-        src.push_str(text);
+        let src = placed(line, 0, text);
         let (_, diags) = wo_compiler::parse(&src, FileId(0));
         if !diags.is_empty() {
             let mut sources = SourceMap::default();
@@ -498,9 +500,8 @@ impl Session {
         at: std::ops::Range<usize>,
         message: String,
     ) -> Outcome {
-        let mut src = "\n".repeat(line.saturating_sub(1));
-        let base = src.len();
-        src.push_str(text);
+        let src = placed(line, 0, text);
+        let base = src.len() - text.len();
         let mut sources = SourceMap::default();
         let id = sources.add(file, src);
         let span = Span::new(id, base + at.start, base + at.end);

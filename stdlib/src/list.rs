@@ -227,18 +227,20 @@ fn contains_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// OVERFLOW only when the total does not fit, whatever the order of the elements.
 fn sum_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("sum_int", argv)?;
+    let total = int_total(xs)?.0.total();
+    Ok(Value::Int(total.map_err(|m| trap(TrapKind::Overflow, m))?))
+}
+
+/// The exact sum of a list's Ints and how many there were. nil elements (a list of
+/// `?Int`) are skipped, as SQL's SUM skips NULL.
+fn int_total(xs: &Value) -> Result<(IntSum, usize), Stop> {
     let mut total = IntSum::default();
-    // nil elements (a list of `?Int`) are skipped, as SQL's SUM skips NULL.
+    let mut n = 0usize;
     for x in list_ref(xs)?.iter().filter(|v| !matches!(v, Value::Nil)) {
         total.add(int(x)?);
+        n += 1;
     }
-    match total.value() {
-        Some(t) => Ok(Value::Int(t)),
-        None => Err(trap(
-            TrapKind::Overflow,
-            format!("sum overflows Int: the total is {}", total.0),
-        )),
-    }
+    Ok((total, n))
 }
 
 /// The exact sum of a list's Floats (nil elements skipped) and how many there were.
@@ -299,17 +301,10 @@ fn max_list(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 /// overflow) converted to a Float, then divided by the count; nil on empty.
 fn avg_int(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [xs] = args("avg_int", argv)?;
-    let mut total = IntSum::default();
-    let mut n = 0usize;
-    for x in list_ref(xs)?.iter().filter(|v| !matches!(v, Value::Nil)) {
-        total.add(int(x)?);
-        n += 1;
+    match int_total(xs)? {
+        (_, 0) => Ok(Value::Nil),
+        (total, n) => Ok(Value::Float(total.mean(n))),
     }
-    if n == 0 {
-        return Ok(Value::Nil);
-    }
-    // Lossy on purpose: the average is a Float. Both conversions round to nearest.
-    Ok(Value::Float(total.0 as f64 / n as f64))
 }
 
 /// `avg(xs) -> ?Float` over Float elements: the exact sum rounded to a Float, then

@@ -229,7 +229,15 @@ impl<'a> Checker<'a> {
                 };
                 self.note_ref(span, def, target);
             }
-            Expr::new(E::Global(g), ty, span)
+            // A constant whose value is a literal is that literal where it is used:
+            // no global is read, and code generation sees the literal (an immediate
+            // compare, a constant compared in place). Constants are never assigned.
+            match self.global_out[g].as_ref().map(|c| &c.value.kind) {
+                Some(k @ (E::Int(_) | E::Float(_) | E::Text(_) | E::Bool(_))) => {
+                    Expr::new(k.clone(), ty, span)
+                }
+                _ => Expr::new(E::Global(g), ty, span),
+            }
         } else if self.class_index.contains_key(n) {
             self.err(
                 "name",

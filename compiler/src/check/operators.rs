@@ -119,6 +119,15 @@ impl<'a> Checker<'a> {
     pub(super) fn unary(&mut self, op: ast::UnOp, expr: &ast::Expr, span: Span) -> Expr {
         let v = self.expr(expr, None);
         match (op, v.ty.clone()) {
+            // A negated literal is a literal (`x == -1.5` compares with a constant).
+            (ast::UnOp::Neg, Ty::Int) if matches!(v.kind, E::Int(i) if i != i64::MIN) => {
+                let E::Int(i) = v.kind else { unreachable!() };
+                Expr::new(E::Int(-i), Ty::Int, span)
+            }
+            (ast::UnOp::Neg, Ty::Float) if matches!(v.kind, E::Float(_)) => {
+                let E::Float(x) = v.kind else { unreachable!() };
+                Expr::new(E::Float(-x), Ty::Float, span)
+            }
             (ast::UnOp::Neg, Ty::Int) => {
                 Expr::new(E::Unary(UnOp::NegInt, Box::new(v)), Ty::Int, span)
             }
