@@ -204,10 +204,13 @@ pub(crate) fn stack_lines(stack: &[StackFrame]) -> Vec<String> {
         while stack.get(i + n_same) == Some(frame) {
             n_same += 1;
         }
-        lines.push(format!(
-            "  at {} ({}:{}:{})",
-            frame.function, frame.file, frame.line, frame.col
-        ));
+        lines.push(match frame.left_out() {
+            Some(_) => format!("  {}", frame.function),
+            None => format!(
+                "  at {} ({}:{}:{})",
+                frame.function, frame.file, frame.line, frame.col
+            ),
+        });
         if n_same > 1 {
             lines.push(format!("  … the frame above {} more times", n_same - 1));
         }

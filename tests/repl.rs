@@ -110,6 +110,28 @@ fn io_and_range_in_a_piped_session() {
     assert_eq!(out, "nil\n\"\"\n012\n[0, 1]\n");
 }
 
+/// A spawned task that traps and is not joined is reported after the input in which
+/// it trapped, once, and the session exits 1; a later `join` raises the trap again.
+/// Before, the trap passed in silence and the session exited 0 (found by trying wo
+/// from the outside).
+#[test]
+fn a_task_that_traps_unjoined_is_reported_once() {
+    let dir = scratch("task-trap");
+    let input = "fn g() { let z = 1 / 0 }\nspawn g()\nyield()\nprint(\"still\")\nlet t = spawn g()\nyield()\nprint(\"between\")\njoin(t)\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "task\nstill\nbetween\n");
+    assert_eq!(
+        err.matches("wo: a task trapped and is not joined (yet):\ntrap DIV0: division by zero\n  at g (repl:1:18)\n").count(),
+        2,
+        "{err}"
+    );
+    assert!(
+        err.ends_with("trap DIV0: division by zero\n  at g (repl:1:18)\n  at input (repl:8:1)\n"),
+        "{err}"
+    );
+}
+
 #[test]
 fn exit_ends_the_session_with_its_status() {
     let dir = scratch("exit");

@@ -2,6 +2,7 @@
 //! the fuzz harness shortens it so that a deadline takes effect soon): a shorter turn
 //! moves where turns end, so fibers interleave more finely, but the interleaving
 //! stays a function of the program (runs repeat) and the program computes the same.
+//! Also the scheduler's bound on fibers alive at once.
 
 mod common;
 
@@ -68,4 +69,37 @@ fn a_shorter_turn_interleaves_fibers_more_finely_and_still_repeats() {
     assert_eq!(lines, ["a", "a", "a", "b", "b", "b"], "{short}");
     // 0 means 1: a turn always makes progress.
     assert_eq!(run(FIBERS, Some(0)), short);
+}
+
+/// A recursion through `spawn` and `join` is bounded as calls are (LANGUAGE.md §10):
+/// past the fiber limit `spawn` traps `LIMIT`, and the trap, raised again by every
+/// `join` on the way out, keeps both ends of its stack, not every fiber's frames.
+/// Before, it took all memory and aborted (found by trying wo from the outside).
+#[test]
+fn spawning_past_the_fiber_limit_traps_limit_with_a_short_stack() {
+    let src = "fn down(n: Int) -> Int {\n  let t = spawn down(n + 1)\n  return join(t)\n}\n\nfn main() {\n  print(join(spawn down(0)))\n}\n";
+    let mut sources = wo_compiler::SourceMap::default();
+    sources.add("chain.wo", src);
+    let image = wo_compiler::compile(&sources).expect("the program compiles");
+    let out = Buf::default();
+    let host = common::host(&out, image.classes.clone().into());
+    let natives = |name: &str| wo_stdlib::lookup(name);
+    wo_vm::limit::set_max_fibers(500);
+    let mut vm = Vm::new(&image, &natives, host).expect("the image links");
+    let mut main = vm.fiber(image.entry.0, Vec::new()).expect("a fiber");
+    let status = vm.run_to_end(&mut main);
+    wo_vm::limit::set_max_fibers(wo_vm::limit::MAX_FIBERS);
+    let Status::Trap { trap, stack } = status else {
+        panic!("the program ended with {status:?}");
+    };
+    assert_eq!(trap.kind, wo_vm::TrapKind::Limit);
+    assert_eq!(
+        trap.message,
+        "more than 500 fibers alive at once (spawned and not ended)"
+    );
+    let half = wo_vm::interp::MAX_JOINED_FRAMES / 2;
+    assert_eq!(stack.len(), 2 * half + 1, "{stack:?}");
+    assert_eq!(stack[0].function, "down");
+    assert_eq!(stack[half].left_out(), Some(500 + 1 - 2 * half + 1));
+    assert_eq!(stack.last().map(|f| f.function.as_str()), Some("main"));
 }

@@ -286,7 +286,8 @@ impl Repl {
             let _ = writeln!(self.session.stdout, "time: {ms:.3} ms");
             let _ = self.session.stdout.flush();
         }
-        if outcome != Outcome::Ok {
+        let task_trapped = std::mem::take(&mut self.session.task_traps) > 0;
+        if outcome != Outcome::Ok || task_trapped {
             self.n_errors += 1;
         }
     }

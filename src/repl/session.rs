@@ -105,6 +105,11 @@ pub struct Session {
     database: Option<Database>,
     host: Option<Host>,
     fibers: Option<wo_vm::Fibers>,
+    /// The fibers whose task's trap was reported (`report_task_traps`).
+    reported_tasks: std::collections::HashSet<u64>,
+    /// Tasks reported trapped since the driver last looked: the input counts as one
+    /// that trapped (for the exit status of a piped session).
+    pub task_traps: usize,
     pub stdout: SharedStdout,
     pub interrupt: Arc<AtomicBool>,
     pub names: Rc<RefCell<Names>>,
@@ -178,6 +183,8 @@ impl Session {
             database: None,
             host: None,
             fibers: None,
+            reported_tasks: std::collections::HashSet::new(),
+            task_traps: 0,
             stdout,
             interrupt,
             names: Rc::new(RefCell::new(Names::default())),
@@ -690,6 +697,7 @@ impl Session {
         // the process).
         self.interrupt.store(false, Ordering::Relaxed);
         let _ = self.stdout.flush();
+        self.report_task_traps(&vm, fix);
         if matches!(end, RunEnd::Interrupted) {
             // The fibers the input left running stop with it.
             drop(vm.take_fibers());
@@ -703,6 +711,22 @@ impl Session {
         self.globals = globals;
         self.database = Some(database);
         end
+    }
+
+    /// Reports each task that trapped and is not joined, once, after the input in which
+    /// it trapped (`wo run` reports such a task when `main` returns; a session has no
+    /// end to wait for). A later `join` still raises the trap.
+    fn report_task_traps(&mut self, vm: &Vm<'_>, fix: &dyn Fn(&mut Vec<StackFrame>)) {
+        for (id, trap, mut stack) in vm.unjoined_task_traps() {
+            if !self.reported_tasks.insert(id) {
+                continue;
+            }
+            let _ = self.stdout.flush();
+            say!("wo: a task trapped and is not joined (yet):");
+            fix(&mut stack);
+            report_trap(&trap, &stack);
+            self.task_traps += 1;
+        }
     }
 
     /// Runs `func` on `regs` to its end: the registers afterwards, or how it failed.

@@ -42,6 +42,7 @@ use crate::{LinkError, StackFrame};
 
 /// The most frames one fiber may hold; a call beyond it traps `STACK`.
 pub const MAX_FRAMES: usize = 100_000;
+
 /// The most registers one fiber may hold (a bound on memory as well as depth).
 pub const MAX_REGS: usize = 1 << 22;
 /// Instructions (counted on back edges and calls) a fiber runs before [`Vm::resume`]
@@ -491,6 +492,22 @@ impl<'img> Vm<'img> {
                     return Status::Wait(w);
                 }
                 Step::Spawn { func, args, dst } => {
+                    // Fibers that have not ended (each keeps its registers and frames)
+                    // are bounded as calls are: a recursion through `spawn` and `join`
+                    // traps instead of taking all memory.
+                    let most = crate::limit::max_fibers();
+                    if self.sched.alive() + self.spawned.len() >= most {
+                        let trap = Trap::new(
+                            TrapKind::Limit,
+                            format!(
+                                "more than {most} fibers alive at once (spawned and not ended)"
+                            ),
+                        );
+                        if let Some(stack) = self.unwind(fiber, trap) {
+                            return stack;
+                        }
+                        continue;
+                    }
                     let id = self.next_fiber.get();
                     self.next_fiber.set(id + 1);
                     let task = Rc::new(TaskCell {
@@ -564,6 +581,10 @@ impl<'img> Vm<'img> {
             let mut stack = self.stack_of(fiber);
             if let Some(origin) = &trap.origin {
                 stack.splice(0..0, origin.iter().cloned());
+                // A trap raised again by `join` after `join` (a recursion through
+                // `spawn`) keeps both ends of its stack, not every fiber's frames:
+                // each task that traps holds its stack.
+                shorten_joined_stack(&mut stack);
             }
             return Some(Status::Trap { trap, stack });
         };
@@ -1442,6 +1463,26 @@ enum JoinStop {
     Trap(Trap),
     /// The task has not ended: wait for it.
     Wait(Rc<TaskCell>),
+}
+
+/// The most frames a trap raised again by `join` keeps: the innermost half (where it
+/// happened) and the outermost half, with one frame saying how many were left out.
+pub const MAX_JOINED_FRAMES: usize = 200;
+
+fn shorten_joined_stack(stack: &mut Vec<StackFrame>) {
+    if stack.len() <= MAX_JOINED_FRAMES {
+        return;
+    }
+    let half = MAX_JOINED_FRAMES / 2;
+    let left_out = stack.len() - 2 * half;
+    // Frames already left out are counted in, not nested.
+    let earlier: usize = stack[half..stack.len() - half]
+        .iter()
+        .filter_map(StackFrame::left_out)
+        .map(|n| n.saturating_sub(1))
+        .sum();
+    let marker = StackFrame::omitted(left_out + earlier);
+    stack.splice(half..stack.len() - half, std::iter::once(marker));
 }
 
 /// `JOIN` of `task`: its result, its trap (now marked joined), or a wait.

@@ -40,6 +40,30 @@ pub struct StackFrame {
     pub col: u32,
 }
 
+impl StackFrame {
+    /// The frame that stands for `n` frames left out of a long stack (no file, line 0).
+    pub fn omitted(n: usize) -> StackFrame {
+        StackFrame {
+            function: format!("… {n} frames left out"),
+            file: String::new(),
+            line: 0,
+            col: 0,
+        }
+    }
+
+    /// How many frames this one stands for, when it is [`StackFrame::omitted`].
+    pub fn left_out(&self) -> Option<usize> {
+        if !self.file.is_empty() || self.line != 0 {
+            return None;
+        }
+        self.function
+            .strip_prefix("… ")?
+            .strip_suffix(" frames left out")?
+            .parse()
+            .ok()
+    }
+}
+
 /// How a program ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunResult {
@@ -181,9 +205,12 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
             return RunResult::Trap { trap, stack };
         }
     }
-    // `main` trapped, or a fiber called `exit(n)`: that decides the status, but a
-    // durability failure of a commit still in flight (finished as the program ended)
-    // or of a task never joined is said, since it decides what a restart recovers.
+    // `main` trapped, or a fiber called `exit(n)`. A durability failure of a commit
+    // still in flight (finished as the program ended) or of a task never joined is
+    // said, since it decides what a restart recovers. `main`'s trap came first and
+    // keeps its status; a status the program chose does not hide the failure: it is
+    // 74, as for any durability failure (a script that checks only the status must
+    // not take a lost change for success).
     let said = match &res {
         Err(RunResult::Trap { trap, .. }) => trap.kind == TrapKind::Io,
         Err(RunResult::Exit(_)) => false,
@@ -195,6 +222,9 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
             "wo: another task trapped IO and was never joined: {}",
             io.message
         );
+        if let Err(RunResult::Exit(_)) = res {
+            return RunResult::Exit(74); // EX_IOERR, the status of an uncaught IO trap
+        }
     }
     match res {
         Ok(Value::Int(v)) => RunResult::Exit((v & 0xff) as i32),

@@ -16,8 +16,24 @@ use crate::value::{Trap, TrapKind, Value};
 /// The largest Text in bytes, and the most bytes a list's elements may take: 1 GiB.
 pub const MAX_BYTES: usize = 1 << 30;
 
+/// The most fibers alive at once besides `main` (LANGUAGE.md §10): past it, `spawn`
+/// traps `LIMIT`. A parked fiber takes about 500 bytes, so about 500 MB at the limit.
+pub const MAX_FIBERS: usize = 1_000_000;
+
 thread_local! {
     static LIMIT: Cell<usize> = const { Cell::new(MAX_BYTES) };
+    static FIBERS: Cell<usize> = const { Cell::new(MAX_FIBERS) };
+}
+
+/// The fiber limit in force on this thread: [`MAX_FIBERS`] unless a test lowered it.
+#[inline]
+pub fn max_fibers() -> usize {
+    FIBERS.with(Cell::get)
+}
+
+/// Sets the fiber limit on this thread (at most [`MAX_FIBERS`]), for tests.
+pub fn set_max_fibers(n: usize) {
+    FIBERS.with(|l| l.set(n.min(MAX_FIBERS)));
 }
 
 /// The limit in force on this thread: [`MAX_BYTES`] unless a test lowered it.

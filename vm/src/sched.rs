@@ -52,13 +52,22 @@ pub(crate) struct Sched {
     n_slept: u64,
     /// Fibers waiting for their commit, with the LSN each waits for, in log order.
     committing: VecDeque<(u64, u64)>,
-    /// Tasks that trapped, in the order they did.
+    /// Tasks that trapped, in the order they did (joined ones are let go now and then).
     trapped: Vec<Rc<TaskCell>>,
+    /// How many `trapped` held after joined ones were last let go.
+    trapped_kept: usize,
     /// Fibers whose write waits for the checkpoint under way.
     gated: Vec<u64>,
     /// Turns left in the round at whose end the records written meanwhile are handed
     /// to the log thread.
     round_left: Option<usize>,
+}
+
+impl Sched {
+    /// How many fibers are alive besides `main` and the one running.
+    pub(crate) fn alive(&self) -> usize {
+        self.fibers.len()
+    }
 }
 
 impl Vm<'_> {
@@ -240,6 +249,15 @@ impl Vm<'_> {
 
     fn end_task(&mut self, task: &Rc<TaskCell>, state: TaskState) {
         if matches!(state, TaskState::Trapped { .. }) {
+            // Joined tasks no longer matter here: they are let go now and then (when
+            // the list has doubled), so a long run of trapping tasks keeps only the
+            // unjoined ones alive.
+            if self.sched.trapped.len() >= self.sched.trapped_kept.max(64) * 2 {
+                self.sched.trapped.retain(|t| {
+                    !matches!(&*t.state.borrow(), TaskState::Trapped { joined: true, .. })
+                });
+                self.sched.trapped_kept = self.sched.trapped.len();
+            }
             self.sched.trapped.push(task.clone());
         }
         let is_ref = matches!(&state, TaskState::Done(v) if crate::gc::is_ref(v));
@@ -410,6 +428,14 @@ impl Vm<'_> {
     /// The traps of the tasks that trapped and were never joined, with their stacks,
     /// in the order they trapped.
     fn unjoined_traps(&self) -> impl Iterator<Item = (Trap, Vec<StackFrame>)> + '_ {
+        self.unjoined_task_traps()
+            .map(|(_, trap, stack)| (trap, stack))
+    }
+
+    /// Every task that trapped and was not joined (yet), in the order they trapped,
+    /// with its fiber's id (a `wo repl` session reports each once, after the input in
+    /// which it trapped).
+    pub fn unjoined_task_traps(&self) -> impl Iterator<Item = (u64, Trap, Vec<StackFrame>)> + '_ {
         self.sched
             .trapped
             .iter()
@@ -418,7 +444,7 @@ impl Vm<'_> {
                     trap,
                     stack,
                     joined: false,
-                } => Some((trap.clone(), stack.clone())),
+                } => Some((t.fiber, trap.clone(), stack.clone())),
                 _ => None,
             })
     }

@@ -399,7 +399,7 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
             arity(2)?;
             if tys[0] != list_of(Text) || tys[1] != Text {
                 return Err(format!(
-                    "`join` takes (multi Text, Text), found ({})",
+                    "`join` takes (multi Text, Text), or one task, found ({})",
                     sig(c, &a)
                 ));
             }

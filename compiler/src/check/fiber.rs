@@ -76,6 +76,9 @@ impl<'a> Checker<'a> {
                 );
                 if other == Ty::List(Box::new(Ty::Text)) {
                     d = d.with_note("to join texts, give the separator: `join(xs, \", \")`");
+                } else if matches!(&other, Ty::Nullable(inner) if matches!(**inner, Ty::Task(_))) {
+                    let fallback = "a `?T` may be nil: narrow it first (`if t != nil { join(t) }`), or use `unwrap(t)`";
+                    d = d.with_note(super::types::nil_note(&t, fallback));
                 }
                 self.diags.push(d);
                 self.unknown(span)
