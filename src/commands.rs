@@ -367,11 +367,20 @@ pub fn db_migrate(dir: &Path, path: &Path, apply: bool, drop: Vec<String>) -> Re
         ..wo_vm::durable::Options::default()
     };
     let req = wo_vm::durable::MigrateRequest { apply, drop };
-    let plan =
-        wo_vm::durable::migrate(dir, schema, options, &req).map_err(|e| Failure::data(&e))?;
+    let plan = wo_vm::durable::migrate(dir, schema, options, &req).map_err(|e| {
+        // `--drop NAME` of a table that is not stored: the command line's fault, as
+        // `wo db export --table NAME` of one is.
+        if e.exit_status() == i32::from(crate::exit::USAGE) {
+            Failure::Refused(e.to_string())
+        } else {
+            Failure::data(&e)
+        }
+    })?;
     let d = dir.display();
     if plan.is_empty() {
         println!("{d}: the stored schema is the program's; nothing to migrate");
+        // A `@table(was:)` not used, since both names are stored, still says so.
+        print!("{plan}");
         return Ok(());
     }
     let n = plan.steps.len();

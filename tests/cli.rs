@@ -1030,3 +1030,34 @@ fn export_of_a_missing_directory_writes_nothing() {
         );
     }
 }
+
+/// A table named on the command line that the directory does not store is a usage
+/// error (64) for every command that takes one: `wo db export --table` and `wo db
+/// migrate --drop` (which said 65, as if the data were wrong).
+#[test]
+fn a_table_named_on_the_command_line_that_is_not_stored_is_a_usage_error() {
+    let dir = scratch_dir("no-such-table");
+    write(
+        &dir,
+        "p.wo",
+        "@table(name: \"t\")\nclass T {\n  n: Int\n}\nfn main() {\n  insert T { n: 1 }\n}\n",
+    );
+    run_wo(&dir, &["run", "p.wo", "--data", "d"]).expect_status(0);
+    let res = run_wo(&dir, &["db", "export", "d", "--table", "nosuch"]);
+    res.expect_status(64);
+    assert!(res.stderr.contains("no table `nosuch`"), "{}", res.stderr);
+    for apply in [false, true] {
+        let mut args = vec!["db", "migrate", "d", "p.wo", "--drop", "nosuch"];
+        if apply {
+            args.push("--apply");
+        }
+        let res = run_wo(&dir, &args);
+        res.expect_status(64);
+        assert!(
+            res.stderr
+                .contains("--drop nosuch: d stores no table `nosuch`"),
+            "{}",
+            res.stderr
+        );
+    }
+}

@@ -625,3 +625,241 @@ fn a_mirror_refuses_its_own_table_names_and_stops_on_a_refused_change() {
     assert!(ok, "{err}");
     assert_eq!(out.trim(), "1");
 }
+
+/// `wo db mirror d --to URL [--follow]` in `dir`, stopped after 20 s at most (`None`:
+/// it was still running, retrying what can never pass).
+fn mirror_within(dir: &Path, url: &str, follow: bool) -> Option<common::Outcome> {
+    let mut cmd = wo();
+    cmd.current_dir(dir)
+        .args(["db", "mirror", "d", "--to", url]);
+    if follow {
+        cmd.arg("--follow");
+    }
+    common::output_within(cmd, std::time::Duration::from_secs(20))
+}
+
+/// A `--to` that can never connect is a usage error (64) at once, with `--follow` too
+/// (which used to try it again every second for ever), saying what is wrong in the
+/// client's words; TLS, which the mirror does not speak, is said to be unsupported. A
+/// refused connection says so (it said only "error connecting to server"), exits 74
+/// without `--follow` and is tried again with it. No PostgreSQL is needed.
+#[test]
+fn a_connection_string_that_can_never_work_is_a_usage_error_even_when_following() {
+    let dir = scratch_dir("mirror_bad_url");
+    run_src_on(
+        &dir,
+        "t.wo",
+        "@table(name: \"t\")\nclass T {\n  n: Int\n}\n\nfn main() {\n  insert T { n: 1 }\n}\n",
+        "d",
+    );
+    for (url, says) in [
+        (
+            "not a url",
+            "invalid connection string: unexpected character",
+        ),
+        (
+            "postgresql://postgres@127.0.0.1:99999/db",
+            "invalid value for option `port`",
+        ),
+        ("host=127.0.0.1 bogus=1", "unknown option `bogus`"),
+        (
+            "postgresql://postgres@127.0.0.1:5432/db?sslmode=require",
+            "asks for TLS (sslmode=require), which wo db mirror does not support",
+        ),
+        ("dbname=x", "--to names no host"),
+    ] {
+        for follow in [false, true] {
+            let out = mirror_within(&dir, url, follow)
+                .unwrap_or_else(|| panic!("{url} (follow: {follow}): still retrying"));
+            assert_eq!(
+                out.status,
+                Some(64),
+                "{url} (follow: {follow}): {}",
+                out.stderr
+            );
+            assert!(out.stderr.contains(says), "{url}: {}", out.stderr);
+            assert!(!out.stderr.contains("connecting again"), "{}", out.stderr);
+        }
+    }
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("postgresql://postgres@127.0.0.1:{port}/db");
+    let out = mirror_within(&dir, &url, false).expect("the mirror ends");
+    assert_eq!(out.status, Some(74), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("error connecting to server: Connection refused"),
+        "{}",
+        out.stderr
+    );
+    let log = dir.join("refused.log");
+    let mut cmd = wo();
+    cmd.current_dir(&dir)
+        .args(["db", "mirror", "d", "--to", &url, "--follow"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("create the log"));
+    let mut m = Killed(cmd.spawn().expect("start the mirror"));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        m.0.try_wait().expect("poll the mirror").is_none(),
+        "a refused connection is tried again while following"
+    );
+    m.kill().expect("stop the mirror");
+    m.wait().expect("reap the mirror");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        text.contains("Connection refused") && text.contains("connecting again in 1 s"),
+        "{text}"
+    );
+}
+
+/// Names PostgreSQL gives its own things are refused before anything is made (65,
+/// naming them, with the way to rename): a column named like a system column (`xmin`,
+/// `ctid`, …: `CREATE TABLE` refuses it) and a table name starting with `pg_` (made
+/// as `public.pg_class`, while `COPY` and `INSERT` went to `pg_catalog.pg_class`).
+/// Export said 0 and wrote a script PostgreSQL refuses, the mirror 74. While
+/// following, a migration that adds such a column, or a new table with such a name,
+/// ends the mirror the same way, with what was applied before kept.
+#[test]
+fn names_postgresql_keeps_for_itself_are_refused_by_export_and_mirror() {
+    let dir = scratch_dir("pg_system_names");
+    let boxes = "@table(name: \"boxes\")\nclass Box {\n  xmin: Float\n  w: Float\n}\n\nfn main() {\n  insert Box { xmin: 0.0, w: 1.0 }\n}\n";
+    run_src_on(&dir, "boxes.wo", boxes, "boxes");
+    let catalog = "@table(name: \"pg_class\")\nclass C {\n  relname: Text\n}\n\nfn main() {\n  insert C { relname: \"x\" }\n}\n";
+    run_src_on(&dir, "catalog.wo", catalog, "catalog");
+    let cases = [
+        (
+            "boxes",
+            "column `xmin` of table `boxes` has the name of a PostgreSQL system column",
+            "rename the column with `@was(\"old\")`",
+        ),
+        (
+            "catalog",
+            "table `pg_class` starts with `pg_`, which PostgreSQL reserves",
+            "rename the table with `@table(name: \"new\", was: \"old\")`",
+        ),
+    ];
+    for (data, says, hint) in cases {
+        let out = run_wo(&dir, &["db", "export", data, "--format", "sql"]);
+        out.expect_status(65);
+        assert!(out.stderr.contains(says), "{data}: {}", out.stderr);
+        assert!(out.stderr.contains(hint), "{data}: {}", out.stderr);
+        assert!(!out.stdout.contains("CREATE TABLE"), "{}", out.stdout);
+    }
+    let Some(pg) = Pg::start("pg_system_names") else {
+        return;
+    };
+    for (data, says, _) in cases {
+        let out = run_wo(&dir, &["db", "mirror", data, "--to", &pg.url()]);
+        out.expect_status(65);
+        assert!(out.stderr.contains(says), "{data}: {}", out.stderr);
+    }
+    let (ok, out, err) = pg.psql(&[
+        "-At",
+        "-c",
+        "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('boxes', 'pg_class')",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "0", "a refused table was made");
+
+    // While following: a migration adds a column `ctid`.
+    let v0 = "@table(name: \"boxes\")\nclass Box {\n  w: Float\n}\n\nfn main() {\n  insert Box { w: 1.0 }\n}\n";
+    run_src_on(&dir, "v0.wo", v0, "d");
+    let log = dir.join("follow.log");
+    let mut m = spawn_follower(&pg, &dir, &log);
+    wait_caught_up(&pg, &dir);
+    let v1 = "@table(name: \"boxes\")\nclass Box {\n  w: Float\n  ctid: ?Int\n}\n\nfn main() {\n  insert Box { w: 2.0, ctid: 7 }\n}\n";
+    run_src_on(&dir, "v1.wo", v1, "d");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = m.0.try_wait().expect("wait for the mirror") {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the mirror went on past a column PostgreSQL cannot make: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(status.code(), Some(65), "{text}");
+    assert!(
+        text.contains("column `ctid` of table `boxes` has the name of a PostgreSQL system column"),
+        "{text}"
+    );
+    assert!(!text.contains("connecting again"), "{text}");
+    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT count(*) FROM boxes"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "1", "what was applied before stays");
+
+    // A new table (a schema record, no migration) named `pg_…`, on a mirror that
+    // resumes: refused as in a copy.
+    let (ok, _, err) = pg.psql(&[
+        "-c",
+        "DROP TABLE boxes; DELETE FROM wo_mirror_tables; DELETE FROM wo_mirror_position",
+    ]);
+    assert!(ok, "{err}");
+    let dir2 = scratch_dir("pg_system_names_new_table");
+    run_src_on(&dir2, "v0.wo", v0, "d");
+    mirror_once(&pg, &dir2);
+    let added = format!(
+        "{}\n@table(name: \"pg_stuff\")\nclass S {{\n  n: Int\n}}\n",
+        v0
+    );
+    run_src_on(&dir2, "added.wo", &added, "d");
+    let out = run_wo(&dir2, &["db", "mirror", "d", "--to", &pg.url()]);
+    out.expect_status(65);
+    assert!(
+        out.stderr.contains("table `pg_stuff` starts with `pg_`"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// An index change in wo drops and makes only the indexes that changed, each found by
+/// its columns: an index a user made in PostgreSQL on a mirrored table (over an
+/// expression, or other columns) stays (every index but the primary key used to be
+/// dropped and made again). And a new `?T` column with a literal default gives the
+/// existing rows that default there too.
+#[test]
+fn an_index_change_keeps_the_indexes_a_user_made_and_a_default_reaches_old_rows() {
+    let Some(pg) = Pg::start("mirror_user_indexes") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_user_indexes");
+    let v1 = "@table(name: \"e\", index: [u])\nclass E {\n  t: Text\n  u: Int\n}\n\nfn main() {\n  insert E { t: \"A\", u: 1 }\n  insert E { t: \"b\", u: 2 }\n}\n";
+    run_src_on(&dir, "v1.wo", v1, "d");
+    mirror_once(&pg, &dir);
+    let (ok, _, err) = pg.psql(&[
+        "-c",
+        "CREATE INDEX report_lower_t ON e (lower(t)); CREATE INDEX report_u_t ON e (u, t)",
+    ]);
+    assert!(ok, "{err}");
+    let v2 = "@table(name: \"e\")\nclass E {\n  t: Text @unique\n  u: Int\n  prio: ?Int = 5\n}\n\nfn main() {}\n";
+    run_src_on(&dir, "v2.wo", v2, "d");
+    let out = mirror_once(&pg, &dir);
+    assert!(!out.stderr.contains("copying"), "{}", out.stderr);
+    assert_same(&pg, &dir, &["e"]);
+    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT id, prio FROM e ORDER BY id"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "1|5\n2|5");
+    let (ok, out, err) = pg.psql(&[
+        "-At",
+        "-c",
+        "SELECT regexp_replace(indexdef, '^.* USING ', '') FROM pg_indexes WHERE tablename = 'e' ORDER BY 1",
+    ]);
+    assert!(ok, "{err}");
+    // The primary key, the user's two, wo's new unique constraint; wo's index on (u)
+    // is gone.
+    assert_eq!(
+        out.trim(),
+        "btree (id)\nbtree (lower(t))\nbtree (t)\nbtree (u, t)",
+        "the indexes of `e`"
+    );
+    let (ok, _, err) = pg.psql(&["-c", "UPDATE e SET t = 'A' WHERE id = 2"]);
+    assert!(!ok && err.contains("unique"), "{err}");
+}

@@ -501,6 +501,121 @@ fn migrate_apply_drops_a_removed_column_and_makes_a_column_non_nullable() {
     );
 }
 
+/// A new `?T` column with a literal default gives the existing rows that default, as
+/// SQL's `ADD COLUMN … DEFAULT` does (it used to give them nil); without one, nil.
+#[test]
+fn a_new_optional_column_with_a_literal_default_gives_old_rows_the_default() {
+    let dir = with_people("optional-default");
+    write(
+        &dir,
+        "prio.wo",
+        "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int\n  prio: ?Int = 5\n  tag: ?Text = \"t\"\n  note: ?Text\n  off: ?Bool = nil\n}\n\nfn main() {\n  insert Person { name: \"new\" }\n  for p in from x in Person select x {\n    print(\"${p.id} ${p.prio} ${p.tag} ${p.note} ${p.off}\")\n  }\n}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "prio.wo"]);
+    plan.expect_status(0);
+    for part in [
+        "[on open] `people`: new column `prio` ?Int, existing rows get 5 (4 rows)",
+        "[on open] `people`: new column `tag` ?Text, existing rows get \"t\" (4 rows)",
+        "[on open] `people`: new column `note` ?Text, existing rows get nil (4 rows)",
+        "[on open] `people`: new column `off` ?Bool, existing rows get nil (4 rows)",
+    ] {
+        assert!(plan.stdout.contains(part), "{part}: {}", plan.stdout);
+    }
+    let res = run(&dir, "prio.wo");
+    res.expect_status(0);
+    assert_eq!(
+        res.stdout,
+        "1 5 t nil nil\n2 5 t nil nil\n3 5 t nil nil\n4 5 t nil nil\n5 5 t nil nil\n"
+    );
+    assert!(
+        res.stderr
+            .contains("new column `prio` ?Int, existing rows get 5"),
+        "{}",
+        res.stderr
+    );
+}
+
+/// The plan names an index over a column the program removes by that column's stored
+/// name (it said `index on (?)`), and tags it `[--apply]`: it goes with the removal,
+/// which open does not carry out.
+#[test]
+fn an_index_over_a_removed_column_is_named_and_goes_with_the_removal() {
+    let dir = scratch_dir("index-removed-column");
+    write(
+        &dir,
+        "v1.wo",
+        "@table(name: \"e\", index: [y], sorted: [s])\nclass E {\n  y: Int\n  s: ?Text\n}\n\nfn main() {\n  insert E { y: 1, s: nil }\n}\n",
+    );
+    run(&dir, "v1.wo").expect_status(0);
+    write(
+        &dir,
+        "v2.wo",
+        "@table(name: \"e\")\nclass E {\n  s: ?Text\n}\n\nfn main() {}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
+    plan.expect_status(0);
+    assert_eq!(
+        plan.stdout,
+        "d: 3 changes (nothing written; `--apply` carries them out):
+  [--apply] `e`: column `y` Int removed (its values are dropped) (1 row)
+  [--apply] `e`: index on (y) dropped with column `y` (1 row)
+  [on open] `e`: sorted index on (s) dropped (1 row)
+"
+    );
+    let res = run(&dir, "v2.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .contains("`e`: index on (y) dropped with column `y` (1 row): not applied on open"),
+        "{}",
+        res.stderr
+    );
+    run_wo(&dir, &["db", "migrate", "d", "v2.wo", "--apply"]).expect_status(0);
+    run(&dir, "v2.wo").expect_status(0);
+}
+
+/// A `@was` that is not used because both the old and the new name are stored says
+/// so in the plan (it was silently ignored): the new column keeps its own values, the
+/// old one is a removed column. Likewise `@table(was:)`.
+#[test]
+fn a_was_not_used_because_both_names_are_stored_is_a_warning() {
+    let dir = scratch_dir("was-unused");
+    write(
+        &dir,
+        "v1.wo",
+        "@table(name: \"t\")\nclass T {\n  a: Int\n  b: Int\n}\n\n@table(name: \"u\")\nclass U {\n  x: Int\n}\n\n@table(name: \"v\")\nclass V {\n  x: Int\n}\n\nfn main() {\n  insert T { a: 1, b: 2 }\n}\n",
+    );
+    run(&dir, "v1.wo").expect_status(0);
+    write(
+        &dir,
+        "v2.wo",
+        "@table(name: \"t\")\nclass T {\n  b: Int @was(\"a\")\n}\n\n@table(name: \"v\", was: \"u\")\nclass V {\n  x: Int\n}\n\nfn main() {\n  for t in from x in T select x {\n    print(t.b)\n  }\n}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
+    plan.expect_status(0);
+    for part in [
+        "  [warning] `t`: `@was(\"a\")` of column `b` is not used, since both `a` and `b` are stored: `b` keeps its own values, and `a` is a removed column\n",
+        "  [warning] `@table(was: \"u\")` of table `v` is not used, since both `u` and `v` are stored",
+    ] {
+        assert!(plan.stdout.contains(part), "{part}: {}", plan.stdout);
+    }
+    // Opening refuses the removal, and says why the `@was` did not make it a rename.
+    let res = run(&dir, "v2.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .contains("d: warning: `t`: `@was(\"a\")` of column `b` is not used"),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(&dir, &["db", "migrate", "d", "v2.wo", "--apply"]);
+    res.expect_status(0);
+    assert!(res.stdout.contains("[warning]"), "{}", res.stdout);
+    let res = run(&dir, "v2.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "2\n");
+}
+
 /// A swap of two column names with `@was` cannot be one rename: a compile error
 /// (65, nothing written), where it used to read as a reorder and keep each value under
 /// its old name. Done through a name not in use, one rename per run, it keeps the data.
@@ -677,13 +792,15 @@ fn migrate_drop_removes_an_undeclared_table_unless_a_kept_one_refers_to_it() {
         "{}",
         res.stderr
     );
+    // A table that is not stored is the command line's mistake (64), as with `wo db
+    // export --table`.
     let res = run_wo(
         &dir,
         &[
             "db", "migrate", "d", "depts.wo", "--apply", "--drop", "nope",
         ],
     );
-    res.expect_status(65);
+    res.expect_status(64);
     assert!(
         res.stderr.contains("stores no table `nope`"),
         "{}",

@@ -159,35 +159,47 @@ fn alter_table(
             after.push(sql::foreign_key(&new.name, &n.name, target));
         }
     }
-    // Indexes by column names: when they differ, every secondary index and unique
-    // constraint of the table is made again (PostgreSQL named them itself).
-    let index_names = |tab: &Table, rename: &dyn Fn(&str) -> String| {
-        let mut v: Vec<(Vec<String>, bool)> = tab
-            .indexes
-            .iter()
-            .map(|ix| {
-                let cols = ix
-                    .columns
-                    .iter()
-                    .filter_map(|&c| tab.columns.get(c).map(|c| rename(&c.name)))
-                    .collect();
-                (cols, ix.unique)
-            })
-            .collect();
-        v.sort();
-        v
-    };
+    // Indexes by column names (after the renames): those only the old schema has are
+    // dropped, those only the new one has are made; the rest, and every index a user
+    // made in PostgreSQL, stay. An index over a dropped column went with it.
     let dropped = |name: &str| !new.columns.iter().any(|n| n.name == name);
-    let before: Vec<_> = index_names(old, &renamed)
+    let mut before: Vec<(Vec<String>, bool)> = index_columns(old, &renamed)
         .into_iter()
-        // An index over a dropped column went with it.
         .filter(|(cols, _)| !cols.iter().any(|c| dropped(c)))
         .collect();
-    if before != index_names(new, &|c: &str| c.to_string()) {
-        out.push(drop_indexes(&new.name));
-        after.extend(sql::indexes(new));
+    let made = sql::indexes(new);
+    for (k, ix) in index_columns(new, &|c: &str| c.to_string())
+        .into_iter()
+        .enumerate()
+    {
+        match before.iter().position(|b| *b == ix) {
+            // Kept: PostgreSQL follows a renamed column by itself.
+            Some(at) => {
+                before.swap_remove(at);
+            }
+            None => after.extend(made.get(k).cloned()),
+        }
+    }
+    for (cols, unique) in &before {
+        out.push(drop_index(&new.name, cols, *unique));
     }
     Ok(())
+}
+
+/// The columns of each index of `tab` by name (through `rename`), and whether it is
+/// unique: what PostgreSQL's copy of it is made of ([`sql::indexes`], in that order).
+fn index_columns(tab: &Table, rename: &dyn Fn(&str) -> String) -> Vec<(Vec<String>, bool)> {
+    tab.indexes
+        .iter()
+        .filter_map(|ix| {
+            let cols: Option<Vec<String>> = ix
+                .columns
+                .iter()
+                .map(|&c| tab.columns.get(c).map(|c| rename(&c.name)))
+                .collect();
+            Some((cols?, ix.unique))
+        })
+        .collect()
 }
 
 /// Renames `(from, to)` pairs with `stmt`, through temporary names when one pair's
@@ -220,17 +232,43 @@ fn rename_all(
     }
 }
 
-/// A statement that drops every unique constraint and secondary index of a table
-/// (not its primary key), whatever PostgreSQL named them.
-fn drop_indexes(table: &str) -> String {
+/// A statement that drops the index wo made of `table` over `cols`, whatever
+/// PostgreSQL named it: for a unique one, the unique constraint over exactly those
+/// columns; otherwise a plain btree index (not unique, no expression, no predicate)
+/// over exactly those columns. One, the oldest: other indexes, those a user made over
+/// expressions (`lower(t)`), other columns or with another method, are not touched.
+fn drop_index(table: &str, cols: &[String], unique: bool) -> String {
     let rel = literal(&ident(table));
-    format!(
-        "DO $wo$ DECLARE r record; BEGIN \
-FOR r IN SELECT conname FROM pg_constraint WHERE conrelid = {rel}::regclass AND contype = 'u' LOOP \
-EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', {rel}, r.conname); END LOOP; \
-FOR r IN SELECT indexrelid::regclass::text AS n FROM pg_index WHERE indrelid = {rel}::regclass AND NOT indisprimary LOOP \
-EXECUTE 'DROP INDEX ' || r.n; END LOOP; END $wo$"
-    )
+    let names: Vec<String> = cols.iter().map(|c| literal(c)).collect();
+    let names = format!("ARRAY[{}]::text[]", names.join(", "));
+    let cols_of = |keys: &str, rel_col: &str| {
+        format!(
+            "ARRAY(SELECT a.attname::text FROM unnest({keys}) WITH ORDINALITY k(n, o) JOIN pg_attribute a ON a.attrelid = {rel_col} AND a.attnum = k.n ORDER BY k.o) = {names}"
+        )
+    };
+    let body = if unique {
+        format!(
+            "DECLARE r record; BEGIN SELECT c.conname INTO r FROM pg_constraint c WHERE c.conrelid = {rel}::regclass AND c.contype = 'u' AND {} ORDER BY c.oid LIMIT 1; IF FOUND THEN EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', {rel}, r.conname); END IF; END",
+            cols_of("c.conkey", "c.conrelid")
+        )
+    } else {
+        format!(
+            "DECLARE r record; BEGIN SELECT i.indexrelid::regclass::text AS n INTO r FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_am m ON m.oid = x.relam WHERE i.indrelid = {rel}::regclass AND NOT i.indisunique AND NOT i.indisprimary AND i.indexprs IS NULL AND i.indpred IS NULL AND m.amname = 'btree' AND {} ORDER BY i.indexrelid LIMIT 1; IF FOUND THEN EXECUTE 'DROP INDEX ' || r.n; END IF; END",
+            cols_of("i.indkey::int2[]", "i.indrelid")
+        )
+    };
+    do_block(&body)
+}
+
+/// `DO $tag$ body $tag$`, with a tag the body (which holds names) does not contain.
+fn do_block(body: &str) -> String {
+    let mut tag = "$wo$".to_string();
+    let mut k = 0;
+    while body.contains(&tag) {
+        k += 1;
+        tag = format!("$wo{k}$");
+    }
+    format!("DO {tag} {body} {tag}")
 }
 
 /// A Text as an SQL string literal.
@@ -326,8 +364,11 @@ mod tests {
         );
     }
 
+    /// Only the indexes that differ are made or dropped, each by its columns (a drop
+    /// never touches an index a user made in PostgreSQL over something else); a
+    /// rename alone changes none.
     #[test]
-    fn an_index_change_remakes_the_tables_indexes_and_a_rename_alone_does_not() {
+    fn an_index_change_makes_or_drops_that_index_and_a_rename_alone_does_not() {
         let ix = |c, unique| Index {
             columns: vec![c],
             unique,
@@ -350,18 +391,33 @@ mod tests {
         );
         new.indexes.push(ix(1, false));
         new.columns[1].nullable = false;
-        let mut m = migration(vec![old], vec![new], vec![0]);
+        let mut m = migration(vec![old.clone()], vec![new.clone()], vec![0]);
         m.renamed_columns = vec![("t".into(), "a".into(), "z".into())];
-        let s = statements(&m).unwrap();
-        assert_eq!(s[1], "ALTER TABLE \"t\" ALTER COLUMN \"b\" SET NOT NULL");
-        assert!(s[2].starts_with("DO $wo$"), "{}", s[2]);
         assert_eq!(
-            &s[3..],
+            statements(&m).unwrap(),
             [
-                "ALTER TABLE \"t\" ADD UNIQUE (\"z\") DEFERRABLE INITIALLY DEFERRED",
+                "ALTER TABLE \"t\" RENAME COLUMN \"a\" TO \"z\"",
+                "ALTER TABLE \"t\" ALTER COLUMN \"b\" SET NOT NULL",
                 "CREATE INDEX ON \"t\" (\"b\")"
             ]
         );
+        // The unique one dropped: its constraint over exactly (z), and nothing else.
+        new.indexes.remove(0);
+        let mut m = migration(vec![old], vec![new], vec![0]);
+        m.renamed_columns = vec![("t".into(), "a".into(), "z".into())];
+        let s = statements(&m).unwrap();
+        assert_eq!(s.len(), 4, "{s:?}");
+        assert!(s[2].starts_with("DO $wo$"), "{}", s[2]);
+        assert!(s[2].contains("contype = 'u'"), "{}", s[2]);
+        assert!(s[2].contains("= ARRAY['z']::text[]"), "{}", s[2]);
+        assert_eq!(s[3], "CREATE INDEX ON \"t\" (\"b\")");
+    }
+
+    #[test]
+    fn a_do_block_takes_a_tag_its_names_do_not_hold() {
+        let s = drop_index("t", &["a$wo$b".into()], false);
+        assert!(s.starts_with("DO $wo1$ "), "{s}");
+        assert!(s.ends_with(" $wo1$"), "{s}");
     }
 
     #[test]

@@ -97,6 +97,8 @@ impl Batch {
                 }
                 Change::CreateTable(t) => {
                     let t = &tables[*t];
+                    // Refused before anything is made, as in a copy.
+                    sql::check_mirrored(t)?;
                     let _ = write!(
                         self.sql,
                         "{};\nINSERT INTO wo_mirror_tables (name) VALUES ({}) ON CONFLICT DO NOTHING;\n",

@@ -56,7 +56,23 @@ impl From<postgres::Error> for Error {
     fn from(e: postgres::Error) -> Error {
         // The server's message, with its detail, rather than the crate's summary.
         let Some(db) = e.as_db_error() else {
-            return Error::Pg(e.to_string());
+            // The crate's summary ("error connecting to server") and its causes ("Connection
+            // refused (os error 111)"). The crate does not expose the kind of an error;
+            // its summary names it. A connection string the server's demands show to be
+            // wrong (no password given, asked for) is the command line's fault; a failed
+            // authentication will fail again: neither is retried. Everything else is the
+            // connection (lost, refused, timed out), retried by `--follow`.
+            let text = error_chain(&e);
+            return match e.to_string().as_str() {
+                "invalid connection string" | "invalid configuration" => {
+                    Error::Usage(format!("--to: {text}"))
+                }
+                "authentication error" | "error performing TLS handshake" => Error::Refused {
+                    message: text,
+                    data: false,
+                },
+                _ => Error::Pg(text),
+            };
         };
         let message = match db.detail() {
             Some(d) => format!("{} ({d})", db.message()),
@@ -77,6 +93,22 @@ impl From<postgres::Error> for Error {
     }
 }
 
+/// An error's text followed by that of each of its causes, joined by `: `.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        // Some errors repeat their cause's text in their own.
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 impl Error {
     /// The sysexits status: 64 usage, 65 data the target cannot take (here or as
     /// PostgreSQL refused it) or a damaged directory, 66 not a data directory, 74 I/O
@@ -84,6 +116,7 @@ impl Error {
     pub fn exit_status(&self) -> u8 {
         match self {
             Error::Open(e) => match e.exit_status() {
+                64 => 64,
                 74 => 74,
                 75 => 75,
                 66 => 66,

@@ -23,12 +23,13 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use postgres::{Client, NoTls, Transaction};
+use postgres::config::SslMode;
+use postgres::{Client, Config, NoTls, Transaction};
 use wo_db::durable::read::{self, Event, Follower, Gone, Poll, Table};
 
 use crate::apply::next_batch;
 use crate::sql::{self, ident};
-use crate::Error;
+use crate::{error_chain, Error};
 
 /// How long a following mirror waits when it has caught up.
 const IDLE: Duration = Duration::from_millis(20);
@@ -58,11 +59,13 @@ ON CONFLICT (id) DO UPDATE SET salt = EXCLUDED.salt, lsn = EXCLUDED.lsn, updated
 /// keeps applying new records until killed. A lost connection while following is
 /// retried every second.
 pub fn mirror(dir: &Path, url: &str, follow: bool) -> Result<(), Error> {
+    // A `--to` that can never connect is refused at once, even with `--follow`.
+    let config = connection(url)?;
     // Nothing is created in PostgreSQL for a directory that cannot be read.
     read::check_dir(dir)?;
     let mut lag = Lag::default();
     loop {
-        match session(dir, url, follow, &mut lag) {
+        match session(dir, &config, follow, &mut lag) {
             Err(Error::Pg(m)) if follow => {
                 eprintln!("wo: mirror: {m}; connecting again in 1 s");
                 std::thread::sleep(Duration::from_secs(1));
@@ -72,8 +75,29 @@ pub fn mirror(dir: &Path, url: &str, follow: bool) -> Result<(), Error> {
     }
 }
 
-fn session(dir: &Path, url: &str, follow: bool, lag: &mut Lag) -> Result<(), Error> {
-    let mut client = Client::connect(url, NoTls)?;
+/// The connection settings of `--to`. A usage error (exit 64) when they can never
+/// work: the string does not parse (the crate's cause says why: `invalid port`,
+/// `unknown option `bogus``), names no host, or asks for TLS, which the mirror does not
+/// speak. The URL is not repeated in the message: it may hold a password.
+fn connection(url: &str) -> Result<Config, Error> {
+    let config: Config = url
+        .parse()
+        .map_err(|e: postgres::Error| Error::Usage(format!("--to: {}", error_chain(&e))))?;
+    if !matches!(config.get_ssl_mode(), SslMode::Disable | SslMode::Prefer) {
+        return Err(Error::Usage(
+            "--to asks for TLS (sslmode=require), which wo db mirror does not support: connect without it (sslmode=disable or prefer), over a trusted network or a tunnel".into(),
+        ));
+    }
+    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+        return Err(Error::Usage(
+            "--to names no host (`postgresql://user@host:port/db` or `host=… port=… user=… dbname=…`)".into(),
+        ));
+    }
+    Ok(config)
+}
+
+fn session(dir: &Path, config: &Config, follow: bool, lag: &mut Lag) -> Result<(), Error> {
+    let mut client = config.connect(NoTls)?;
     client.batch_execute(SETUP)?;
     // A mirror killed a moment ago may still hold the lock until its server process
     // notices: wait for it a while.

@@ -25,9 +25,17 @@ pub const MAX_NAME: usize = 63;
 /// The names of the mirror's own tables, which no mirrored table may take.
 pub const MIRROR_TABLES: [&str; 2] = ["wo_mirror_position", "wo_mirror_tables"];
 
+/// The names of PostgreSQL's system columns (version 15; `oid` stopped being one in
+/// 12), which every table has: `CREATE TABLE` refuses a column named like one.
+pub const SYSTEM_COLUMNS: [&str; 6] = ["tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"];
+
 /// Refuses a table whose name or column names PostgreSQL cannot take as they are:
-/// longer than [`MAX_NAME`] bytes, or holding U+0000. (wo names have no such limit;
-/// the data stays exportable as JSON lines and CSV.)
+/// longer than [`MAX_NAME`] bytes, or holding U+0000; a table name starting with
+/// `pg_` (PostgreSQL reserves the prefix for its catalog, which every unqualified name
+/// is looked up in first: `CREATE TABLE` would make `public.pg_class` while `COPY` and
+/// `INSERT` wrote into `pg_catalog.pg_class`); a column named like one of
+/// [`SYSTEM_COLUMNS`]. (wo names have no such limits; the data stays exportable as
+/// JSON lines and CSV.)
 pub fn check_names(t: &Table) -> Result<(), Error> {
     let names = std::iter::once(&t.name).chain(t.columns.iter().map(|c| &c.name));
     for (k, name) in names.enumerate() {
@@ -46,6 +54,19 @@ pub fn check_names(t: &Table) -> Result<(), Error> {
                 "the name of {what} is {} bytes: PostgreSQL keeps {MAX_NAME} and would cut it short ({})",
                 name.len(),
                 rename_hint(k == 0)
+            )));
+        }
+        if k == 0 && name.starts_with("pg_") {
+            return Err(Error::Value(format!(
+                "table `{name}` starts with `pg_`, which PostgreSQL reserves for its system catalog (its tables would be found first under that name; {})",
+                rename_hint(true)
+            )));
+        }
+        if k > 0 && SYSTEM_COLUMNS.contains(&name.as_str()) {
+            return Err(Error::Value(format!(
+                "{what} has the name of a PostgreSQL system column, which every table has ({}; {})",
+                SYSTEM_COLUMNS.join(", "),
+                rename_hint(false)
             )));
         }
     }

@@ -142,6 +142,9 @@ pub struct Step {
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub steps: Vec<Step>,
+    /// What the program says that the plan does not do, naming it: a `@was` (or
+    /// `@table(was:)`) not used because both the old and the new name are stored.
+    pub warnings: Vec<String>,
     /// The database's schema after the migration (program tables first, then the
     /// kept ones) and where each table comes from.
     pub(crate) schema: Schema,
@@ -184,6 +187,9 @@ impl fmt::Display for Plan {
                 writeln!(f, "           {h}")?;
             }
         }
+        for w in &self.warnings {
+            writeln!(f, "  [warning] {w}")?;
+        }
         Ok(())
     }
 }
@@ -212,13 +218,9 @@ fn cell_text(c: &Cell) -> String {
     }
 }
 
-fn index_text(def: &TableDef, ix: &IndexDef) -> String {
-    let cols: Vec<&str> = ix
-        .columns
-        .iter()
-        .map(|&c| def.columns.get(c).map_or("?", |c| c.name.as_str()))
-        .collect();
-    let kind = match ix.kind {
+/// `unique index on (a, b)`, naming the index's columns.
+fn index_text(kind: IndexKind, cols: &[&str]) -> String {
+    let kind = match kind {
         IndexKind::Hash => "index",
         IndexKind::Unique => "unique index",
         IndexKind::Sorted => "sorted index",
@@ -249,6 +251,7 @@ pub(crate) fn plan(
     let declared = |n: &str| program.tables.iter().any(|t| t.durable && t.name == n);
     let np = program.tables.len();
     let mut steps = Vec::new();
+    let mut warnings = Vec::new();
     let mut mig = Migration::default();
     // Program table -> the database table it comes from.
     let mut src_of: Vec<Option<TableId>> = vec![None; np];
@@ -259,6 +262,12 @@ pub(crate) fn plan(
         }
         if is_stored(&pt.name) {
             src_of[i] = db_pos(&pt.name);
+            if let Some(w) = ev.table_was(i).filter(|w| *w != pt.name && is_stored(w)) {
+                warnings.push(format!(
+                    "`@table(was: \"{w}\")` of table `{}` is not used, since both `{w}` and `{}` are stored: `{}` keeps its rows, and `{w}` is kept as it is (`--drop {w}` removes it)",
+                    pt.name, pt.name, pt.name
+                ));
+            }
         } else if let Some(w) = ev.table_was(i).filter(|w| is_stored(w) && !declared(w)) {
             let s = db_pos(w);
             if s.is_some_and(|s| claimed[s as usize]) {
@@ -317,7 +326,7 @@ pub(crate) fn plan(
                 })
             }
             None => {
-                return Err(OpenError::Schema {
+                return Err(OpenError::Usage {
                     message: format!("--drop {name}: {d} stores no table `{name}`"),
                 })
             }
@@ -366,7 +375,18 @@ pub(crate) fn plan(
                 sd.columns.iter().position(|o| o.name == w)
             };
             let k = match by_name {
-                Some(k) => Some(k),
+                Some(k) => {
+                    let was = cev.and_then(|e| e.was.as_deref());
+                    if let Some(w) =
+                        was.filter(|w| *w != pc.name && sd.columns.iter().any(|o| o.name == *w))
+                    {
+                        warnings.push(format!(
+                            "`{t}`: `@was(\"{w}\")` of column `{}` is not used, since both `{w}` and `{}` are stored: `{}` keeps its own values, and `{w}` is a removed column",
+                            pc.name, pc.name, pc.name
+                        ));
+                    }
+                    Some(k)
+                }
                 None => {
                     let k = by_was();
                     if let Some(k) = k {
@@ -439,11 +459,11 @@ pub(crate) fn plan(
                     cols.push(ColSource::From(k));
                 }
                 None => {
-                    let fill = if pc.nullable {
-                        Some(Cell::Nil)
-                    } else {
-                        cev.and_then(|e| e.default.clone())
-                    };
+                    // A literal default fills the existing rows, as SQL's `ADD COLUMN
+                    // … DEFAULT` does, `?T` or not; without one a `?T` column gives nil.
+                    let fill = cev
+                        .and_then(|e| e.default.clone())
+                        .or_else(|| pc.nullable.then_some(Cell::Nil));
                     let ty = describe(program, pc);
                     match fill {
                         Some(v) => {
@@ -518,29 +538,45 @@ pub(crate) fn plan(
                 hint: None,
             });
         }
-        // Indexes, compared by the columns' (new) names.
-        let stored_ix: Vec<String> = sd
+        // Indexes, compared by the columns' (new) names. A stored index over a column
+        // the program removes goes with that column: named by its stored name, and
+        // dropped only when the removal is (`--apply`).
+        let stored_ix: Vec<(String, Vec<&str>)> = sd
             .indexes
             .iter()
             .map(|ix| {
-                let renamed = IndexDef {
-                    columns: ix
-                        .columns
-                        .iter()
-                        .map(|&k| {
-                            cols.iter()
-                                .position(|c| *c == ColSource::From(k))
-                                .unwrap_or(usize::MAX)
-                        })
-                        .collect(),
-                    kind: ix.kind,
-                };
-                index_text(pt, &renamed)
+                let mut removed = Vec::new();
+                let names: Vec<&str> = ix
+                    .columns
+                    .iter()
+                    .map(
+                        |&k| match cols.iter().position(|c| *c == ColSource::From(k)) {
+                            Some(c) => pt.columns.get(c).map_or("?", |c| c.name.as_str()),
+                            None => {
+                                let name = sd.columns.get(k).map_or("?", |c| c.name.as_str());
+                                removed.push(name);
+                                name
+                            }
+                        },
+                    )
+                    .collect();
+                (index_text(ix.kind, &names), removed)
             })
             .collect();
-        let prog_ix: Vec<String> = pt.indexes.iter().map(|ix| index_text(pt, ix)).collect();
+        let prog_ix: Vec<String> = pt
+            .indexes
+            .iter()
+            .map(|ix| {
+                let names: Vec<&str> = ix
+                    .columns
+                    .iter()
+                    .map(|&c| pt.columns.get(c).map_or("?", |c| c.name.as_str()))
+                    .collect();
+                index_text(ix.kind, &names)
+            })
+            .collect();
         for ix in &prog_ix {
-            if !stored_ix.contains(ix) {
+            if !stored_ix.iter().any(|(s, _)| s == ix) {
                 steps.push(Step {
                     what: format!("`{t}`: new {ix}"),
                     rows,
@@ -549,12 +585,20 @@ pub(crate) fn plan(
                 });
             }
         }
-        for ix in &stored_ix {
+        for (ix, removed) in &stored_ix {
             if !prog_ix.contains(ix) {
                 steps.push(Step {
-                    what: format!("`{t}`: {ix} dropped"),
+                    what: match removed.as_slice() {
+                        [] => format!("`{t}`: {ix} dropped"),
+                        [c] => format!("`{t}`: {ix} dropped with column `{c}`"),
+                        cs => format!("`{t}`: {ix} dropped with columns `{}`", cs.join("`, `")),
+                    },
                     rows,
-                    kind: StepKind::OnOpen,
+                    kind: if removed.is_empty() {
+                        StepKind::OnOpen
+                    } else {
+                        StepKind::Apply
+                    },
                     hint: None,
                 });
             }
@@ -609,6 +653,7 @@ pub(crate) fn plan(
         .collect();
     Ok(Plan {
         steps,
+        warnings,
         schema: Schema { tables },
         sources,
         migration: mig,
@@ -620,7 +665,7 @@ pub(crate) fn plan(
 /// migration does.
 pub(crate) fn refusal(plan: &Plan, apply: bool, dir: &Path, program: &str) -> Option<OpenError> {
     let d = dir.display();
-    let lines: Vec<String> = plan
+    let mut lines: Vec<String> = plan
         .steps
         .iter()
         .filter(|s| match s.kind {
@@ -639,6 +684,9 @@ pub(crate) fn refusal(plan: &Plan, apply: bool, dir: &Path, program: &str) -> Op
             ),
         })
         .collect();
+    if !lines.is_empty() {
+        lines.extend(plan.warnings.iter().map(|w| format!("{d}: warning: {w}")));
+    }
     (!lines.is_empty()).then(|| OpenError::Schema {
         message: lines.join("\n"),
     })

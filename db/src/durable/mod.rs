@@ -181,6 +181,10 @@ pub enum OpenError {
     /// The program's schema does not match the data (exit 65).
     #[error("{message}")]
     Schema { message: String },
+    /// The command line names what the directory does not hold (exit 64): `wo db
+    /// migrate --drop NAME` of a table that is not stored.
+    #[error("{message}")]
+    Usage { message: String },
     /// The directory exists but holds neither a log nor a checkpoint (exit 66): the
     /// maintenance commands refuse it rather than make it a data directory.
     #[error("{} is not a wo data directory: it holds no `wal` and no `checkpoint`", dir.display())]
@@ -194,9 +198,11 @@ pub enum OpenError {
 }
 
 impl OpenError {
-    /// The sysexits status: 74 I/O, 75 locked, 65 damaged or incompatible.
+    /// The sysexits status: 74 I/O, 75 locked, 65 damaged or incompatible, 64 a
+    /// command line naming what is not there.
     pub fn exit_status(&self) -> i32 {
         match self {
+            OpenError::Usage { .. } => 64,
             OpenError::Io { .. } | OpenError::OutOfMemory { .. } => 74,
             OpenError::Locked { .. } | OpenError::Busy { .. } => 75,
             OpenError::Damaged { .. } | OpenError::Schema { .. } => 65,
