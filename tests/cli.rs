@@ -288,6 +288,28 @@ fn uncaught_io_trap_exits_74() {
     );
 }
 
+/// `exit(n)` is the status even when a task trapped `IO` unjoined, unless that trap is
+/// a durability failure (`tests/durability.rs`: then 74). It gave 74 for a file a task
+/// could not read, with a line calling it a durability failure's kind (found in
+/// review).
+#[test]
+fn exit_keeps_its_status_beside_an_unjoined_io_trap_that_is_not_durability() {
+    let src = "use fs\n\nfn r() {\n  print(fs.read_text(\"no/such/file.txt\"))\n}\n\nfn main() {\n  spawn r()\n  yield()\n  exit(3)\n}\n";
+    let res = run_src("exit-io", src, &[]);
+    res.expect_status(3);
+    assert_eq!(res.stderr, "");
+    // When `main` returns instead, the task's trap decides as ever (74 for `IO`).
+    let src = src.replace("  exit(3)\n", "");
+    let res = run_src("return-io", &src, &[]);
+    res.expect_status(74);
+    assert!(
+        res.stderr.starts_with("trap IO: cannot read"),
+        "{}",
+        res.stderr
+    );
+    assert!(!res.stderr.contains("another task"), "{}", res.stderr);
+}
+
 /// Builds `app.wo` in `dir` to `app.wob` and returns the image's bytes.
 fn build(dir: &Path, src: &str) -> Vec<u8> {
     write(dir, "app.wo", src);

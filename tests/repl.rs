@@ -497,6 +497,55 @@ mod pty {
         s.exp_eof().unwrap();
     }
 
+    /// Ctrl-C stops the fibers an input left running, and the ids of the fibers spawned
+    /// after go on from where they were: before, they started again at 0, so the trap
+    /// of a new task that had an old one's id passed in silence (taken as reported).
+    #[test]
+    fn a_task_trap_after_ctrl_c_is_reported() {
+        let dir = scratch("pty-task-trap");
+        let mut s = start(&dir, &dir.join("history"));
+        line(&mut s, "fn g() { let z = 1 / 0 }", "", "wo> ");
+        line(&mut s, "fn spin() { while true { yield() } }", "", "wo> ");
+        line(&mut s, "let t = spawn g()", "", "wo> ");
+        line(&mut s, "yield()", "trap DIV0", "wo> ");
+        line(&mut s, "spawn spin()", "task", "wo> ");
+        // Ctrl-C once the input runs (the line editor has left raw mode).
+        line(&mut s, "fn forever() {", "", "... ");
+        line(&mut s, "  print(\"spinning\")", "", "... ");
+        line(&mut s, "  while true { yield() }", "", "... ");
+        line(&mut s, "}", "", "wo> ");
+        line(&mut s, "forever()", "spinning", "");
+        s.send_control('c').unwrap();
+        s.exp_string("interrupted").unwrap();
+        s.exp_string("wo> ").unwrap();
+        line(&mut s, "let u = spawn g()", "", "wo> ");
+        line(&mut s, "yield()", "trap DIV0", "wo> ");
+        line(&mut s, "spawn g()", "task", "wo> ");
+        line(&mut s, "yield()", "trap DIV0", "wo> ");
+        line(&mut s, "print(\"after\")", "after", "wo> ");
+        s.send_line(".quit").unwrap();
+        s.exp_eof().unwrap();
+    }
+
+    /// A bracketed paste of declarations and statements runs as if typed line by line:
+    /// the line editor hands the paste over whole, and it was taken as one
+    /// declaration input (`f()` was "unexpected identifier").
+    #[test]
+    fn a_paste_of_declarations_and_statements_runs() {
+        let dir = scratch("pty-paste");
+        let mut s = start(&dir, &dir.join("history"));
+        s.send("\x1b[200~@table\nclass T {\n  v: Int\n}\n\nfn f(n: Int) -> Int {\n  return n * 2\n}\ninsert T { v: f(20) }\nprint(f(21) + 1000)\x1b[201~")
+            .unwrap();
+        s.send("\r").unwrap();
+        s.flush().unwrap();
+        s.exp_string("T(1)").unwrap();
+        s.exp_string("1042").unwrap();
+        s.exp_string("wo> ").unwrap();
+        line(&mut s, "from t in T select t.v", "[40]", "wo> ");
+        s.send_line(".quit").unwrap();
+        s.exp_eof().unwrap();
+    }
+
     /// Lines that arrive together (a paste without bracketed paste, typing ahead) are
     /// each an input: the line editor keeps what it read past the first line (the
     /// `buffer-redux` feature of rustyline); without it, only the first ran.

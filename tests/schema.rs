@@ -616,6 +616,37 @@ fn a_was_not_used_because_both_names_are_stored_is_a_warning() {
     assert_eq!(res.stdout, "2\n");
 }
 
+/// When a stored table's `@table(was: "u")` is not used but another table of the
+/// program, not stored, takes `u`'s rows by the same `was:`, there is no warning: it
+/// said `u` was kept as it is, while the plan renamed it (found in review).
+#[test]
+fn a_was_another_table_takes_is_no_warning() {
+    let dir = scratch_dir("was-taken");
+    write(
+        &dir,
+        "v1.wo",
+        "@table(name: \"u\")\nclass U {\n  x: Int\n}\n\n@table(name: \"v\")\nclass V {\n  x: Int\n}\n\nfn main() {\n  insert U { x: 7 }\n}\n",
+    );
+    run(&dir, "v1.wo").expect_status(0);
+    write(
+        &dir,
+        "v2.wo",
+        "@table(name: \"v\", was: \"u\")\nclass V {\n  x: Int\n}\n\n@table(name: \"w\", was: \"u\")\nclass W {\n  x: Int\n}\n\nfn main() {\n  print(from w in W select w.x)\n}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout.contains("table `u` renamed to `w`"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("warning"), "{}", plan.stdout);
+    let res = run(&dir, "v2.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "[7]\n");
+    assert!(!res.stderr.contains("warning"), "{}", res.stderr);
+}
+
 /// A swap of two column names with `@was` cannot be one rename: a compile error
 /// (65, nothing written), where it used to read as a reorder and keep each value under
 /// its old name. Done through a name not in use, one rename per run, it keeps the data.

@@ -706,6 +706,42 @@ impl<'a> Gen<'a> {
         dead
     }
 
+    /// In a loop's body: goes on to the next turn when the row in `x` was deleted.
+    fn continue_if_dead(f: &mut FnGen, x: Reg, alive: Reg, nullable: bool) {
+        let dead = Self::jump_if_dead(f, x, alive, nullable);
+        if let Some(l) = f.loops.last_mut() {
+            l.continues.push(dead);
+        }
+    }
+
+    /// Pushes the list of a value's `order by` keys onto `keys`.
+    fn push_keys(&mut self, f: &mut FnGen, keys: Reg, order: &[(Expr, bool)]) {
+        let mark = f.next;
+        let base = f.alloc_n(order.len());
+        for (k, (e, _)) in order.iter().enumerate() {
+            self.expr(f, e, Some(nth(base, k)));
+        }
+        let kl = f.alloc();
+        f.emit(Op::NewList {
+            a: kl,
+            b: base,
+            n: u16::try_from(order.len()).unwrap_or(u16::MAX),
+        });
+        let pb = f.alloc_n(2);
+        f.emit(Op::Move { a: pb, b: keys });
+        f.emit(Op::Move {
+            a: Reg(pb.0.saturating_add(1)),
+            b: kl,
+        });
+        let push = self.builtin("push", 2);
+        f.emit(Op::CallBuiltin {
+            f: push,
+            base: pb,
+            n: 2,
+        });
+        f.next = mark;
+    }
+
     /// Evaluates the field values of a constructor or an `insert` into a run of
     /// registers in declaration order, in the order `order` says (the order written),
     /// then the rest; returns the run's first register.
@@ -724,10 +760,29 @@ impl<'a> Gen<'a> {
 
     /// `push(list, e)`.
     fn push_value(&mut self, f: &mut FnGen, list: Reg, e: &Expr) {
+        self.push_with(f, list, |this, f, r| {
+            this.expr(f, e, Some(r));
+        });
+    }
+
+    /// Pushes the value in register `x` onto `list`.
+    fn push_reg(&mut self, f: &mut FnGen, list: Reg, x: Reg) {
+        self.push_with(f, list, |_, f, r| {
+            f.emit(Op::Move { a: r, b: x });
+        });
+    }
+
+    /// Pushes onto `list` the value `fill` puts in the register it is given.
+    fn push_with(
+        &mut self,
+        f: &mut FnGen,
+        list: Reg,
+        fill: impl FnOnce(&mut Self, &mut FnGen, Reg),
+    ) {
         let mark = f.next;
         let base = f.alloc_n(2);
         f.emit(Op::Move { a: base, b: list });
-        self.expr(f, e, Some(Reg(base.0.saturating_add(1))));
+        fill(self, f, Reg(base.0.saturating_add(1)));
         let b = self.builtin("push", 2);
         f.emit(Op::CallBuiltin { f: b, base, n: 2 });
         f.next = mark;
@@ -788,12 +843,12 @@ impl<'a> Gen<'a> {
             });
             k
         });
-        // Without `order by`, `skip` and `take` apply as the values stream (counters
-        // counted down), and the walk stops once `take` values are kept, as the
-        // engine's streaming walk does: `take 3` of a long list reads what it needs.
-        let streamed = keys.is_none();
+        // `skip` and `take` are evaluated once, before the walk. Without `order by`
+        // they apply as the values stream (counters counted down), and the walk stops
+        // once `take` values are kept, as the engine's streaming walk does: `take 3`
+        // of a long list reads what it needs. With it they apply to the sorted list.
         let counter = |this: &mut Self, f: &mut FnGen, e: &Option<Expr>| {
-            let e = e.as_ref().filter(|_| streamed)?;
+            let e = e.as_ref()?;
             let r = f.alloc();
             this.expr(f, e, Some(r));
             Some(r)
@@ -826,10 +881,7 @@ impl<'a> Gen<'a> {
                 // list of rows, or by another fiber while a predicate, a key or the
                 // selection yields or is preempted) is skipped, as a `for` loop over
                 // the query skips it.
-                let dead = Self::jump_if_dead(f, x, alive, q.rows_nullable);
-                if let Some(l) = f.loops.last_mut() {
-                    l.continues.push(dead);
-                }
+                Self::continue_if_dead(f, x, alive, q.rows_nullable);
             }
             for w in &q.residual {
                 let js = this.cond_jump(f, w, false);
@@ -838,31 +890,12 @@ impl<'a> Gen<'a> {
                 }
             }
             if let Some(keys) = keys {
-                let mark = f.next;
-                let base = f.alloc_n(q.order.len());
-                for (k, (e, _)) in q.order.iter().enumerate() {
-                    let r = nth(base, k);
-                    this.expr(f, e, Some(r));
-                }
-                let kl = f.alloc();
-                f.emit(Op::NewList {
-                    a: kl,
-                    b: base,
-                    n: u16::try_from(q.order.len()).unwrap_or(u16::MAX),
-                });
-                let pb = f.alloc_n(2);
-                f.emit(Op::Move { a: pb, b: keys });
-                f.emit(Op::Move {
-                    a: Reg(pb.0.saturating_add(1)),
-                    b: kl,
-                });
-                let push = this.builtin("push", 2);
-                f.emit(Op::CallBuiltin {
-                    f: push,
-                    base: pb,
-                    n: 2,
-                });
-                f.next = mark;
+                // The keys and the value itself: the selection is made of the values
+                // kept once sorted, as without `order by` (a selection that would
+                // trap on a value `skip` leaves out does not run on it).
+                this.push_keys(f, keys, &q.order);
+                this.push_reg(f, out, x);
+                return;
             }
             if let Some(s) = to_skip {
                 // A value that passed while some are still to skip: counted, not kept.
@@ -881,10 +914,7 @@ impl<'a> Gen<'a> {
             }
             match &q.select {
                 Some(sel) => this.push_value(f, out, sel),
-                None => {
-                    let xe = Expr::new(E::Local(q.var), Ty::Unknown, Span::default());
-                    this.push_value(f, out, &xe);
-                }
+                None => this.push_reg(f, out, x),
             }
             if let Some(t) = to_take {
                 f.emit(Op::AddIntImm { a: t, b: t, v: -1 });
@@ -899,9 +929,6 @@ impl<'a> Gen<'a> {
                 }
             }
         });
-        if let Some(j) = none_wanted {
-            f.patch(j);
-        }
         if let Some(keys) = keys {
             let base = f.alloc_n(3);
             f.emit(Op::Move { a: base, b: keys });
@@ -919,24 +946,46 @@ impl<'a> Gen<'a> {
             let b = self.builtin("order_by", 3);
             f.emit(Op::CallBuiltin { f: b, base, n: 3 });
             f.emit(Op::Move { a: out, b: base });
-        }
-        if !streamed && (q.skip.is_some() || q.take.is_some()) {
-            let base = f.alloc_n(3);
-            f.emit(Op::Move { a: base, b: out });
-            for (k, e) in [(1u16, &q.skip), (2u16, &q.take)] {
-                let r = Reg(base.0.saturating_add(k));
-                match e {
-                    Some(e) => {
-                        self.expr(f, e, Some(r));
-                    }
-                    None => {
-                        f.emit(Op::LoadNil { a: r });
-                    }
+            if to_skip.is_some() || to_take.is_some() {
+                let base = f.alloc_n(3);
+                f.emit(Op::Move { a: base, b: out });
+                for (k, r) in [(1u16, to_skip), (2u16, to_take)] {
+                    let a = Reg(base.0.saturating_add(k));
+                    match r {
+                        Some(r) => f.emit(Op::Move { a, b: r }),
+                        None => f.emit(Op::LoadNil { a }),
+                    };
                 }
+                let b = self.builtin("skip_take", 3);
+                f.emit(Op::CallBuiltin { f: b, base, n: 3 });
+                f.emit(Op::Move { a: out, b: base });
             }
-            let b = self.builtin("skip_take", 3);
-            f.emit(Op::CallBuiltin { f: b, base, n: 3 });
-            f.emit(Op::Move { a: out, b: base });
+            if let Some(sel) = &q.select {
+                // The selection of each value kept, in order.
+                let kept = f.alloc();
+                f.emit(Op::Move { a: kept, b: out });
+                f.emit(Op::NewList {
+                    a: out,
+                    b: Reg(0),
+                    n: 0,
+                });
+                f.emit(Op::ListLen { a: n, b: kept });
+                self.counted_loop_with(f, i, n, |this, f| {
+                    f.emit(Op::ListGet {
+                        a: x,
+                        b: kept,
+                        c: i,
+                    });
+                    if let Some(alive) = alive {
+                        // Deleted by a key or a predicate after it was kept.
+                        Self::continue_if_dead(f, x, alive, q.rows_nullable);
+                    }
+                    this.push_value(f, out, sel);
+                });
+            }
+        }
+        if let Some(j) = none_wanted {
+            f.patch(j);
         }
         Self::to_dst(f, out, dst)
     }

@@ -15,6 +15,7 @@ mod schema;
 mod session;
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -129,8 +130,10 @@ struct Repl {
     n_lines: usize,
     n_errors: usize,
     timer: bool,
-    /// A line read ahead (after an `if` that could have gone on with `else`).
-    ahead: Option<String>,
+    /// Lines read but not yet taken: the rest of a paste of several lines (each is
+    /// an input's line, as if typed), or a line read ahead (after an `if` that could
+    /// have gone on with `else`).
+    queued: VecDeque<String>,
 }
 
 /// `wo repl [--data DIR]`.
@@ -175,7 +178,7 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         n_lines: 0,
         n_errors: 0,
         timer: false,
-        ahead: None,
+        queued: VecDeque::new(),
     };
     repl.run()?;
     let _ = repl.session.stdout.flush();
@@ -189,13 +192,10 @@ impl Repl {
     /// Reads and runs inputs until the end of input or `.quit`.
     fn run(&mut self) -> Result<(), Failure> {
         loop {
-            let first = match self.ahead.take() {
-                Some(line) => line,
-                None => match self.reader.read(PROMPT)? {
-                    Read::Line(l) => l,
-                    Read::Cancel => continue,
-                    Read::Eof => return Ok(()),
-                },
+            let first = match self.read(PROMPT)? {
+                Read::Line(l) => l,
+                Read::Cancel => continue,
+                Read::Eof => return Ok(()),
             };
             self.n_lines += 1;
             let start = self.n_lines;
@@ -212,7 +212,7 @@ impl Repl {
             loop {
                 match completeness(&text) {
                     Completeness::Complete => break,
-                    Completeness::Incomplete => match self.reader.read(CONTINUE)? {
+                    Completeness::Incomplete => match self.read(CONTINUE)? {
                         Read::Line(l) => {
                             self.n_lines += 1;
                             text.push_str(&l);
@@ -227,7 +227,7 @@ impl Repl {
                             break;
                         }
                     },
-                    Completeness::MayContinue => match self.reader.read(CONTINUE)? {
+                    Completeness::MayContinue => match self.read(CONTINUE)? {
                         Read::Line(l) if continues(&l) => {
                             self.n_lines += 1;
                             text.push_str(&l);
@@ -238,7 +238,7 @@ impl Repl {
                             break;
                         }
                         Read::Line(l) => {
-                            self.ahead = Some(l);
+                            self.queued.push_front(l);
                             break;
                         }
                         Read::Cancel => {
@@ -267,6 +267,25 @@ impl Repl {
         }
     }
 
+    /// The next line: one queued, else one read. A paste of several lines (the line
+    /// editor hands a bracketed paste over whole) is taken a line at a time, so a
+    /// paste of declarations and statements runs as if typed line by line.
+    fn read(&mut self, prompt: &str) -> Result<Read, Failure> {
+        if let Some(line) = self.queued.pop_front() {
+            return Ok(Read::Line(line));
+        }
+        let read = self.reader.read(prompt)?;
+        let Read::Line(text) = read else {
+            return Ok(read);
+        };
+        let mut lines = text
+            .split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string());
+        let first = lines.next().unwrap_or_default();
+        self.queued.extend(lines);
+        Ok(Read::Line(first))
+    }
+
     /// Runs one input; counts it when it failed.
     fn eval(&mut self, text: &str, file: &str, line: usize) {
         if is_blank(text) {
@@ -285,6 +304,10 @@ impl Repl {
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             let _ = writeln!(self.session.stdout, "time: {ms:.3} ms");
             let _ = self.session.stdout.flush();
+        }
+        if outcome == Outcome::Interrupted {
+            // Ctrl-C stops the rest of a paste too.
+            self.queued.clear();
         }
         let task_trapped = std::mem::take(&mut self.session.task_traps) > 0;
         if outcome != Outcome::Ok || task_trapped {

@@ -699,9 +699,10 @@ impl Session {
         let _ = self.stdout.flush();
         self.report_task_traps(&vm, fix);
         if matches!(end, RunEnd::Interrupted) {
-            // The fibers the input left running stop with it.
-            drop(vm.take_fibers());
-            self.fibers = None;
+            // The fibers the input left running stop with it; their ids are not
+            // given again (a task handle kept from before must not name a new fiber,
+            // nor a new task's trap pass as one already reported).
+            self.fibers = Some(vm.take_fibers().stopped());
             say!("interrupted");
         } else {
             self.fibers = Some(vm.take_fibers());

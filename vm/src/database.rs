@@ -97,7 +97,16 @@ const CHECKPOINT_SLICE: usize = 8_192;
 pub fn durability_message(f: &Failure) -> String {
     let n = f.changes_undone;
     let s = if n == 1 { "" } else { "s" };
-    format!("durability failure: {f}; {n} change{s} undone, nothing acknowledged was lost")
+    format!("{DURABILITY_FAILURE}{f}; {n} change{s} undone, nothing acknowledged was lost")
+}
+
+/// How the text of every durability failure's trap begins.
+const DURABILITY_FAILURE: &str = "durability failure: ";
+
+/// Whether `trap` is a durability failure (raised with [`durability_message`]), not
+/// another `IO` trap (a file `fs` cannot read, stdout closed).
+pub(crate) fn is_durability_failure(trap: &Trap) -> bool {
+    trap.kind == TrapKind::Io && trap.message.starts_with(DURABILITY_FAILURE)
 }
 
 /// What the log thread answered ([`Database::poll_sync`]).

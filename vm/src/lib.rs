@@ -193,8 +193,8 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
             // The status and the report are the first trap's (LANGUAGE.md §9); a
             // durability failure in another task is said too, since it decides what
             // a restart recovers.
-            if trap.kind != TrapKind::Io {
-                if let Some(io) = vm.unjoined_io_trap() {
+            if !database::is_durability_failure(&trap) {
+                if let Some(io) = vm.unjoined_durability_failure() {
                     let _ = writeln!(
                         vm.host.err,
                         "wo: another task trapped IO and was never joined: {}",
@@ -212,11 +212,11 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
     // 74, as for any durability failure (a script that checks only the status must
     // not take a lost change for success).
     let said = match &res {
-        Err(RunResult::Trap { trap, .. }) => trap.kind == TrapKind::Io,
+        Err(RunResult::Trap { trap, .. }) => database::is_durability_failure(trap),
         Err(RunResult::Exit(_)) => false,
         _ => true,
     };
-    if let (false, Some(io)) = (said, vm.unjoined_io_trap()) {
+    if let (false, Some(io)) = (said, vm.unjoined_durability_failure()) {
         let _ = writeln!(
             vm.host.err,
             "wo: another task trapped IO and was never joined: {}",

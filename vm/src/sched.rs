@@ -41,6 +41,18 @@ pub struct Fibers {
     functions: Vec<(String, Vec<wo_bytecode::Op>)>,
 }
 
+impl Fibers {
+    /// The same session's fibers with every fiber stopped (Ctrl-C in `wo repl`): the
+    /// ids go on from where they were, so a task handle kept from before never names
+    /// a fiber spawned after (its `join` can never complete: deadlock, `FAIL`).
+    pub fn stopped(self) -> Fibers {
+        Fibers {
+            sched: Sched::default(),
+            ..self
+        }
+    }
+}
+
 /// The scheduler's queues. Every fiber but the one [`Vm::run_to_end`] drives (`main`)
 /// lives in `fibers` while it is alive.
 #[derive(Default)]
@@ -61,12 +73,15 @@ pub(crate) struct Sched {
     /// Turns left in the round at whose end the records written meanwhile are handed
     /// to the log thread.
     round_left: Option<usize>,
+    /// Whether the fiber running now is one of `fibers` (taken out for its turn), not
+    /// `main`.
+    running_other: bool,
 }
 
 impl Sched {
-    /// How many fibers are alive besides `main` and the one running.
+    /// How many fibers are alive besides `main` (the one running included).
     pub(crate) fn alive(&self) -> usize {
-        self.fibers.len()
+        self.fibers.len() + usize::from(self.running_other)
     }
 }
 
@@ -109,7 +124,9 @@ impl Vm<'_> {
                 let Some((mut fiber, task)) = self.sched.fibers.remove(&id) else {
                     continue;
                 };
+                self.sched.running_other = true;
                 let status = self.resume(&mut fiber, self.turn);
+                self.sched.running_other = false;
                 self.queue_spawned();
                 self.after_turn_of(fiber, task, status)
             };
@@ -455,12 +472,13 @@ impl Vm<'_> {
         self.unjoined_traps().next()
     }
 
-    /// The `IO` trap of the first task that trapped with one and was never joined: a
-    /// durability failure, which the report of another task's trap must not hide.
-    pub fn unjoined_io_trap(&self) -> Option<Trap> {
+    /// The durability failure (an `IO` trap) of the first task that trapped with one
+    /// and was never joined, which neither the report of another task's trap nor a
+    /// status chosen by `exit(n)` must hide: it decides what a restart recovers.
+    pub fn unjoined_durability_failure(&self) -> Option<Trap> {
         self.unjoined_traps()
             .map(|(trap, _)| trap)
-            .find(|trap| trap.kind == TrapKind::Io)
+            .find(crate::database::is_durability_failure)
     }
 
     /// Takes the fibers a `wo repl` session keeps from one input (one image) to the

@@ -260,9 +260,19 @@ pub(crate) fn plan(
         if !pt.durable {
             continue;
         }
+        // Another table of the program that is not stored and says it was `w` takes
+        // `w`'s rows (a rename).
+        let renamed_to_other = |w: &str| {
+            program.tables.iter().enumerate().any(|(j, t)| {
+                j != i && t.durable && !is_stored(&t.name) && ev.table_was(j) == Some(w)
+            })
+        };
         if is_stored(&pt.name) {
             src_of[i] = db_pos(&pt.name);
-            if let Some(w) = ev.table_was(i).filter(|w| *w != pt.name && is_stored(w)) {
+            if let Some(w) = ev
+                .table_was(i)
+                .filter(|w| *w != pt.name && is_stored(w) && !renamed_to_other(w))
+            {
                 warnings.push(format!(
                     "`@table(was: \"{w}\")` of table `{}` is not used, since both `{w}` and `{}` are stored: `{}` keeps its rows, and `{w}` is kept as it is (`--drop {w}` removes it)",
                     pt.name, pt.name, pt.name
