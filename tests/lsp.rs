@@ -873,6 +873,51 @@ fn requests_before_initialize_and_after_shutdown_get_the_protocols_errors() {
     );
 }
 
+/// An `initialize` whose parameters cannot be read gets "invalid params" (-32602) and
+/// the server waits for another (it ended with status 66 and no answer); an `exit`
+/// before `initialize` ends it with status 1 and says so (it said the input ended).
+#[test]
+fn bad_initialize_parameters_are_answered_and_an_early_exit_is_named() {
+    let mut child = raw_server();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut send = |v: Value| {
+        let text = v.to_string();
+        write!(stdin, "Content-Length: {}\r\n\r\n{text}", text.len()).expect("write");
+        stdin.flush().expect("flush");
+    };
+    send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": { "capabilities": 5 } }));
+    let r = read_message(&mut out).expect("an answer");
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("bad parameters for `initialize`: "),
+        "{r}"
+    );
+    send(json!({ "jsonrpc": "2.0", "id": 2, "method": "initialize",
+                 "params": { "processId": null, "rootUri": null, "capabilities": {} } }));
+    let r = read_message(&mut out).expect("an answer");
+    assert!(r["result"]["capabilities"].is_object(), "{r}");
+    send(json!({ "jsonrpc": "2.0", "method": "exit", "params": null }));
+    let done = child.wait_with_output().expect("wait");
+    assert_eq!(done.status.code(), Some(1));
+
+    let mut child = raw_server();
+    let mut stdin = child.stdin.take().expect("stdin");
+    let text = json!({ "jsonrpc": "2.0", "method": "exit", "params": null }).to_string();
+    write!(stdin, "Content-Length: {}\r\n\r\n{text}", text.len()).expect("write");
+    drop(stdin);
+    let done = child.wait_with_output().expect("wait");
+    assert_eq!(done.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&done.stderr),
+        "wo: language server: `exit` came before `shutdown`\n"
+    );
+}
+
 /// Closing a document clears its diagnostics in the editor (an empty list is published).
 #[test]
 fn closing_a_document_clears_its_diagnostics() {

@@ -118,10 +118,10 @@ enum Ended {
 }
 
 fn run(connection: Connection) -> Result<Ended, Failure> {
-    let Some((id, params)) = initialize_request(&connection)? else {
-        return Ok(Ended::Early("the input ended"));
+    let (id, params) = match initialize_request(&connection)? {
+        Ok(request) => request,
+        Err(ended) => return Ok(ended),
     };
-    let params: InitializeParams = serde_json::from_value(params).map_err(protocol)?;
     let enc = encoding(&params);
     let caps = serde_json::to_value(capabilities(enc)).map_err(protocol)?;
     let result = serde_json::json!({
@@ -187,16 +187,27 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
     }
 }
 
-/// Waits for the `initialize` request: any other request before it is answered with
-/// the protocol's "not initialized" error, notifications are dropped, and `exit` or
-/// the end of the input ends the session (`None`).
+/// Waits for an `initialize` request with parameters that can be read: one that
+/// cannot is answered with the protocol's "invalid params" error (the client may send
+/// another), any other request before it with "not initialized", notifications are
+/// dropped, and `exit` or the end of the input ends the session (`Err`).
 fn initialize_request(
     connection: &Connection,
-) -> Result<Option<(lsp_server::RequestId, serde_json::Value)>, Failure> {
+) -> Result<Result<(lsp_server::RequestId, InitializeParams), Ended>, Failure> {
     loop {
         match connection.receiver.recv() {
             Ok(Message::Request(req)) if req.method == "initialize" => {
-                return Ok(Some((req.id, req.params)))
+                match serde_json::from_value::<InitializeParams>(req.params) {
+                    Ok(params) => return Ok(Ok((req.id, params))),
+                    Err(e) => {
+                        let err = Response::new_err(
+                            req.id,
+                            ErrorCode::InvalidParams as i32,
+                            format!("bad parameters for `initialize`: {e}"),
+                        );
+                        send(connection, Message::Response(err))?;
+                    }
+                }
             }
             Ok(Message::Request(req)) => {
                 let err = Response::new_err(
@@ -209,9 +220,11 @@ fn initialize_request(
                 );
                 send(connection, Message::Response(err))?;
             }
-            Ok(Message::Notification(n)) if n.method == "exit" => return Ok(None),
+            Ok(Message::Notification(n)) if n.method == "exit" => {
+                return Ok(Err(Ended::Early("`exit` came")))
+            }
             Ok(_) => {}
-            Err(_) => return Ok(None),
+            Err(_) => return Ok(Err(Ended::Early("the input ended"))),
         }
     }
 }
