@@ -420,6 +420,17 @@ fn habit_hint(
         (Some(Tok::Semi), op) if op.is_binary_only() && after_auto_semi => {
             Some("a line break ended the statement on the line before, so this line cannot start with an operator; to continue an expression over two lines, end the first line with its operator (`x +`)")
         }
+        // Another language's way to start a task or wait for one.
+        (Some(Tok::LId(kw)), Tok::LId(_) | Tok::UId(_) | Tok::LParen)
+            if matches!(kw.as_str(), "go" | "async") =>
+        {
+            Some("a task is started with `spawn`: `let t = spawn f(x)`, and waited for with `join(t)`")
+        }
+        (Some(Tok::LId(kw)), Tok::LId(_) | Tok::UId(_) | Tok::LParen)
+            if kw == "await" =>
+        {
+            Some("a task is waited for with `join`: `join(t)` gives its result")
+        }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
         (Some(Tok::Minus), Tok::Minus | Tok::Semi) => Some("wo has no `--`: write `x -= 1`"),
         (_, Tok::Assign) => {

@@ -116,6 +116,10 @@ pub(crate) fn call(
         let mut d = Diagnostic::error("name", name_span, format!("unknown function `{name}`"));
         if let Some(m) = module_of(name) {
             d = d.with_note(format!("did you mean `{m}.{name}(…)` (with `use {m}`)?"));
+        } else if matches!(name, "await" | "wait") {
+            d = d.with_note("a task is waited for with `join`: `join(t)` gives its result");
+        } else if matches!(name, "go" | "async" | "thread" | "start") {
+            d = d.with_note("a task is started with `spawn`: `let t = spawn f(x)`");
         } else {
             let funcs = c.func_index.keys().map(String::as_str);
             if let Some(s) = suggest(name, funcs.chain(CORE.iter().copied())) {
