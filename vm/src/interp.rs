@@ -1634,8 +1634,12 @@ fn bounds_msg(i: i64, len: usize) -> String {
     format!("index {i} out of range for list of length {len}")
 }
 
+/// `MAP_ENTRY` is a `for` loop's step: past the end, entries were removed during the
+/// loop (LANGUAGE.md: removing one moves the later ones down).
 fn bounds_msg_map(i: i64, len: usize) -> String {
-    format!("entry {i} out of range for map of length {len}")
+    format!(
+        "the `for` loop reached entry {i} of a map that has {len} now: entries removed during the loop move the later ones down (so one is skipped per removal); to remove while walking a map, walk a copy of its keys: `for k in keys(m)`"
+    )
 }
 
 /// `==` of LANGUAGE.md §3: scalars and Text by content, references by identity, nil

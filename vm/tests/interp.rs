@@ -547,7 +547,7 @@ fn maps_get_set_and_iterate_in_insertion_order() {
     assert_trap(
         &res,
         TrapKind::Bounds,
-        "entry 3 out of range for map of length 3",
+        "the `for` loop reached entry 3 of a map that has 3 now: entries removed during the loop move the later ones down (so one is skipped per removal); to remove while walking a map, walk a copy of its keys: `for k in keys(m)`",
     );
 }
 
