@@ -534,7 +534,7 @@ fn caught_io_sees_changes_undone_and_the_log_fenced() {
          after 1:a=1 2:b=2\n\
          b.qty 2\n\
          c exists false\n\
-         later change IO: {msg}; 1 change undone, nothing acknowledged was lost\n\
+         later change IO: durability failure: the log is closed for writing since an earlier failure (fdatasync failed on d/wal: Input/output error (os error 5)); 1 change undone, nothing acknowledged was lost\n\
          later insert IO\n\
          end 1:a=1 2:b=2\n"
     );
@@ -1613,8 +1613,8 @@ fn checkpoint_failures_and_crashes_lose_nothing_acknowledged() {
                     &what,
                     &res,
                     &[
-                        "durability failure: fsync failed on d",
-                        "the log is closed for writing",
+                        "durability failure: the log is closed for writing since an earlier failure (fsync failed on d",
+                        "the log is closed for writing: every acknowledged commit is durable",
                     ],
                 );
                 assert!(

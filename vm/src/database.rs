@@ -100,6 +100,17 @@ pub fn durability_message(f: &Failure) -> String {
     format!("{DURABILITY_FAILURE}{f}; {n} change{s} undone, nothing acknowledged was lost")
 }
 
+/// The text of the `IO` trap of a change refused because an earlier failure `f`
+/// closed the log for writing: it names that failure as earlier, so that it does not
+/// read as a second one.
+fn refused_message(f: &Failure) -> String {
+    let n = f.changes_undone;
+    let s = if n == 1 { "" } else { "s" };
+    format!(
+        "{DURABILITY_FAILURE}the log is closed for writing since an earlier failure ({f}); {n} change{s} undone, nothing acknowledged was lost"
+    )
+}
+
 /// How the text of every durability failure's trap begins.
 const DURABILITY_FAILURE: &str = "durability failure: ";
 
@@ -430,6 +441,7 @@ impl Database {
         // The sync is asked for at the end of the scheduler's round
         // (`request_owed_sync`), so the commits of every fiber that runs before then
         // share it.
+        let fenced_before = data.fence().is_some();
         let staged = data.stage(&self.db, sp);
         let lsn = match staged {
             Ok(lsn) => lsn,
@@ -450,7 +462,11 @@ impl Database {
                     changes_undone: n,
                     ..f
                 };
-                let msg = durability_message(&f);
+                let msg = if fenced_before {
+                    refused_message(&f)
+                } else {
+                    durability_message(&f)
+                };
                 if others_wait {
                     self.failed = Some(f);
                 }
