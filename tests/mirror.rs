@@ -572,6 +572,41 @@ fn export_sql_refuses_what_postgresql_would_not_take_and_loads_one_table_alone()
     assert_eq!(out.trim(), "1|1");
 }
 
+/// A value too large for PostgreSQL's index on its column (a btree index entry holds
+/// at most 2704 bytes, any index entry 8191) is refused by PostgreSQL when the copy
+/// makes the index: the mirror ends with 65 (data the target cannot take, not an I/O
+/// failure: it said 74), names the statement refused (PostgreSQL's message does not
+/// name the index), and leaves nothing made.
+#[test]
+fn a_value_too_large_for_a_postgresql_index_is_refused_naming_the_index() {
+    let Some(pg) = Pg::start("mirror_long_index") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_long_index");
+    run_src_on(
+        &dir,
+        "long.wo",
+        "@table(name: \"t\", index: [k])\nclass T {\n  k: Text\n}\n\nfn digits(n: Int) -> Text {\n  let parts: multi Text = []\n  let x = 12345\n  for i in range(n) {\n    x = (x * 1103515245 + 12345) % 2147483648\n    push(parts, \"${x % 1000000007}\")\n  }\n  return join(parts, \"\")\n}\n\nfn main() {\n  insert T { k: \"short\" }\n  insert T { k: digits(1200) }\n}\n",
+        "d",
+    );
+    let out = run_wo(&dir, &["db", "mirror", "d", "--to", &pg.url()]);
+    out.expect_status(65);
+    assert!(
+        out.stderr
+            .contains("postgresql refused: CREATE INDEX ON \"t\" (\"k\"): index row"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("[SQLSTATE 54000]"), "{}", out.stderr);
+    let (ok, tables, err) = pg.psql(&[
+        "-At",
+        "-c",
+        "SELECT count(*) FROM pg_tables WHERE tablename = 't'",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(tables.trim(), "0", "the copy was one transaction");
+}
+
 /// A table with the name of one of the mirror's own is refused before anything is
 /// made (65). And a change PostgreSQL refuses while following (a second NaN under
 /// `@unique`) ends the mirror with PostgreSQL's reason (65): it is not a lost

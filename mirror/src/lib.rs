@@ -46,7 +46,7 @@ pub enum Error {
     Pg(String),
     /// PostgreSQL refused a statement for a reason that will not pass by trying again
     /// (a constraint, a value, a permission): never retried. `data` when the rows
-    /// themselves were refused (SQLSTATE classes 22 and 23).
+    /// themselves were refused (SQLSTATE classes 22, 23 and 54).
     #[error("postgresql refused: {message}")]
     Refused { message: String, data: bool },
 }
@@ -88,7 +88,23 @@ impl From<postgres::Error> for Error {
         }
         Error::Refused {
             message: format!("{message} [SQLSTATE {code}]"),
-            data: matches!(class, "22" | "23"),
+            // Data exceptions, integrity constraints, and a program limit (a value
+            // too large for an index: `index row requires 8888 bytes`).
+            data: matches!(class, "22" | "23" | "54"),
+        }
+    }
+}
+
+impl Error {
+    /// The error with the statement PostgreSQL refused named in front of its message
+    /// (PostgreSQL's own message may not say which index or table it was about).
+    pub fn in_statement(self, sql: &str) -> Error {
+        match self {
+            Error::Refused { message, data } => Error::Refused {
+                message: format!("{sql}: {message}"),
+                data,
+            },
+            other => other,
         }
     }
 }

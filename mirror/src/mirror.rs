@@ -217,7 +217,8 @@ fn copy(client: &mut Client, dir: &Path) -> Result<Follower, Error> {
         Ok(())
     })?;
     for fk in &fks {
-        tx.batch_execute(fk)?;
+        tx.batch_execute(fk)
+            .map_err(|e| Error::from(e).in_statement(fk))?;
     }
     save_position(&mut tx, follower.salt(), follower.applied())?;
     tx.commit()?;
