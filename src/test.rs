@@ -191,7 +191,14 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
     let res = wo_vm::run_with(&image, &natives, Vec::new(), host, RunOptions::default());
     let printed: Vec<String> = String::from_utf8_lossy(&output.borrow().bytes)
         .lines()
-        .map(|l| format!("  | {l}"))
+        // A blank line is `  |`, without a trailing space.
+        .map(|l| {
+            if l.is_empty() {
+                "  |".to_string()
+            } else {
+                format!("  | {l}")
+            }
+        })
         .collect();
     match res {
         Ok(RunResult::Exit(0)) => None,

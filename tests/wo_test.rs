@@ -40,6 +40,7 @@ fn helper(n: Int) -> Int {
 
 fn test_fails() {
   print("before the failure")
+  print("")
   check_double()
 }
 
@@ -62,11 +63,12 @@ fn each_test_runs_alone_and_failures_are_reported() {
         res.stdout,
         "ok     notes.wo:11 test_starts_empty_and_inserts\n\
          ok     notes.wo:17 test_starts_empty_again\n\
-         FAILED notes.wo:25 test_fails: trap ASSERT: 2 * 2 is not 5 at notes.wo:31:3\n  \
-         at check_double (notes.wo:31:3)\n  \
-         at test_fails (notes.wo:27:3)\n  \
-         | before the failure\n\
-         FAILED notes.wo:34 test_exit_status: exited with status 3\n\
+         FAILED notes.wo:25 test_fails: trap ASSERT: 2 * 2 is not 5 at notes.wo:32:3\n  \
+         at check_double (notes.wo:32:3)\n  \
+         at test_fails (notes.wo:28:3)\n  \
+         | before the failure\n  \
+         |\n\
+         FAILED notes.wo:35 test_exit_status: exited with status 3\n\
          2 passed, 2 failed\n"
     );
     // Durable tables run in memory without a word about a data directory.
