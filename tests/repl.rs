@@ -546,6 +546,37 @@ mod pty {
         s.exp_eof().unwrap();
     }
 
+    /// Ctrl-C during a pasted input drops the rest of the paste, but not a line typed
+    /// after an `if` (read ahead to see whether it was `else`), which then runs.
+    #[test]
+    fn ctrl_c_drops_the_rest_of_a_paste_but_not_a_line_typed_after_an_if() {
+        let dir = scratch("pty-paste-ctrl-c");
+        let mut s = start(&dir, &dir.join("history"));
+        line(
+            &mut s,
+            "fn spin() { print(\"spinning\"); while true { } }",
+            "",
+            "wo> ",
+        );
+        s.send("\x1b[200~print(\"o\" .. \"ne\")\nspin()\nprint(\"nev\" .. \"er\")\x1b[201~\r")
+            .unwrap();
+        s.flush().unwrap();
+        s.exp_string("one").unwrap();
+        s.exp_string("spinning").unwrap();
+        s.send_control('c').unwrap();
+        s.exp_string("interrupted").unwrap();
+        s.exp_string("wo> ").unwrap();
+        line(&mut s, "if true { spin() }", "", "... ");
+        line(&mut s, "print(7 * 6)", "spinning", "");
+        s.send_control('c').unwrap();
+        s.exp_string("interrupted").unwrap();
+        s.exp_string("42").unwrap();
+        s.exp_string("wo> ").unwrap();
+        s.send_line(".quit").unwrap();
+        let rest = s.exp_eof().unwrap();
+        assert!(!rest.contains("never"), "{rest}");
+    }
+
     /// Lines that arrive together (a paste without bracketed paste, typing ahead) are
     /// each an input: the line editor keeps what it read past the first line (the
     /// `buffer-redux` feature of rustyline); without it, only the first ran.

@@ -706,6 +706,51 @@ impl<'a> Gen<'a> {
         dead
     }
 
+    /// In a query's loop, for the value in `x` that passed: counted against `skip`
+    /// while some are still to skip (the loop goes on), else its selection (or the
+    /// value) pushed onto `out` and counted against `take` (the loop ends when that
+    /// reaches 0). `counts` are the registers counted down.
+    fn keep_value(
+        &mut self,
+        f: &mut FnGen,
+        out: Reg,
+        x: Reg,
+        counts: (Option<Reg>, Option<Reg>),
+        select: Option<&Expr>,
+    ) {
+        let (to_skip, to_take) = counts;
+        if let Some(s) = to_skip {
+            let keep = f.emit(Op::JumpUnlessCmpIntImm {
+                b: s,
+                v: 0,
+                op: Cmp::Gt,
+                t: Pc(0),
+            });
+            f.emit(Op::AddIntImm { a: s, b: s, v: -1 });
+            let next = f.emit(Op::Jump { t: Pc(0) });
+            if let Some(l) = f.loops.last_mut() {
+                l.continues.push(next);
+            }
+            f.patch(keep);
+        }
+        match select {
+            Some(sel) => self.push_value(f, out, sel),
+            None => self.push_reg(f, out, x),
+        }
+        if let Some(t) = to_take {
+            f.emit(Op::AddIntImm { a: t, b: t, v: -1 });
+            let done = f.emit(Op::JumpUnlessCmpIntImm {
+                b: t,
+                v: 0,
+                op: Cmp::Gt,
+                t: Pc(0),
+            });
+            if let Some(l) = f.loops.last_mut() {
+                l.breaks.push(done);
+            }
+        }
+    }
+
     /// In a loop's body: goes on to the next turn when the row in `x` was deleted.
     fn continue_if_dead(f: &mut FnGen, x: Reg, alive: Reg, nullable: bool) {
         let dead = Self::jump_if_dead(f, x, alive, nullable);
@@ -890,44 +935,14 @@ impl<'a> Gen<'a> {
                 }
             }
             if let Some(keys) = keys {
-                // The keys and the value itself: the selection is made of the values
-                // kept once sorted, as without `order by` (a selection that would
-                // trap on a value `skip` leaves out does not run on it).
+                // The keys and the value itself: `skip`, `take` and the selection
+                // apply once sorted, as they do without `order by` (a selection that
+                // would trap on a value `skip` leaves out does not run on it).
                 this.push_keys(f, keys, &q.order);
                 this.push_reg(f, out, x);
                 return;
             }
-            if let Some(s) = to_skip {
-                // A value that passed while some are still to skip: counted, not kept.
-                let keep = f.emit(Op::JumpUnlessCmpIntImm {
-                    b: s,
-                    v: 0,
-                    op: Cmp::Gt,
-                    t: Pc(0),
-                });
-                f.emit(Op::AddIntImm { a: s, b: s, v: -1 });
-                let next = f.emit(Op::Jump { t: Pc(0) });
-                if let Some(l) = f.loops.last_mut() {
-                    l.continues.push(next);
-                }
-                f.patch(keep);
-            }
-            match &q.select {
-                Some(sel) => this.push_value(f, out, sel),
-                None => this.push_reg(f, out, x),
-            }
-            if let Some(t) = to_take {
-                f.emit(Op::AddIntImm { a: t, b: t, v: -1 });
-                let done = f.emit(Op::JumpUnlessCmpIntImm {
-                    b: t,
-                    v: 0,
-                    op: Cmp::Gt,
-                    t: Pc(0),
-                });
-                if let Some(l) = f.loops.last_mut() {
-                    l.breaks.push(done);
-                }
-            }
+            this.keep_value(f, out, x, (to_skip, to_take), q.select.as_ref());
         });
         if let Some(keys) = keys {
             let base = f.alloc_n(3);
@@ -946,41 +961,29 @@ impl<'a> Gen<'a> {
             let b = self.builtin("order_by", 3);
             f.emit(Op::CallBuiltin { f: b, base, n: 3 });
             f.emit(Op::Move { a: out, b: base });
-            if to_skip.is_some() || to_take.is_some() {
-                let base = f.alloc_n(3);
-                f.emit(Op::Move { a: base, b: out });
-                for (k, r) in [(1u16, to_skip), (2u16, to_take)] {
-                    let a = Reg(base.0.saturating_add(k));
-                    match r {
-                        Some(r) => f.emit(Op::Move { a, b: r }),
-                        None => f.emit(Op::LoadNil { a }),
-                    };
-                }
-                let b = self.builtin("skip_take", 3);
-                f.emit(Op::CallBuiltin { f: b, base, n: 3 });
-                f.emit(Op::Move { a: out, b: base });
-            }
-            if let Some(sel) = &q.select {
-                // The selection of each value kept, in order.
-                let kept = f.alloc();
-                f.emit(Op::Move { a: kept, b: out });
+            if to_skip.is_some() || to_take.is_some() || q.select.is_some() || alive.is_some() {
+                // The sorted values walked as the values of a query without `order
+                // by` are: a row deleted meanwhile (by a predicate, a key or a
+                // selection) is left out and not counted, `skip` and `take` counted
+                // down, the selection made of the values kept.
+                let sorted = f.alloc();
+                f.emit(Op::Move { a: sorted, b: out });
                 f.emit(Op::NewList {
                     a: out,
                     b: Reg(0),
                     n: 0,
                 });
-                f.emit(Op::ListLen { a: n, b: kept });
+                f.emit(Op::ListLen { a: n, b: sorted });
                 self.counted_loop_with(f, i, n, |this, f| {
                     f.emit(Op::ListGet {
                         a: x,
-                        b: kept,
+                        b: sorted,
                         c: i,
                     });
                     if let Some(alive) = alive {
-                        // Deleted by a key or a predicate after it was kept.
                         Self::continue_if_dead(f, x, alive, q.rows_nullable);
                     }
-                    this.push_value(f, out, sel);
+                    this.keep_value(f, out, x, (to_skip, to_take), q.select.as_ref());
                 });
             }
         }

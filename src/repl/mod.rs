@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -130,10 +130,11 @@ struct Repl {
     n_lines: usize,
     n_errors: usize,
     timer: bool,
-    /// Lines read but not yet taken: the rest of a paste of several lines (each is
-    /// an input's line, as if typed), or a line read ahead (after an `if` that could
-    /// have gone on with `else`).
+    /// The rest of a paste of several lines, not yet taken (each is an input's line,
+    /// as if typed).
     queued: VecDeque<String>,
+    /// A line read ahead (after an `if` that could have gone on with `else`).
+    ahead: Option<String>,
 }
 
 /// `wo repl [--data DIR]`.
@@ -179,6 +180,7 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         n_errors: 0,
         timer: false,
         queued: VecDeque::new(),
+        ahead: None,
     };
     repl.run()?;
     let _ = repl.session.stdout.flush();
@@ -238,7 +240,7 @@ impl Repl {
                             break;
                         }
                         Read::Line(l) => {
-                            self.queued.push_front(l);
+                            self.ahead = Some(l);
                             break;
                         }
                         Read::Cancel => {
@@ -271,6 +273,15 @@ impl Repl {
     /// editor hands a bracketed paste over whole) is taken a line at a time, so a
     /// paste of declarations and statements runs as if typed line by line.
     fn read(&mut self, prompt: &str) -> Result<Read, Failure> {
+        if let Some(line) = self.ahead.take() {
+            return Ok(Read::Line(line));
+        }
+        if !self.queued.is_empty() && self.session.interrupt.swap(false, Ordering::Relaxed) {
+            // Ctrl-C between two of a paste's inputs drops the rest of the paste.
+            self.queued.clear();
+            say!("interrupted");
+            self.n_errors += 1;
+        }
         if let Some(line) = self.queued.pop_front() {
             return Ok(Read::Line(line));
         }
@@ -306,7 +317,7 @@ impl Repl {
             let _ = self.session.stdout.flush();
         }
         if outcome == Outcome::Interrupted {
-            // Ctrl-C stops the rest of a paste too.
+            // Ctrl-C stops the rest of a paste too (not a line typed after it).
             self.queued.clear();
         }
         let task_trapped = std::mem::take(&mut self.session.task_traps) > 0;

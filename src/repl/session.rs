@@ -681,7 +681,8 @@ impl Session {
                 RunEnd::Failed
             }
             Ok(()) => {
-                self.interrupt.store(false, Ordering::Relaxed);
+                // (A Ctrl-C that came while the input was read or compiled stops it
+                // here, at once: the flag is lowered only after a run.)
                 let func = if init {
                     built.image.init.map(|f| f.0)
                 } else {
