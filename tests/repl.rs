@@ -132,6 +132,17 @@ fn a_task_that_traps_unjoined_is_reported_once() {
     );
 }
 
+/// A comment at the end of an unfinished line, or a comment line inside an input,
+/// does not end the input (it did: the query was run without its `select`).
+#[test]
+fn comments_inside_an_unfinished_input_are_comments() {
+    let dir = scratch("comments");
+    let input = "from x in [1, 2, 3] -- all of them\n  -- but only\n  where x > 1\n  select x * 10\n@table -- a note\nclass A {\n  n: Int\n}\ninsert A { n: 4 }\ntry { fail(\"x\") } -- t\ncatch (e) { print(e) }\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "[20, 30]\nA(1)\nFAIL: x\n");
+}
+
 #[test]
 fn exit_ends_the_session_with_its_status() {
     let dir = scratch("exit");

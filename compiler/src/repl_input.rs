@@ -56,9 +56,14 @@ pub fn completeness(text: &str) -> Completeness {
         Brackets::Stray(_) | Brackets::Mismatch => return Completeness::Complete,
         Brackets::Balanced => {}
     }
+    // Where the user's code ends: after its last token, so that a comment after it
+    // (`from x in xs -- all`, or a line of comment alone) is not taken for more code.
+    let Some(code_end) = lexed.toks.iter().filter(|t| t.0 != t.2).map(|t| t.2).max() else {
+        return Completeness::Complete;
+    };
     let (module, diags, offset) = parse_input(text);
-    // An error where the user's text ends means the parser wanted more.
-    let at_end = |d: &crate::Diagnostic| d.span.lo as usize >= offset + user_end;
+    // An error where the user's code ends means the parser wanted more.
+    let at_end = |d: &crate::Diagnostic| d.span.lo as usize >= offset + code_end;
     if let Some(first) = diags.iter().min_by_key(|d| d.span.lo) {
         return if at_end(first) {
             Completeness::Incomplete
@@ -226,6 +231,37 @@ mod tests {
         assert!(continues("else {"));
         assert!(continues("  catch (e) {"));
         assert!(!continues("print(1)"));
+    }
+
+    /// A comment after the code, or a line of comment alone, is not more code: the
+    /// input goes on as without it (it ended the input: found by trying wo from the
+    /// outside).
+    #[test]
+    fn a_comment_after_unfinished_code_does_not_finish_it() {
+        assert_eq!(completeness("from x in [1, 2] -- all
+"), Incomplete);
+        assert_eq!(completeness("from x in xs
+-- c
+"), Incomplete);
+        assert_eq!(completeness("@table -- note
+"), Incomplete);
+        assert_eq!(completeness("try { f() } -- t
+"), Incomplete);
+        assert_eq!(completeness("let x = 1 + -- c
+"), Incomplete);
+        assert_eq!(completeness("print(1) -- done
+"), Complete);
+        assert_eq!(completeness("-- only a comment
+"), Complete);
+        assert_eq!(completeness("let x = 1 1 -- c
+"), Complete);
+        assert_eq!(
+            completeness("if x > 1 {
+  print(1)
+} -- c
+"),
+            MayContinue
+        );
     }
 
     #[test]
