@@ -238,28 +238,16 @@ mod tests {
     /// outside).
     #[test]
     fn a_comment_after_unfinished_code_does_not_finish_it() {
-        assert_eq!(completeness("from x in [1, 2] -- all
-"), Incomplete);
-        assert_eq!(completeness("from x in xs
--- c
-"), Incomplete);
-        assert_eq!(completeness("@table -- note
-"), Incomplete);
-        assert_eq!(completeness("try { f() } -- t
-"), Incomplete);
-        assert_eq!(completeness("let x = 1 + -- c
-"), Incomplete);
-        assert_eq!(completeness("print(1) -- done
-"), Complete);
-        assert_eq!(completeness("-- only a comment
-"), Complete);
-        assert_eq!(completeness("let x = 1 1 -- c
-"), Complete);
+        assert_eq!(completeness("from x in [1, 2] -- all\n"), Incomplete);
+        assert_eq!(completeness("from x in xs\n-- c\n"), Incomplete);
+        assert_eq!(completeness("@table -- note\n"), Incomplete);
+        assert_eq!(completeness("try { f() } -- t\n"), Incomplete);
+        assert_eq!(completeness("let x = 1 + -- c\n"), Incomplete);
+        assert_eq!(completeness("print(1) -- done\n"), Complete);
+        assert_eq!(completeness("-- only a comment\n"), Complete);
+        assert_eq!(completeness("let x = 1 1 -- c\n"), Complete);
         assert_eq!(
-            completeness("if x > 1 {
-  print(1)
-} -- c
-"),
+            completeness("if x > 1 {\n  print(1)\n} -- c\n"),
             MayContinue
         );
     }
