@@ -323,13 +323,25 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                         Some(Tok::Insert) | Some(Tok::Ref) => "class",
                         _ => "type",
                     };
-                    return Diagnostic::error(
+                    let d = Diagnostic::error(
                         "syntax",
                         span,
                         format!(
                             "invalid {kind} name `{name}`: {kind} names start with an upper-case letter"
                         ),
                     );
+                    // Another language's name of a built-in type.
+                    let wo_type = match name.as_str() {
+                        "string" | "str" | "text" => Some("Text"),
+                        "int" | "integer" | "long" | "i64" => Some("Int"),
+                        "float" | "double" | "f64" | "number" => Some("Float"),
+                        "bool" | "boolean" => Some("Bool"),
+                        _ => None,
+                    };
+                    return match wo_type {
+                        Some(t) if kind == "type" => d.with_note(format!("did you mean `{t}`?")),
+                        _ => d,
+                    };
                 }
                 _ => {}
             }
@@ -434,17 +446,57 @@ fn habit_hint(
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
         (Some(Tok::Minus), Tok::Minus | Tok::Semi) => Some("wo has no `--`: write `x -= 1`"),
         (_, Tok::Assign) => {
-            // `=` inside the header of an `if` or a `while`: a comparison was meant.
+            // `=` inside the header of an `if` or a `while`, or in a query's `where`:
+            // a comparison was meant.
             let i = idx?;
             let header = ctx.toks[..i]
                 .iter()
                 .rev()
                 .take_while(|t| !matches!(t.1, Tok::Semi | Tok::LBrace | Tok::RBrace))
-                .any(|t| matches!(t.1, Tok::If | Tok::While));
-            header.then_some("`=` assigns; to compare, write `==`: `if x == 2 { … }`")
+                .find(|t| matches!(t.1, Tok::If | Tok::While | Tok::Where));
+            match header.map(|t| &t.1) {
+                Some(Tok::Where) => {
+                    Some("`=` assigns; to compare, write `==`: `where x.n == 2`")
+                }
+                Some(_) => Some("`=` assigns; to compare, write `==`: `if x == 2 { … }`"),
+                None => None,
+            }
+        }
+        // SQL's LIMIT and OFFSET.
+        (_, Tok::LId(w)) if matches!(w.as_str(), "limit" | "offset") => {
+            Some("a query's LIMIT is `take n` and its OFFSET `skip n`: `from x in xs where … take 10 select x`")
+        }
+        // Another language's word for a function.
+        (None | Some(Tok::Semi | Tok::RBrace), Tok::LId(w))
+            if matches!(w.as_str(), "func" | "def" | "function" | "fun" | "proc" | "sub")
+                && top_level(ctx, idx) =>
+        {
+            Some("a function is declared with `fn`: `fn main() { … }`")
+        }
+        // A statement where only declarations may be: a script's habit.
+        (None | Some(Tok::Semi | Tok::RBrace), Tok::LId(_) | Tok::Let | Tok::If | Tok::While | Tok::For | Tok::Return)
+            if top_level(ctx, idx) =>
+        {
+            Some("statements go inside a function: the program runs `fn main() { … }`")
         }
         _ => None,
     }
+}
+
+/// Whether the token at `idx` is outside every bracket (where declarations go).
+fn top_level(ctx: &ErrCtx, idx: Option<usize>) -> bool {
+    let Some(idx) = idx else {
+        return false;
+    };
+    let mut depth = 0i64;
+    for t in &ctx.toks[..idx] {
+        match t.1 {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
+            _ => {}
+        }
+    }
+    depth <= 0
 }
 
 /// Which kind of lower-case name an upper-case name was found in place of.

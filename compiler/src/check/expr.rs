@@ -238,12 +238,17 @@ impl<'a> Checker<'a> {
                 }
                 _ => Expr::new(E::Global(g), ty, span),
             }
-        } else if self.class_index.contains_key(n) {
-            self.err(
-                "name",
-                span,
-                format!("class `{n}` is not a value; construct one with `{n} {{ … }}`"),
-            );
+        } else if let Some(&cid) = self.class_index.get(n) {
+            let v = n
+                .chars()
+                .next()
+                .map_or("x".to_string(), |c| c.to_lowercase().collect());
+            let msg = if self.table_classes.contains(&cid) {
+                format!("table `{n}` is not a value; its rows are a query: `from {v} in {n} select {v}`")
+            } else {
+                format!("class `{n}` is not a value; construct one with `{n} {{ … }}`")
+            };
+            self.err("name", span, msg);
             self.unknown(span)
         } else {
             let hint = match other_language(n) {

@@ -100,6 +100,11 @@ impl<'a> Checker<'a> {
                 if op == B::Add && (lt == Ty::Text || rt == Ty::Text) {
                     d = d.with_note("Text is joined with `..`");
                 }
+                if op == B::Concat && (lt == Ty::Text) != (rt == Ty::Text) {
+                    d = d.with_note(
+                        "`..` joins Text only: convert with `text(n)`, or interpolate: `\"n=${n}\"`",
+                    );
+                }
                 let fallback = "a `?T` may be nil: narrow it first, or use `??`";
                 if lt.is_nullable() {
                     d = d.with_note(nil_note(&l, fallback));

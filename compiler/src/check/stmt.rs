@@ -246,7 +246,16 @@ impl<'a> Checker<'a> {
                         Ty::Unknown
                     }
                     Ty::Void => {
-                        self.err("type", value.span, "this expression has no value");
+                        let mut d =
+                            Diagnostic::error("type", value.span, "this expression has no value");
+                        if let ast::ExprKind::Call { callee, .. } = &value.kind {
+                            d = d.with_note(if callee.name == "join" {
+                                "the task is of a function without a result: `join(t)` waits for it, as a statement".to_string()
+                            } else {
+                                format!("`{}` returns no result: call it as a statement", callee.name)
+                            });
+                        }
+                        self.diags.push(d);
                         Ty::Unknown
                     }
                     t => t.clone(),
