@@ -143,6 +143,32 @@ fn comments_inside_an_unfinished_input_are_comments() {
     assert_eq!(out, "[20, 30]\nA(1)\nFAIL: x\n");
 }
 
+/// A function whose parameters change: the functions declared before that no longer
+/// compile with it are dropped, and said to be, so that they can be declared again to
+/// match (the new declaration was refused, with errors at the old lines only). A
+/// constant in the way is not dropped: nothing is declared, and the note names it.
+#[test]
+fn a_changed_signature_drops_the_functions_that_no_longer_compile() {
+    let dir = scratch("signature");
+    let input = "fn f(a: Int) -> Int { return a + 1 }\nfn g() -> Int { return f(1) }\nfn h() -> Int { return g() * 2 }\nfn f(a: Text) -> Text { return a }\nf(\"x\")\nfn g() -> Text { return f(\"y\") }\ng()\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "\"x\"\n\"y\"\n");
+    assert_eq!(
+        err,
+        "note: `g` (repl:2) is dropped: it does not compile with this input (repl:2:26: expected `Text`, found `Int`); declare it again\n\
+         note: `h` (repl:3) is dropped: it does not compile with this input (repl:3:24: unknown function `g`); declare it again\n"
+    );
+    let input = "fn f(a: Int) -> Int { return a + 1 }\nconst K = f(1)\nfn f(a: Text) -> Text { return a }\nK\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "2\n");
+    assert!(
+        err.contains("note: nothing was declared: what was declared before (`K` (repl:2)) does not compile with it"),
+        "{err}"
+    );
+}
+
 #[test]
 fn exit_ends_the_session_with_its_status() {
     let dir = scratch("exit");

@@ -404,6 +404,8 @@ impl Session {
         let items = split_items(text);
         let mut chunks = self.chunks.clone();
         let mut replaced: Vec<String> = Vec::new();
+        // Where this input's declarations are in `chunks`.
+        let mut new_chunks: Vec<usize> = Vec::new();
         for (i, (start, key, table)) in items.iter().enumerate() {
             let (l, c) = line_col_of(text, *start, line);
             let end = items.get(i + 1).map_or(text.len(), |next| next.0);
@@ -422,22 +424,97 @@ impl Session {
                 Some(i) => {
                     replaced.push(chunks[i].key.clone());
                     chunks[i] = chunk;
+                    new_chunks.push(i);
                 }
-                None => chunks.push(chunk),
+                None => {
+                    new_chunks.push(chunks.len());
+                    chunks.push(chunk);
+                }
             }
         }
-        let built = match self.build(&chunks, None) {
-            Ok(b) => b,
-            Err((sources, diags)) => {
+        // A function declared before that no longer compiles with this input (it
+        // calls a function whose parameters changed) is dropped, and said to be, so
+        // that a signature can change: the callers are declared again after it.
+        let mut dropped: Vec<(Chunk, String)> = Vec::new();
+        let mut first_failure = None;
+        let built = loop {
+            let (sources, diags) = match self.build(&chunks, None) {
+                Ok(b) => break b,
+                Err(e) => e,
+            };
+            let errors: Vec<&Diagnostic> = diags
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .collect();
+            let old_fn = |d: &Diagnostic| {
+                let i = d.span.file.0 as usize;
+                !new_chunks.contains(&i)
+                    && chunks
+                        .get(i)
+                        .is_some_and(|c| c.text.trim_start().starts_with("fn "))
+            };
+            if errors.is_empty() || !errors.iter().all(|d| old_fn(d)) {
+                // What blocks it: declarations made before that are not functions.
+                let mut broken: Vec<String> = Vec::new();
+                let mut in_input = false;
+                for d in &errors {
+                    let i = d.span.file.0 as usize;
+                    match chunks.get(i).filter(|_| !new_chunks.contains(&i)) {
+                        Some(c) => {
+                            let name = format!("`{}` ({}:{})", c.key, c.file, c.line);
+                            if !broken.contains(&name) {
+                                broken.push(name);
+                            }
+                        }
+                        None => in_input = true,
+                    }
+                }
+                // Reported as the input first failed, before any function was dropped.
+                let (sources, diags) = first_failure.unwrap_or((sources, diags));
                 say_part!("{}", render_all(&sources, &diags));
+                if !in_input && !broken.is_empty() {
+                    say!(
+                        "note: nothing was declared: what was declared before ({}) does not compile with it; a constant or a class is not dropped for it: change it first, or give the new declaration another name",
+                        broken.join(", ")
+                    );
+                }
                 return Outcome::Failed;
             }
+            let mut broken: Vec<usize> = errors.iter().map(|d| d.span.file.0 as usize).collect();
+            broken.sort_unstable();
+            broken.dedup();
+            for &i in broken.iter().rev() {
+                let why = errors
+                    .iter()
+                    .find(|d| d.span.file.0 as usize == i)
+                    .map(|d| {
+                        let f = &sources.files[i];
+                        let (l, c) = f.line_col(d.span.lo);
+                        format!("{}:{l}:{c}: {}", f.name, d.message)
+                    })
+                    .unwrap_or_default();
+                dropped.push((chunks.remove(i), why));
+                for n in &mut new_chunks {
+                    if *n > i {
+                        *n -= 1;
+                    }
+                }
+            }
+            first_failure.get_or_insert((sources, diags));
         };
         let saved = self.globals.clone();
         let res = self.run(&built, true, Vec::new());
         match res {
             RunEnd::Done(_) => {
                 self.chunks = chunks;
+                for (c, why) in &dropped {
+                    say!(
+                        "note: `{}` ({}:{}) is dropped: it does not compile with this input ({why}); declare it again",
+                        c.key,
+                        c.file,
+                        c.line
+                    );
+                }
                 self.forget_vars_of(&replaced, &built.program);
                 self.update_names(&built.program);
                 Outcome::Ok
