@@ -169,6 +169,37 @@ fn a_changed_signature_drops_the_functions_that_no_longer_compile() {
     );
 }
 
+/// A class declared from the data directory has no field defaults (the directory does
+/// not keep them): an insert that leaves such a field out says so, and `.load` of the
+/// program brings them back.
+#[test]
+fn a_missing_default_of_a_stored_class_is_explained() {
+    let dir = scratch("stored-defaults");
+    std::fs::write(
+        dir.join("notes.wo"),
+        "@table\nclass Note {\n  title: Text\n  done: Bool = false\n}\n\nfn main() {\n  insert Note { title: \"a\" }\n}\n",
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_wo"))
+        .args(["run", "notes.wo", "--data", "d"])
+        .current_dir(&dir)
+        .env_remove("WO_DATA")
+        .status()
+        .expect("wo run");
+    assert!(run.success());
+    let (status, out, err) = repl(
+        &dir,
+        &["--data", "d"],
+        "insert Note { title: \"b\" }\n.load notes.wo\ninsert Note { title: \"c\" }\n",
+    );
+    assert_eq!(status, Some(1), "{err}");
+    assert!(
+        err.contains("`Note` was declared from the data directory, which keeps no field defaults"),
+        "{err}"
+    );
+    assert_eq!(out, "Note(2)\n");
+}
+
 #[test]
 fn exit_ends_the_session_with_its_status() {
     let dir = scratch("exit");

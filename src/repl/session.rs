@@ -377,6 +377,28 @@ impl Session {
             sources.files[wrapper_file.0 as usize] =
                 wo_compiler::SourceFile::new(w.file, w.shown());
         }
+        // A class declared from the data directory has no field defaults (the
+        // directory does not keep them): say so where one is missed.
+        for d in &mut diags {
+            let Some(class) = d
+                .message
+                .strip_prefix("missing field `")
+                .and_then(|m| m.split_once("` in `"))
+                .and_then(|(_, rest)| rest.strip_suffix("` literal"))
+            else {
+                continue;
+            };
+            if self
+                .chunks
+                .iter()
+                .any(|c| c.key == class && c.file == STORED_FILE)
+            {
+                let note = format!(
+                    "`{class}` was declared from the data directory, which keeps no field defaults: declare the class again with them (or `.load` its program)"
+                );
+                d.notes.push(note);
+            }
+        }
         diags.sort_by_key(|d| {
             let line = sources
                 .files
