@@ -839,6 +839,12 @@ impl<'a> Gen<'a> {
             QuerySource::Table { desc, args, .. } => self.db_query(f, desc.clone(), args),
             QuerySource::List(e) => self.expr(f, e, None),
         };
+        // The values `where` compares with, once (`tir::Query::values`).
+        for (id, e) in &q.values {
+            let r = f.alloc();
+            self.expr(f, e, Some(r));
+            f.local_reg[*id] = r;
+        }
         // The engine's list is new and holds only live rows. The query's list is never
         // a list source itself (pushing to one would change the other): values asked
         // nothing of are copied, rows are walked to leave out those deleted since the

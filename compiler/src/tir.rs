@@ -286,6 +286,10 @@ pub struct Query {
     pub source: QuerySource,
     /// `where` clauses not pushed into the engine, evaluated per row in order.
     pub residual: Vec<Expr>,
+    /// Over a list: the values compared with the element or one of its fields in
+    /// `where` (`x.f <op> value`), each evaluated once into its local before the walk,
+    /// as the engine's arguments are for a table.
+    pub values: Vec<(LocalId, Expr)>,
     /// `order by` keys evaluated in bytecode (empty when the engine orders).
     pub order: Vec<(Expr, bool)>,
     /// `skip`/`take` applied in bytecode (absent when the engine applies them).

@@ -234,6 +234,7 @@ impl Reach {
             crate::tir::QuerySource::List(e) => stack.push(e),
         }
         stack.extend(&q.residual);
+        stack.extend(q.values.iter().map(|(_, v)| v));
         stack.extend(q.order.iter().map(|(e, _)| e));
         stack.extend(q.skip.iter().chain(q.take.iter()).chain(q.select.iter()));
     }

@@ -53,6 +53,7 @@ pub(crate) fn mentions(e: &Expr, id: usize) -> bool {
                 QuerySource::List(l) => m(l),
             };
             src || q.residual.iter().any(m)
+                || q.values.iter().any(|(_, v)| m(v))
                 || q.order.iter().any(|(k, _)| m(k))
                 || q.skip.as_ref().is_some_and(m)
                 || q.take.as_ref().is_some_and(m)
@@ -472,82 +473,145 @@ impl Checker<'_> {
             Some(select)
         };
         let _ = span;
-        let query =
-            match (table, list) {
-                (Some(t), _) => {
-                    let mut args = Vec::new();
-                    let mut preds = Vec::new();
-                    let mut residual = Vec::new();
-                    for w in wheres {
-                        match pushable(&w, var) {
-                            Some((col, op, value)) => {
-                                let arg = arg_slot(&mut args, value);
-                                preds.push(QueryPred { col, op, arg });
-                            }
-                            None => residual.push(w),
+        let query = match (table, list) {
+            (Some(t), _) => {
+                let mut args = Vec::new();
+                let mut preds = Vec::new();
+                let mut residual = Vec::new();
+                for w in wheres {
+                    match pushable(&w, var) {
+                        Some((col, op, value)) => {
+                            let arg = arg_slot(&mut args, value);
+                            preds.push(QueryPred { col, op, arg });
                         }
-                    }
-                    let cols: Option<Vec<(QueryCol, bool)>> = order
-                        .iter()
-                        .map(|(e, d)| column_of(e, var).map(|c| (c, *d)))
-                        .collect();
-                    let (engine_order, order) = match cols {
-                        Some(c) => (c, Vec::new()),
-                        None => (Vec::new(), order),
-                    };
-                    let push_limits = residual.is_empty() && order.is_empty();
-                    let (dskip, skip) = match skip {
-                        Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
-                        s => (None, s),
-                    };
-                    let (dtake, take) = match take {
-                        Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
-                        s => (None, s),
-                    };
-                    let desc = QueryDesc {
-                        table: u32::try_from(t).unwrap_or(u32::MAX),
-                        preds,
-                        order: engine_order,
-                        skip: dskip,
-                        take: dtake,
-                        n_args: u16::try_from(args.len()).unwrap_or(u16::MAX),
-                        agg: QueryAgg::Rows,
-                    };
-                    tir::Query {
-                        var,
-                        source: QuerySource::Table {
-                            table: t,
-                            desc,
-                            args,
-                        },
-                        residual,
-                        order,
-                        skip,
-                        take,
-                        select,
-                        rows: true,
-                        rows_nullable: false,
+                        None => residual.push(w),
                     }
                 }
-                (None, src) => tir::Query {
+                let cols: Option<Vec<(QueryCol, bool)>> = order
+                    .iter()
+                    .map(|(e, d)| column_of(e, var).map(|c| (c, *d)))
+                    .collect();
+                let (engine_order, order) = match cols {
+                    Some(c) => (c, Vec::new()),
+                    None => (Vec::new(), order),
+                };
+                let push_limits = residual.is_empty() && order.is_empty();
+                let (dskip, skip) = match skip {
+                    Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
+                    s => (None, s),
+                };
+                let (dtake, take) = match take {
+                    Some(e) if push_limits => (Some(arg_slot(&mut args, e)), None),
+                    s => (None, s),
+                };
+                let desc = QueryDesc {
+                    table: u32::try_from(t).unwrap_or(u32::MAX),
+                    preds,
+                    order: engine_order,
+                    skip: dskip,
+                    take: dtake,
+                    n_args: u16::try_from(args.len()).unwrap_or(u16::MAX),
+                    agg: QueryAgg::Rows,
+                };
+                tir::Query {
+                    var,
+                    source: QuerySource::Table {
+                        table: t,
+                        desc,
+                        args,
+                    },
+                    residual,
+                    values: Vec::new(),
+                    order,
+                    skip,
+                    take,
+                    select,
+                    rows: true,
+                    rows_nullable: false,
+                }
+            }
+            (None, src) => {
+                let mut values = Vec::new();
+                let residual = wheres
+                    .into_iter()
+                    .map(|w| self.hoist_value(w, var, &mut values))
+                    .collect();
+                tir::Query {
                     var,
                     source: QuerySource::List(src.unwrap_or_else(|| {
                         Expr::new(E::List(Vec::new()), Ty::Unknown, q.source.span)
                     })),
-                    residual: wheres,
+                    residual,
+                    values,
                     order,
                     skip,
                     take,
                     select,
                     rows: of_rows,
                     rows_nullable,
-                },
-            };
+                }
+            }
+        };
         Checked {
             query,
             select_ty,
             table,
         }
+    }
+
+    /// A `where` clause of a query over a list: in `x.f <op> value` (or `x <op>
+    /// value`, either way round), a `value` that does work (a call, a field, arithmetic:
+    /// not a literal, a local or a constant) is evaluated once, before the walk, into
+    /// a local of its own pushed onto `values`, as the engine evaluates it for a
+    /// table: the same query gives the same answer over a table and over a list.
+    fn hoist_value(&mut self, w: Expr, var: usize, values: &mut Vec<(usize, Expr)>) -> Expr {
+        let E::Binary(op, l, r) = &w.kind else {
+            return w;
+        };
+        let compares = matches!(
+            op,
+            BinOp::CmpInt(_) | BinOp::CmpFloat(_) | BinOp::CmpText(_) | BinOp::Eq | BinOp::Ne
+        );
+        let element = |e: &Expr| match &e.kind {
+            E::Local(l) => *l == var,
+            E::Field(x, _) | E::RowField(x, ..) => matches!(x.kind, E::Local(l) if l == var),
+            _ => false,
+        };
+        let does_work = |e: &Expr| {
+            !mentions(e, var)
+                && !matches!(
+                    e.kind,
+                    E::Int(_)
+                        | E::Float(_)
+                        | E::Text(_)
+                        | E::Bool(_)
+                        | E::Nil
+                        | E::Local(_)
+                        | E::Global(_)
+                )
+        };
+        if !compares || l.ty == Ty::Unknown || r.ty == Ty::Unknown {
+            return w;
+        }
+        let (op, l, r) = (*op, (**l).clone(), (**r).clone());
+        let mut hoist = |e: Expr| {
+            let id = self.ctx.locals.len();
+            self.ctx.locals.push(e.ty.clone());
+            self.ctx.local_spans.push(e.span);
+            let local = Expr::new(E::Local(id), e.ty.clone(), e.span);
+            values.push((id, e));
+            local
+        };
+        let (l, r) = if element(&l) && does_work(&r) {
+            let r = hoist(r);
+            (l, r)
+        } else if element(&r) && does_work(&l) {
+            let l = hoist(l);
+            (l, r)
+        } else {
+            return w;
+        };
+        Expr::new(E::Binary(op, Box::new(l), Box::new(r)), w.ty, w.span)
     }
 
     /// A query as a list-valued expression.
