@@ -503,11 +503,15 @@ impl<'a> Checker<'a> {
                 );
             }
             (Ty::List(_), Some(v2)) => {
-                self.err(
+                let d = Diagnostic::error(
                     "type",
                     v2.span,
                     "iterating a list takes one variable: `for x in xs`",
+                )
+                .with_note(
+                    "for the position too, count it: `for i in range(len(xs)) { let x = xs[i] … }`",
                 );
+                self.diags.push(d);
             }
             (Ty::Unknown, _) => {
                 self.new_local(&var.name, var.span, Ty::Unknown);
