@@ -291,13 +291,17 @@ fn uncaught_io_trap_exits_74() {
 /// `exit(n)` is the status even when a task trapped `IO` unjoined, unless that trap is
 /// a durability failure (`tests/durability.rs`: then 74). It gave 74 for a file a task
 /// could not read, with a line calling it a durability failure's kind (found in
-/// review).
+/// review). The task's trap is said in a note (it was silent).
 #[test]
 fn exit_keeps_its_status_beside_an_unjoined_io_trap_that_is_not_durability() {
     let src = "use fs\n\nfn r() {\n  print(fs.read_text(\"no/such/file.txt\"))\n}\n\nfn main() {\n  spawn r()\n  yield()\n  exit(3)\n}\n";
     let res = run_src("exit-io", src, &[]);
     res.expect_status(3);
-    assert_eq!(res.stderr, "");
+    // The task's failure is said, not passed over in silence.
+    assert_eq!(
+        res.stderr,
+        "wo: note: a task trapped and was never joined: trap IO: cannot read `no/such/file.txt`: No such file or directory (os error 2) at r (app.wo:4:9)\n"
+    );
     // When `main` returns instead, the task's trap decides as ever (74 for `IO`).
     let src = src.replace("  exit(3)\n", "");
     let res = run_src("return-io", &src, &[]);

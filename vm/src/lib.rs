@@ -216,6 +216,34 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
         Err(RunResult::Exit(_)) => false,
         _ => true,
     };
+    if let Err(RunResult::Exit(_)) = res {
+        // The status is the one the program chose, but a task that failed is not
+        // passed over in silence (as a thread's exception is printed in Python).
+        let failed: Vec<(Trap, Vec<StackFrame>)> = vm
+            .unjoined_task_traps()
+            .map(|(_, trap, stack)| (trap, stack))
+            .filter(|(trap, _)| !database::is_durability_failure(trap))
+            .collect();
+        for (trap, stack) in failed.iter().take(3) {
+            let at = stack
+                .first()
+                .map(|f| format!(" at {} ({}:{}:{})", f.function, f.file, f.line, f.col))
+                .unwrap_or_default();
+            let _ = writeln!(
+                vm.host.err,
+                "wo: note: a task trapped and was never joined: trap {}: {}{at}",
+                trap.kind.name(),
+                trap.message.lines().next().unwrap_or_default()
+            );
+        }
+        if failed.len() > 3 {
+            let _ = writeln!(
+                vm.host.err,
+                "wo: note: and {} more tasks trapped and were never joined",
+                failed.len() - 3
+            );
+        }
+    }
     if let (false, Some(io)) = (said, vm.unjoined_durability_failure()) {
         let _ = writeln!(
             vm.host.err,
