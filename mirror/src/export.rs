@@ -62,6 +62,8 @@ pub fn export_in(
     // The unique keys PostgreSQL would refuse (`--format sql`).
     let mut nans = sql::UniqueNans::default();
     let mut line: Vec<u8> = Vec::with_capacity(256);
+    // The stored names, for the message when `--table` names none of them.
+    let mut stored: Vec<String> = Vec::new();
     let io = Error::Output;
     // The script's head is written once the directory has opened (at its first
     // table, or at the end for one with none), so a directory that does not open
@@ -82,6 +84,7 @@ pub fn export_in(
         write_head(out)?;
         match ev {
             Event::Table(t) => {
+                stored.push(t.name.clone());
                 if table.is_some_and(|n| n != t.name) {
                     current = None;
                     return Ok(());
@@ -161,6 +164,7 @@ pub fn export_in(
             return Err(Error::NoTable {
                 table: name.to_string(),
                 dir: dir.to_path_buf(),
+                stored,
             });
         }
     }

@@ -31,8 +31,13 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
     /// A table named on the command line is not in the directory.
-    #[error("{} has no table `{table}`", dir.display())]
-    NoTable { table: String, dir: PathBuf },
+    #[error("{} has no table `{table}`; {}", dir.display(), stored_names(stored))]
+    NoTable {
+        table: String,
+        dir: PathBuf,
+        /// The tables it has, by their stored names.
+        stored: Vec<String>,
+    },
     /// A value the target cannot hold.
     #[error("{0}")]
     Value(String),
@@ -105,6 +110,18 @@ impl Error {
                 data,
             },
             other => other,
+        }
+    }
+}
+
+/// "its tables are `a`, `b`" (by their stored names, which `--table` takes).
+fn stored_names(names: &[String]) -> String {
+    match names {
+        [] => "it has no tables".to_string(),
+        [one] => format!("its one table is `{one}` (tables are named as stored)"),
+        _ => {
+            let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            format!("its tables are {} (named as stored)", list.join(", "))
         }
     }
 }
