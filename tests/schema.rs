@@ -403,6 +403,15 @@ fn every_refusal_names_table_and_column_exits_65_and_writes_nothing() {
     );
     // `?Int` → `Int` with a nil in row 4: the whole step is refused, naming the row.
     write(&dir, "prog.wo", REFUSED[3].0);
+    // Opening leaves it to `--apply`, and says that `--apply` would be refused too,
+    // and why (it advised `--apply` alone, which then failed).
+    let res = run(&dir, "prog.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("run `wo db migrate d prog.wo --apply` to apply it\nwo: d: but `--apply` would be refused too, since the stored rows refuse it: people.age would be nil in row 4 (age is not nullable); change them with the program as it was first"),
+        "{}",
+        res.stderr
+    );
     let res = run_wo(&dir, &["db", "migrate", "d", "prog.wo", "--apply"]);
     res.expect_status(65);
     assert!(

@@ -426,6 +426,27 @@ fn open_as(
     }
     let prog_name = options.program.as_deref().unwrap_or("PROGRAM");
     if let Some(e) = migrate::refusal(&plan, apply, dir, prog_name) {
+        // A change that open leaves to `--apply`, which the stored rows would refuse
+        // (a nil where none may be, a unique index over repeated values): the advice
+        // to run `--apply` would lead to one more refusal, so the rows' is said too.
+        // (Tried in memory: the directory is not opened, nothing is written.)
+        let only_apply = plan
+            .steps
+            .iter()
+            .all(|s| s.kind != migrate::StepKind::Refused);
+        if !apply && only_apply {
+            if let Err(rows) = db.restructure(plan.schema.clone(), plan.sources.clone()) {
+                if let OpenError::Schema { message } = e {
+                    return Err(OpenError::Schema {
+                        message: format!(
+                            "{message}\n{}: but `--apply` would be refused too, since the stored rows refuse it: {}; change them with the program as it was first",
+                            dir.display(),
+                            rows.message
+                        ),
+                    });
+                }
+            }
+        }
         return Err(e);
     }
     let migrating = !plan.is_empty() && (apply || !plan.only_new_tables());
