@@ -109,12 +109,20 @@ impl<'a> Checker<'a> {
             }
             Ty::Unknown => None,
             t => {
+                let is_map = matches!(t, Ty::Map(..));
                 let t = self.tyname(t);
-                self.err(
+                let mut d = Diagnostic::error(
                     "type",
                     name.span,
                     format!("a value of type {t} has no field `{}`", name.name),
                 );
+                if is_map {
+                    d = d.with_note(format!(
+                        "a map is read by key: `m[\"{}\"]` (nil when absent; `get(m, \"{}\")` traps `KEY` instead)",
+                        name.name, name.name
+                    ));
+                }
+                self.diags.push(d);
                 None
             }
         }
