@@ -46,6 +46,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         file,
         toks: &lexed.toks,
         mode: Mode::File,
+        depths: std::cell::OnceCell::new(),
     };
     let diags = merge(&ctx, lexed.diags, errs, lexed.cut);
     let items = match top {
@@ -71,6 +72,7 @@ pub(crate) fn parse_interp(
         file,
         toks: &lexed.toks,
         mode: Mode::Interp,
+        depths: std::cell::OnceCell::new(),
     };
     let diags = merge(&ctx, lexed.diags, errs, lexed.cut);
     let expr = match top {
@@ -171,6 +173,9 @@ struct ErrCtx<'a> {
     file: FileId,
     toks: &'a [Spanned],
     mode: Mode,
+    /// The bracket depth before each token, made once when a hint first asks
+    /// ([`top_level`]): errors are many in a bad file, and each must cost little.
+    depths: std::cell::OnceCell<Vec<i32>>,
 }
 
 impl ErrCtx<'_> {
@@ -488,15 +493,21 @@ fn top_level(ctx: &ErrCtx, idx: Option<usize>) -> bool {
     let Some(idx) = idx else {
         return false;
     };
-    let mut depth = 0i64;
-    for t in &ctx.toks[..idx] {
-        match t.1 {
-            Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
-            Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
-            _ => {}
+    let depths = ctx.depths.get_or_init(|| {
+        let mut depth = 0i32;
+        let mut out = Vec::with_capacity(ctx.toks.len() + 1);
+        for t in ctx.toks {
+            out.push(depth);
+            match t.1 {
+                Tok::LParen | Tok::LBracket | Tok::LBrace => depth = depth.saturating_add(1),
+                Tok::RParen | Tok::RBracket | Tok::RBrace => depth = depth.saturating_sub(1),
+                _ => {}
+            }
         }
-    }
-    depth <= 0
+        out.push(depth);
+        out
+    });
+    depths.get(idx).is_some_and(|&d| d <= 0)
 }
 
 /// Which kind of lower-case name an upper-case name was found in place of.
