@@ -454,11 +454,21 @@ fn habit_hint(
             // `=` inside the header of an `if` or a `while`, or in a query's `where`:
             // a comparison was meant.
             let i = idx?;
+            // (A `where` closed by its `select` is a query inside the header.)
+            let mut closed = false;
             let header = ctx.toks[..i]
                 .iter()
                 .rev()
                 .take_while(|t| !matches!(t.1, Tok::Semi | Tok::LBrace | Tok::RBrace))
-                .find(|t| matches!(t.1, Tok::If | Tok::While | Tok::Where));
+                .find(|t| match t.1 {
+                    Tok::Select => {
+                        closed = true;
+                        false
+                    }
+                    Tok::Where => !closed,
+                    Tok::If | Tok::While => true,
+                    _ => false,
+                });
             match header.map(|t| &t.1) {
                 Some(Tok::Where) => {
                     Some("`=` assigns; to compare, write `==`: `where x.n == 2`")
@@ -468,7 +478,7 @@ fn habit_hint(
             }
         }
         // SQL's LIMIT and OFFSET.
-        (_, Tok::LId(w)) if matches!(w.as_str(), "limit" | "offset") => {
+        (_, Tok::LId(w)) if matches!(w.as_str(), "limit" | "offset") && in_query(ctx, idx) => {
             Some("a query's LIMIT is `take n` and its OFFSET `skip n`: `from x in xs where … take 10 select x`")
         }
         // Another language's word for a function.
@@ -478,14 +488,62 @@ fn habit_hint(
         {
             Some("a function is declared with `fn`: `fn main() { … }`")
         }
+        (None | Some(Tok::Semi | Tok::RBrace), Tok::LId(w))
+            if matches!(w.as_str(), "import" | "require" | "include" | "using")
+                && top_level(ctx, idx) =>
+        {
+            Some("a standard module is made available with `use`: `use math`; the `.wo` files of a directory are one program, with nothing to import")
+        }
+        (None | Some(Tok::Semi | Tok::RBrace), Tok::LId(w))
+            if matches!(w.as_str(), "struct" | "record" | "data" | "interface")
+                && top_level(ctx, idx) =>
+        {
+            Some("a type with fields is declared with `class`: `class Point { x: Int }`, one field a line")
+        }
+        (None | Some(Tok::Semi | Tok::RBrace), Tok::LId(w))
+            if matches!(w.as_str(), "pub" | "public" | "export" | "static")
+                && top_level(ctx, idx) =>
+        {
+            Some("wo has no visibility or storage words: every declaration of a program is seen by all its files")
+        }
         // A statement where only declarations may be: a script's habit.
-        (None | Some(Tok::Semi | Tok::RBrace), Tok::LId(_) | Tok::Let | Tok::If | Tok::While | Tok::For | Tok::Return)
+        (None | Some(Tok::Semi | Tok::RBrace), Tok::Let | Tok::If | Tok::While | Tok::For | Tok::Return)
             if top_level(ctx, idx) =>
+        {
+            Some("statements go inside a function: the program runs `fn main() { … }`")
+        }
+        // A call or an assignment where only declarations may be.
+        (None | Some(Tok::Semi | Tok::RBrace), Tok::LId(_))
+            if top_level(ctx, idx)
+                && matches!(
+                    ctx.tok(idx.map(|i| i + 1)),
+                    Some(
+                        Tok::LParen
+                            | Tok::Assign
+                            | Tok::Dot
+                            | Tok::LBracket
+                            | Tok::PlusEq
+                            | Tok::MinusEq
+                            | Tok::StarEq
+                            | Tok::SlashEq
+                    )
+                ) =>
         {
             Some("statements go inside a function: the program runs `fn main() { … }`")
         }
         _ => None,
     }
+}
+
+/// Whether the token at `idx` follows a `from` in its statement (a query's clauses).
+fn in_query(ctx: &ErrCtx, idx: Option<usize>) -> bool {
+    idx.is_some_and(|i| {
+        ctx.toks[..i]
+            .iter()
+            .rev()
+            .take_while(|t| !matches!(t.1, Tok::Semi | Tok::LBrace | Tok::RBrace))
+            .any(|t| matches!(t.1, Tok::From))
+    })
 }
 
 /// Whether the token at `idx` is outside every bracket (where declarations go).

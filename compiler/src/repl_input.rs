@@ -58,9 +58,10 @@ pub fn completeness(text: &str) -> Completeness {
     }
     // Where the user's code ends: after its last token, so that a comment after it
     // (`from x in xs -- all`, or a line of comment alone) is not taken for more code.
-    let Some(code_end) = lexed.toks.iter().filter(|t| t.0 != t.2).map(|t| t.2).max() else {
+    let code_end = code_end(text);
+    if code_end == 0 {
         return Completeness::Complete;
-    };
+    }
     let (module, diags, offset) = parse_input(text);
     // An error where the user's code ends means the parser wanted more.
     let at_end = |d: &crate::Diagnostic| d.span.lo as usize >= offset + code_end;
@@ -106,12 +107,25 @@ pub fn unmatched_closer(text: &str) -> Option<Bracket> {
 /// Whether the parser finds an error before the end of `text`: then that error, not
 /// "the input ended", is what to report for an input cut short.
 pub fn error_before_end(text: &str) -> bool {
-    let user_end = text.trim_end().len();
+    let code_end = code_end(text);
     let (_, diags, offset) = parse_input(text);
     diags
         .iter()
         .min_by_key(|d| d.span.lo)
-        .is_some_and(|d| (d.span.lo as usize) < offset + user_end)
+        .is_some_and(|d| (d.span.lo as usize) < offset + code_end)
+}
+
+/// Where the code of `text` ends: after its last token (a comment after it is not
+/// code), 0 for none.
+pub fn code_end(text: &str) -> usize {
+    let lexed = tokenize(text, FileId(0), 0, 0, Mode::File);
+    lexed
+        .toks
+        .iter()
+        .filter(|t| t.0 != t.2)
+        .map(|t| t.2)
+        .max()
+        .unwrap_or(0)
 }
 
 /// A bracket: its byte range and its text.

@@ -394,7 +394,7 @@ impl Session {
                 .any(|c| c.key == class && c.file == STORED_FILE)
             {
                 let note = format!(
-                    "`{class}` was declared from the data directory, which keeps no field defaults: declare the class again with them (or `.load` its program)"
+                    "`{class}` was declared from the data directory, which keeps no field defaults: if the program gave this field one, declare the class again with it (or `.load` the program)"
                 );
                 d.notes.push(note);
             }
@@ -491,12 +491,44 @@ impl Session {
                         None => in_input = true,
                     }
                 }
+                let names = |cs: &[(Chunk, String)]| {
+                    cs.iter()
+                        .map(|(c, _)| format!("`{}` ({}:{})", c.key, c.file, c.line))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                if in_input {
+                    // The input's own errors, as they are with the functions dropped.
+                    say_part!("{}", render_all(&sources, &diags));
+                    if !dropped.is_empty() {
+                        let (verb, them) = if dropped.len() == 1 {
+                            ("does", "it")
+                        } else {
+                            ("do", "them")
+                        };
+                        say!(
+                            "note: nothing was declared: {} {verb} not compile with this input and would be dropped, but the input uses {them}",
+                            names(&dropped)
+                        );
+                    }
+                    return Outcome::Failed;
+                }
                 // Reported as the input first failed, before any function was dropped.
                 let (sources, diags) = first_failure.unwrap_or((sources, diags));
                 say_part!("{}", render_all(&sources, &diags));
-                if !in_input && !broken.is_empty() {
+                if !broken.is_empty() {
+                    let after = if dropped.is_empty() {
+                        String::new()
+                    } else {
+                        let (which, is) = if dropped.len() == 1 {
+                            ("does", "is")
+                        } else {
+                            ("do", "are")
+                        };
+                        format!(" once {}, which {which} not, {is} dropped", names(&dropped))
+                    };
                     say!(
-                        "note: nothing was declared: what was declared before ({}) does not compile with it; a constant or a class is not dropped for it: change it first, or give the new declaration another name",
+                        "note: nothing was declared: what was declared before ({}) does not compile with it{after}; a constant or a class is not dropped for it: change it first, or give the new declaration another name",
                         broken.join(", ")
                     );
                 }
@@ -505,6 +537,7 @@ impl Session {
             let mut broken: Vec<usize> = errors.iter().map(|d| d.span.file.0 as usize).collect();
             broken.sort_unstable();
             broken.dedup();
+            let mut round = Vec::new();
             for &i in broken.iter().rev() {
                 let why = errors
                     .iter()
@@ -515,13 +548,15 @@ impl Session {
                         format!("{}:{l}:{c}: {}", f.name, d.message)
                     })
                     .unwrap_or_default();
-                dropped.push((chunks.remove(i), why));
+                round.push((chunks.remove(i), why));
                 for n in &mut new_chunks {
                     if *n > i {
                         *n -= 1;
                     }
                 }
             }
+            // In the order they were declared.
+            dropped.extend(round.into_iter().rev());
             first_failure.get_or_insert((sources, diags));
         };
         let saved = self.globals.clone();
@@ -587,7 +622,7 @@ impl Session {
                 format!("the input ended before this `{bracket}` was closed"),
             ),
             None => {
-                let end = text.trim_end().len();
+                let end = wo_compiler::repl_input::code_end(text);
                 (
                     end..end,
                     "the input ended in the middle of a statement".to_string(),

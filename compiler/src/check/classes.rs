@@ -109,7 +109,7 @@ impl<'a> Checker<'a> {
             }
             Ty::Unknown => None,
             t => {
-                let is_map = matches!(t, Ty::Map(..));
+                let is_map = matches!(t, Ty::Map(k, _) if **k == Ty::Text);
                 let t = self.tyname(t);
                 let mut d = Diagnostic::error(
                     "type",
@@ -118,8 +118,8 @@ impl<'a> Checker<'a> {
                 );
                 if is_map {
                     d = d.with_note(format!(
-                        "a map is read by key: `m[\"{}\"]` (nil when absent; `get(m, \"{}\")` traps `KEY` instead)",
-                        name.name, name.name
+                        "a map's values are reached by key: `m[\"{}\"]`",
+                        name.name
                     ));
                 }
                 self.diags.push(d);

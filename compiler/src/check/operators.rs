@@ -100,7 +100,12 @@ impl<'a> Checker<'a> {
                 if op == B::Add && (lt == Ty::Text || rt == Ty::Text) {
                     d = d.with_note("Text is joined with `..`");
                 }
-                if op == B::Concat && (lt == Ty::Text) != (rt == Ty::Text) {
+                let text = |t: &Ty| *t == Ty::Text;
+                if op == B::Concat
+                    && text(&lt) != text(&rt)
+                    && !lt.is_nullable()
+                    && !rt.is_nullable()
+                {
                     d = d.with_note(
                         "`..` joins Text only: convert with `text(n)`, or interpolate: `\"n=${n}\"`",
                     );

@@ -62,6 +62,15 @@ pub(crate) fn mentions(e: &Expr, id: usize) -> bool {
     }
 }
 
+/// Whether evaluating a value compared in `where` does work that could trap or have
+/// an effect: anything but a literal, a local or a constant.
+fn does_work(e: &Expr) -> bool {
+    !matches!(
+        e.kind,
+        E::Int(_) | E::Float(_) | E::Text(_) | E::Bool(_) | E::Nil | E::Local(_) | E::Global(_)
+    )
+}
+
 fn mirror(c: Cmp) -> Cmp {
     match c {
         Cmp::Lt => Cmp::Gt,
@@ -478,13 +487,21 @@ impl Checker<'_> {
                 let mut args = Vec::new();
                 let mut preds = Vec::new();
                 let mut residual = Vec::new();
+                // A value that does work is evaluated before the walk only while no
+                // condition of the program's came before it: `where d != 0 and t.n ==
+                // 100 / d` keeps its short-circuit (and the narrowing of a `?T` by an
+                // earlier conjunct holds where it is used).
+                let mut guarded = false;
                 for w in wheres {
                     match pushable(&w, var) {
-                        Some((col, op, value)) => {
+                        Some((col, op, value)) if !(guarded && does_work(&value)) => {
                             let arg = arg_slot(&mut args, value);
                             preds.push(QueryPred { col, op, arg });
                         }
-                        None => residual.push(w),
+                        _ => {
+                            residual.push(w);
+                            guarded = true;
+                        }
                     }
                 }
                 let cols: Option<Vec<(QueryCol, bool)>> = order
@@ -532,9 +549,10 @@ impl Checker<'_> {
             }
             (None, src) => {
                 let mut values = Vec::new();
+                let mut guarded = false;
                 let residual = wheres
                     .into_iter()
-                    .map(|w| self.hoist_value(w, var, &mut values))
+                    .map(|w| self.hoist_value(w, var, &mut values, &mut guarded))
                     .collect();
                 tir::Query {
                     var,
@@ -564,8 +582,19 @@ impl Checker<'_> {
     /// not a literal, a local or a constant) is evaluated once, before the walk, into
     /// a local of its own pushed onto `values`, as the engine evaluates it for a
     /// table: the same query gives the same answer over a table and over a list.
-    fn hoist_value(&mut self, w: Expr, var: usize, values: &mut Vec<(usize, Expr)>) -> Expr {
+    ///
+    /// Only while every conjunct before it was of that shape too (`guarded` turns
+    /// true at the first that is not): a condition before it keeps its short-circuit
+    /// (`where i < len(ys) and y == ys[i]`) and the narrowing it makes.
+    fn hoist_value(
+        &mut self,
+        w: Expr,
+        var: usize,
+        values: &mut Vec<(usize, Expr)>,
+        guarded: &mut bool,
+    ) -> Expr {
         let E::Binary(op, l, r) = &w.kind else {
+            *guarded = true;
             return w;
         };
         let compares = matches!(
@@ -577,22 +606,18 @@ impl Checker<'_> {
             E::Field(x, _) | E::RowField(x, ..) => matches!(x.kind, E::Local(l) if l == var),
             _ => false,
         };
-        let does_work = |e: &Expr| {
-            !mentions(e, var)
-                && !matches!(
-                    e.kind,
-                    E::Int(_)
-                        | E::Float(_)
-                        | E::Text(_)
-                        | E::Bool(_)
-                        | E::Nil
-                        | E::Local(_)
-                        | E::Global(_)
-                )
-        };
         if !compares || l.ty == Ty::Unknown || r.ty == Ty::Unknown {
+            *guarded = true;
             return w;
         }
+        // An element compared with a value that does no work: no guard, and nothing
+        // to hoist.
+        let cheap = |e: &Expr| !mentions(e, var) && !does_work(e);
+        if (element(l) && cheap(r)) || (element(r) && cheap(l)) {
+            return w;
+        }
+        let hoistable = !*guarded;
+        let is_value = |e: &Expr| hoistable && !mentions(e, var) && does_work(e);
         let (op, l, r) = (*op, (**l).clone(), (**r).clone());
         let mut hoist = |e: Expr| {
             let id = self.ctx.locals.len();
@@ -602,13 +627,14 @@ impl Checker<'_> {
             values.push((id, e));
             local
         };
-        let (l, r) = if element(&l) && does_work(&r) {
+        let (l, r) = if element(&l) && is_value(&r) {
             let r = hoist(r);
             (l, r)
-        } else if element(&r) && does_work(&l) {
+        } else if element(&r) && is_value(&l) {
             let l = hoist(l);
             (l, r)
         } else {
+            *guarded = true;
             return w;
         };
         Expr::new(E::Binary(op, Box::new(l), Box::new(r)), w.ty, w.span)
