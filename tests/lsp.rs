@@ -205,6 +205,13 @@ impl Client {
     }
 }
 
+/// Writes one message to a server's stdin, framed as the protocol says.
+fn frame(stdin: &mut impl Write, v: &Value) {
+    let text = v.to_string();
+    write!(stdin, "Content-Length: {}\r\n\r\n{text}", text.len()).expect("write");
+    stdin.flush().expect("flush");
+}
+
 /// `wo lsp` with all three streams piped and no `initialize` sent: for tests of the
 /// session's edges, which read its stderr and exit status.
 fn raw_server() -> std::process::Child {
@@ -820,11 +827,7 @@ fn requests_before_initialize_and_after_shutdown_get_the_protocols_errors() {
     let mut child = raw_server();
     let mut stdin = child.stdin.take().expect("stdin");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut send = |v: Value| {
-        let text = v.to_string();
-        write!(stdin, "Content-Length: {}\r\n\r\n{text}", text.len()).expect("write");
-        stdin.flush().expect("flush");
-    };
+    let mut send = |v: Value| frame(&mut stdin, &v);
     let request = |id: i32, method: &str| json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": {} });
     send(request(1, "textDocument/hover"));
     let r = read_message(&mut out).expect("an answer");
@@ -881,11 +884,7 @@ fn bad_initialize_parameters_are_answered_and_an_early_exit_is_named() {
     let mut child = raw_server();
     let mut stdin = child.stdin.take().expect("stdin");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut send = |v: Value| {
-        let text = v.to_string();
-        write!(stdin, "Content-Length: {}\r\n\r\n{text}", text.len()).expect("write");
-        stdin.flush().expect("flush");
-    };
+    let mut send = |v: Value| frame(&mut stdin, &v);
     send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": { "capabilities": 5 } }));
     let r = read_message(&mut out).expect("an answer");
@@ -907,8 +906,10 @@ fn bad_initialize_parameters_are_answered_and_an_early_exit_is_named() {
 
     let mut child = raw_server();
     let mut stdin = child.stdin.take().expect("stdin");
-    let text = json!({ "jsonrpc": "2.0", "method": "exit", "params": null }).to_string();
-    write!(stdin, "Content-Length: {}\r\n\r\n{text}", text.len()).expect("write");
+    frame(
+        &mut stdin,
+        &json!({ "jsonrpc": "2.0", "method": "exit", "params": null }),
+    );
     drop(stdin);
     let done = child.wait_with_output().expect("wait");
     assert_eq!(done.status.code(), Some(1));
