@@ -27,7 +27,7 @@ use libfuzzer_sys::fuzz_target;
 use wo_db::durable::{self, Fate, FaultKind, OpKind, OpenError, SimStorage, Storage};
 use wo_fuzz::durable::{options, rows, run_durable, DIR};
 use wo_fuzz::gen::{program, TABLE_ATTR, TABLE_VARIANTS};
-use wo_fuzz::{compile, run_budgeted, spawns, End, ALONE_DEADLINE, BUDGET, GEN_DEADLINE};
+use wo_fuzz::{compile, run_budgeted, spawns, End, BUDGET, GEN_ALONE_DEADLINE, GEN_DEADLINE};
 
 const EIO: i32 = 5;
 const ENOSPC: i32 = 28;
@@ -253,7 +253,7 @@ fuzz_target!(|data: &[u8]| {
         );
     }
     if matches!(plan, Plan::None) && !spawns(&image) && run.outcome.end != End::Deadline {
-        let mem = run_budgeted(&image, BUDGET, ALONE_DEADLINE, Some(GEN_DEADLINE));
+        let mem = run_budgeted(&image, BUDGET, GEN_ALONE_DEADLINE, Some(GEN_DEADLINE));
         if !matches!(mem.end, End::Budget | End::Deadline) {
             assert!(
                 mem.end == run.outcome.end && mem.out == run.outcome.out,

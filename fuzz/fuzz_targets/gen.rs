@@ -8,7 +8,7 @@
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use wo_fuzz::gen::{program, TABLE_ATTR, TABLE_VARIANTS};
-use wo_fuzz::{compile, run_budgeted, End, ALONE_DEADLINE, BUDGET, GEN_DEADLINE};
+use wo_fuzz::{compile, run_budgeted, End, BUDGET, GEN_ALONE_DEADLINE, GEN_DEADLINE};
 
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
@@ -32,13 +32,13 @@ fuzz_target!(|data: &[u8]| {
         if i == formatted {
             wo_fuzz::check_format(&src, Some(&image));
         }
-        let a = run_budgeted(&image, BUDGET, ALONE_DEADLINE, Some(GEN_DEADLINE));
+        let a = run_budgeted(&image, BUDGET, GEN_ALONE_DEADLINE, Some(GEN_DEADLINE));
         if std::env::var_os("WO_FUZZ_PRINT").is_some() {
             eprintln!("{attr}: {:?}\n{}", a.end, String::from_utf8_lossy(&a.out));
         }
         let back = wo_bytecode::read_image(&wo_bytecode::write_image(&image))
             .expect("the verifier refused a compiled image");
-        let b = run_budgeted(&back, BUDGET, ALONE_DEADLINE, Some(GEN_DEADLINE));
+        let b = run_budgeted(&back, BUDGET, GEN_ALONE_DEADLINE, Some(GEN_DEADLINE));
         // A run with fibers stopped by the wall clock is not compared (the only
         // timing-dependent ending); a budget is deterministic.
         if a.end == End::Deadline || b.end == End::Deadline {
