@@ -50,7 +50,7 @@ pub enum Failure {
     /// The program ended with this status (`main`'s value or `exit(n)`), not 0.
     Program(u8),
     /// A data directory could not be opened: damaged or incompatible (65), an I/O
-    /// error (74), locked by another process (75).
+    /// error (74), locked by another process (75), a path that cannot be one (64).
     Data { status: u8, message: String },
 }
 
@@ -61,6 +61,7 @@ impl Failure {
             74 => IOERR,
             75 => LOCKED,
             66 => NOINPUT,
+            64 => USAGE,
             _ => DATAERR,
         };
         Failure::Data {

@@ -2043,6 +2043,84 @@ fn maintenance_commands_refuse_a_directory_that_is_not_a_data_directory() {
     }
 }
 
+/// `wo run --data DIR` made any existing directory a data directory: pointed at a
+/// directory of other files by mistake (`--data .`, `--data ~/photos`), it wrote its
+/// `lock` and `wal` among them. As `initdb` does, it refuses one that holds something
+/// else (64, naming what it holds) and writes nothing there; so does `wo repl`. An
+/// empty one, one holding only hidden files or a file system's `lost+found`, and one
+/// holding only what an interrupted first start left (`lock`) become data directories.
+#[test]
+fn run_refuses_a_directory_of_other_files() {
+    let cwd = scratch("foreign_dir");
+    let prog = cwd.join("app.wo");
+    std::fs::write(
+        &prog,
+        "@table\nclass Photo {\n  name: Text\n}\n\nfn main() {\n  insert Photo { name: \"cat\" }\n  print(count(from p in Photo select p))\n}\n",
+    )
+    .unwrap();
+    let names = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let dir = cwd.join("photos");
+    std::fs::create_dir(&dir).unwrap();
+    for f in ["cat.jpg", "dog.jpg", "eel.jpg", "fox.jpg"] {
+        std::fs::write(dir.join(f), b"meow").unwrap();
+    }
+    std::fs::create_dir(dir.join("album")).unwrap();
+    let mut cmd = common::wo();
+    cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
+    let res = output(cmd);
+    res.expect_status(64);
+    assert_contains(
+        "run",
+        &res,
+        &[
+            "holds no wo data but is not empty (it holds `album`, `cat.jpg`, `dog.jpg` and 2 more)",
+            "made only in a new or empty directory",
+            "photos/data",
+        ],
+    );
+    let mut cmd = common::wo();
+    cmd.arg("repl").arg("--data").arg(&dir);
+    cmd.stdin(std::process::Stdio::null());
+    let res = output(cmd);
+    res.expect_status(64);
+    assert_contains("repl", &res, &["holds no wo data but is not empty"]);
+    assert_eq!(
+        names(&dir),
+        ["album", "cat.jpg", "dog.jpg", "eel.jpg", "fox.jpg"],
+        "nothing written"
+    );
+    for (label, present) in [
+        ("empty", &[][..]),
+        ("hidden", &[".gitkeep", ".DS_Store"][..]),
+        ("mounted", &["lost+found"][..]),
+        ("interrupted", &["lock"][..]),
+    ] {
+        let dir = cwd.join(label);
+        std::fs::create_dir(&dir).unwrap();
+        for f in present {
+            if *f == "lost+found" {
+                std::fs::create_dir(dir.join(f)).unwrap();
+            } else {
+                std::fs::write(dir.join(f), b"").unwrap();
+            }
+        }
+        for round in ["1", "2"] {
+            let mut cmd = common::wo();
+            cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
+            let res = output(cmd);
+            res.expect_status(0);
+            assert_eq!(res.stdout.trim(), round, "{label}");
+        }
+    }
+}
+
 /// Issue 11 item 12: nothing tied a log to its checkpoint, so an older log put back
 /// into a directory was replayed on top of a newer checkpoint. Refused now (65),
 /// naming the generations.

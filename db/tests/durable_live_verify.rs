@@ -51,6 +51,9 @@ impl Storage for Racing {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.now.exists(path)
     }
+    fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.now.entries(dir)
+    }
     fn create_dir(&self, path: &Path) -> io::Result<bool> {
         self.now.create_dir(path)
     }

@@ -81,6 +81,9 @@ impl Storage for Counting {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.sim.exists(path)
     }
+    fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.sim.entries(dir)
+    }
     fn create_dir(&self, path: &Path) -> io::Result<bool> {
         self.sim.create_dir(path)
     }

@@ -315,6 +315,41 @@ pub fn open(dir: &Path, schema: Schema, options: Options) -> Result<(DataDir, Db
     }
 }
 
+/// The names a data directory holds: what `open` and a checkpoint make (a crash can
+/// leave any of them before the first log exists).
+const OWN_NAMES: [&str; 5] = ["lock", "wal", "wal.tmp", "checkpoint", "checkpoint.tmp"];
+
+/// Why an existing directory that holds no log and no checkpoint cannot become a data
+/// directory: it holds something else (as `initdb` refuses a non-empty directory).
+/// Allowed besides wo's own files: hidden names (`.gitkeep`, `.DS_Store`) and the
+/// `lost+found` of a file system's root (a disk mounted for the data).
+fn foreign_entries(dir: &Path, entries: Vec<String>) -> Option<String> {
+    let mut foreign: Vec<String> = entries
+        .into_iter()
+        .filter(|n| !OWN_NAMES.contains(&n.as_str()) && !n.starts_with('.') && n != "lost+found")
+        .collect();
+    if foreign.is_empty() {
+        return None;
+    }
+    foreign.sort();
+    let n = foreign.len();
+    let mut shown: Vec<String> = foreign.iter().take(3).map(|f| format!("`{f}`")).collect();
+    if n > 3 {
+        shown.push(format!("{} more", n - 3));
+    }
+    let last = shown.pop().unwrap_or_default();
+    let list = if shown.is_empty() {
+        last
+    } else {
+        format!("{} and {last}", shown.join(", "))
+    };
+    Some(format!(
+        "{} holds no wo data but is not empty (it holds {list}): a data directory is made only in a new or empty directory; give a path that does not exist yet, such as {}",
+        dir.display(),
+        dir.join("data").display()
+    ))
+}
+
 /// What `wo db migrate` asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MigrateRequest {
@@ -365,14 +400,23 @@ fn open_as(
     };
     // `wo db migrate` of a directory that holds no data directory: said before the
     // lock is taken, which would leave a `lock` file there (checked again under it).
+    // And `open` makes a data directory only where nothing else lives.
     let no_data = |name: &str| storage.exists(&dir.join(name)).map(|e| !e);
-    if req.is_some()
+    if !created_dir
         && no_data("wal").map_err(|e| io_err("stat", dir, &e))?
         && no_data("checkpoint").map_err(|e| io_err("stat", dir, &e))?
     {
-        return Err(OpenError::NotADataDirectory {
-            dir: dir.to_path_buf(),
-        });
+        if req.is_some() {
+            return Err(OpenError::NotADataDirectory {
+                dir: dir.to_path_buf(),
+            });
+        }
+        let entries = storage
+            .entries(dir)
+            .map_err(|e| io_err("readdir", dir, &e))?;
+        if let Some(message) = foreign_entries(dir, entries) {
+            return Err(OpenError::Usage { message });
+        }
     }
     let lock_path = dir.join("lock");
     let lock = match storage.lock(&lock_path, options.pid) {

@@ -602,6 +602,20 @@ impl Storage for SimStorage {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         Ok(self.lock_sim().disk.names.contains_key(path))
     }
+    fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let g = self.lock_sim();
+        match g.disk.names.get(dir) {
+            Some(Entry::Dir) => {}
+            Some(Entry::File(_)) => return Err(errno(ENOTDIR)),
+            None => return Err(errno(ENOENT)),
+        }
+        Ok(g.disk
+            .names
+            .keys()
+            .filter(|p| p.parent() == Some(dir))
+            .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+            .collect())
+    }
     fn create_dir(&self, path: &Path) -> io::Result<bool> {
         let mut g = self.lock_sim();
         match g.disk.names.get(path) {

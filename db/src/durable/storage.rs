@@ -103,6 +103,9 @@ pub trait Storage: Send + Sync + Debug {
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>>;
     /// Whether `path` names an existing file or directory.
     fn exists(&self, path: &Path) -> io::Result<bool>;
+    /// The names of the entries of directory `dir` (without `.` and `..`), in no
+    /// particular order.
+    fn entries(&self, dir: &Path) -> io::Result<Vec<String>>;
     /// Creates directory `path`; `false` when it already exists. Something else in
     /// its place (a file) is `ENOTDIR`, named as such rather than found later.
     fn create_dir(&self, path: &Path) -> io::Result<bool>;
@@ -267,6 +270,11 @@ impl Storage for RealStorage {
             Err(rustix::io::Errno::NOENT) => Ok(false),
             Err(e) => Err(e.into()),
         }
+    }
+    fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
+        std::fs::read_dir(dir)?
+            .map(|e| Ok(e?.file_name().to_string_lossy().into_owned()))
+            .collect()
     }
     fn create_dir(&self, path: &Path) -> io::Result<bool> {
         match rustix::fs::mkdir(path, Mode::from_raw_mode(0o755)) {
