@@ -72,6 +72,9 @@ struct FnCtx {
     assigned_log: Vec<LocalId>,
     ret: Option<Ty>,
     loop_depth: usize,
+    /// The variable of each query checked so far and the query's span: a use of the
+    /// name after its query ended (`select t.a, t.b`) gets a hint.
+    ended_queries: Vec<(String, Span)>,
 }
 
 pub(crate) struct Checker<'a> {

@@ -252,6 +252,28 @@ const NAME_LIKE_KEYWORDS: &[&str] = &[
     "transaction",
 ];
 
+/// Whether the token at `idx` follows `order by` within the same brackets, with no
+/// `from` between (a query's keys).
+fn in_order_by(ctx: &ErrCtx, idx: usize) -> bool {
+    let mut depth = 0usize;
+    for i in (0..idx).rev() {
+        match ctx.tok(Some(i)) {
+            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
+            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            Some(Tok::By) if depth == 0 => {
+                return matches!(ctx.tok(i.checked_sub(1)), Some(Tok::Order))
+            }
+            Some(Tok::From) if depth == 0 => return false,
+            None => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Converts one LALRPOP error into a diagnostic. This is the only place that knows
 /// the shape of `ParseError`.
 fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
@@ -281,6 +303,19 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
     let prev = ctx.tok(idx.and_then(|i| i.checked_sub(1)));
     let msg = match &found {
         Some(tok) => {
+            // `order by a, select a`: a comma goes between the keys, not before the
+            // next clause.
+            if matches!(tok, Tok::Where | Tok::Skip | Tok::Take | Tok::Select)
+                && matches!(prev, Some(Tok::Comma))
+                && idx.is_some_and(|i| in_order_by(ctx, i))
+            {
+                let kw = tok.keyword().unwrap_or("select");
+                return Diagnostic::error(
+                    "syntax",
+                    span,
+                    format!("unexpected `{kw}` after a comma: commas separate the keys of `order by`, not the clauses of a query; remove the comma before `{kw}`"),
+                );
+            }
             if let Some(kw) = tok.keyword() {
                 let name_pos = (has("lid") || has("uid")) && !has("int");
                 if name_pos || (has("lid") && NAME_LIKE_KEYWORDS.contains(&kw)) {

@@ -134,8 +134,16 @@ impl<'a> Checker<'a> {
                 .iter()
                 .flat_map(|s| s.keys().cloned())
                 .collect();
+            let ended = self
+                .ctx
+                .ended_queries
+                .iter()
+                .any(|(v, q)| v == n && q.file == span.file && q.hi <= span.lo);
             let hint = match other_language(n) {
                 Some(h) => h.to_string(),
+                None if ended => format!(
+                    "; `{n}` belongs to the query before it, which ends with its `select` value: to select two values, select the row (`select {n}`) or a text (`select \"${{{n}.a}} ${{{n}.b}}\"`)"
+                ),
                 None => {
                     let values = names.iter().map(String::as_str);
                     let hint = did_you_mean(n, values.chain(MODULES.iter().copied()));

@@ -451,6 +451,7 @@ impl Checker<'_> {
             self.err("type", q.select.span, "`select` needs a value");
         }
         self.ctx.scopes.pop();
+        self.ctx.ended_queries.push((q.var.name.clone(), span));
         let count = |this: &mut Self, e: &Option<ast::Expr>, what: &str| {
             e.as_ref().map(|e| {
                 let v = this.expr(e, Some(&Ty::Int));
