@@ -2043,6 +2043,76 @@ fn maintenance_commands_refuse_a_directory_that_is_not_a_data_directory() {
     }
 }
 
+/// `wo db export` of a log damaged in the middle (a synced record overwritten: bit rot,
+/// a stray write) streamed the rows before the damage and exited 0, while `wo run`
+/// and `wo db verify` refused the directory (65): a backup taken so looked complete.
+/// The readers now apply recovery's rule (damage that a later record proves was
+/// synced), and verify counts the records that passed before it.
+#[test]
+fn export_refuses_a_log_damaged_in_the_middle() {
+    let cwd = scratch("export_damage");
+    let prog = cwd.join("app.wo");
+    std::fs::write(
+        &prog,
+        "@table\nclass L {\n  n: Int\n}\n\nfn main() {\n  for i in range(400) {\n    insert L { n: i }\n  }\n}\n",
+    )
+    .unwrap();
+    let dir = cwd.join("d");
+    let mut cmd = common::wo();
+    cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
+    output(cmd).expect_status(0);
+    let wal = dir.join("wal");
+    let mut bytes = std::fs::read(&wal).unwrap();
+    let used = bytes.iter().rposition(|&b| b != 0).unwrap();
+    let at = used / 2;
+    bytes[at..at + 3].copy_from_slice(&[0, 1, 2]);
+    std::fs::write(&wal, &bytes).unwrap();
+    let res = db_verify(&dir);
+    res.expect_status(65);
+    assert!(
+        res.stdout.contains("shows it had been synced"),
+        "{}",
+        res.stdout
+    );
+    let log_line = res.stdout.lines().find(|l| l.starts_with("log: ")).unwrap();
+    assert!(!log_line.contains(" 0 records"), "{log_line}");
+    for format in ["jsonl", "csv", "sql"] {
+        let mut cmd = common::wo();
+        cmd.args(["db", "export"])
+            .arg(&dir)
+            .args(["--format", format]);
+        if format == "csv" {
+            cmd.args(["--table", "L"]);
+        }
+        let res = output(cmd);
+        res.expect_status(65);
+        assert_contains(
+            format,
+            &res,
+            &["wal: damaged at offset", "shows it had been synced"],
+        );
+    }
+    // A torn tail (the last record cut short, nothing after it) is no damage: export
+    // shows what recovery keeps.
+    let mut cmd = common::wo();
+    cmd.arg("run").arg(&prog).arg("--data").arg(cwd.join("e"));
+    output(cmd).expect_status(0);
+    let e_wal = cwd.join("e/wal");
+    let mut e = std::fs::read(&e_wal).unwrap();
+    let end = e.iter().rposition(|&b| b != 0).unwrap();
+    e[end - 2..=end].fill(0xff);
+    std::fs::write(&e_wal, &e).unwrap();
+    let mut cmd = common::wo();
+    cmd.args(["db", "export"]).arg(cwd.join("e"));
+    let res = output(cmd);
+    res.expect_status(0);
+    assert_eq!(
+        res.stdout.lines().count(),
+        399,
+        "the torn last insert is left out"
+    );
+}
+
 /// `wo run --data DIR` made any existing directory a data directory: pointed at a
 /// directory of other files by mistake (`--data .`, `--data ~/photos`), it wrote its
 /// `lock` and `wal` among them. As `initdb` does, it refuses one that holds something

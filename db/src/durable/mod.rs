@@ -2147,7 +2147,7 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
     // relies on it (see `Replay::table`).
     let mut pending: Option<codec::StoredSchema> = None;
     let mut src = wal::LogSource::new(file.as_ref(), *len);
-    let res = wal::scan(&mut src, &hdr, |fr, payload| {
+    let mut check = |fr: &wal::Frame, payload: &[u8]| -> Result<(), wal::Damage> {
         let mut r = Reader::new(payload);
         let apply = fr.lsn > ckpt_lsn;
         while !r.at_end() {
@@ -2256,6 +2256,13 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
             }
         }
         Ok(())
+    };
+    // The records that passed before any damage: the figures stop there.
+    let mut passed = (0u64, hdr.first_lsn - 1);
+    let res = wal::scan(&mut src, &hdr, |fr, payload| {
+        check(fr, payload)?;
+        passed = (passed.0 + 1, fr.lsn);
+        Ok(())
     });
     match res {
         Ok(end) => {
@@ -2272,7 +2279,10 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
                 );
             }
         }
-        Err(wal::ScanError::Damage((off, what))) => rep.problem = problem(&wal_path, off, what),
+        Err(wal::ScanError::Damage((off, what))) => {
+            (rep.log_records, rep.last_lsn) = passed;
+            rep.problem = problem(&wal_path, off, what);
+        }
         Err(e) => return Err(scan_err(e, &wal_path, dir)),
     }
     rep.tables = tables;

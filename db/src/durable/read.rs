@@ -394,14 +394,7 @@ impl Pair {
         while pos.lsn <= upto {
             let frame = src
                 .frame_at(pos.offset, self.hdr.salt)
-                .map_err(|e| match e {
-                    super::wal::ScanError::Io(e) => io_err("pread", &path, &e),
-                    super::wal::ScanError::Memory(n) => OpenError::OutOfMemory {
-                        dir: self.dir.clone(),
-                        what: format!("a log record of {n} bytes"),
-                    },
-                    super::wal::ScanError::Damage((off, what)) => damaged(&path, off, what),
-                })?;
+                .map_err(|e| self.scan_error(e))?;
             let Some((fr, payload)) = frame else { break };
             if fr.lsn != pos.lsn {
                 break;
@@ -424,6 +417,30 @@ impl Pair {
         Ok((pos, survey))
     }
 
+    fn scan_error(&self, e: super::wal::ScanError) -> OpenError {
+        let path = self.wal_path();
+        match e {
+            super::wal::ScanError::Io(e) => io_err("pread", &path, &e),
+            super::wal::ScanError::Memory(n) => OpenError::OutOfMemory {
+                dir: self.dir.clone(),
+                what: format!("a log record of {n} bytes"),
+            },
+            super::wal::ScanError::Damage((off, what)) => damaged(&path, off, what),
+        }
+    }
+
+    /// Where the records end (`at`, the next LSN expected there): damage when a later
+    /// record proves the one expected there was synced, as recovery would find
+    /// (`wal::check_unproven`). A snapshot taken of a log that recovery refuses would
+    /// show the rows before the damage as if they were all.
+    fn check_end(&self, at: Pos) -> Result<(), OpenError> {
+        let path = self.wal_path();
+        let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
+        let mut src = LogSource::new(self.wal.as_ref(), len);
+        super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt)
+            .map_err(|e| self.scan_error(e))
+    }
+
     /// Whether the record a survey ended with is still in the file (a writer that
     /// failed a sync cuts its records before it exits).
     fn still_there(&self, s: &Survey) -> Result<bool, OpenError> {
@@ -443,23 +460,23 @@ impl Pair {
     }
 
     /// The last final LSN of this log from `from` on (`known`: a bound already
-    /// known), and the last LSN it holds at all.
+    /// known), the last LSN it holds at all, and where its records end.
     fn settle(
         &self,
         storage: &dyn Storage,
         from: Pos,
         known: u64,
-    ) -> Result<(u64, u64), OpenError> {
+    ) -> Result<(u64, u64, Pos), OpenError> {
         let before = held(storage, &self.dir)?;
-        let (_, s) = self.records::<OpenError>(from, u64::MAX, |_, _, _| Ok(true))?;
+        let (end, s) = self.records::<OpenError>(from, u64::MAX, |_, _, _| Ok(true))?;
         let after = held(storage, &self.dir)?;
         if !before && !after && self.still_there(&s)? {
-            return Ok((known.max(s.last_lsn), s.last_lsn));
+            return Ok((known.max(s.last_lsn), s.last_lsn, end));
         }
         // The first record of a generation and everything a checkpoint covers were
         // synced before anyone could read them.
         let floor = self.hdr.first_lsn.max(self.ckpt_lsn()).max(s.max_durable);
-        Ok((known.max(floor.min(s.last_lsn)), s.last_lsn))
+        Ok((known.max(floor.min(s.last_lsn)), s.last_lsn, end))
     }
 }
 
@@ -705,7 +722,8 @@ pub fn snapshot_in<E: From<OpenError>>(
 ) -> Result<Follower, E> {
     let pair = open_pair(storage.as_ref(), dir)?;
     let path = pair.wal_path();
-    let (upto, _) = pair.settle(storage.as_ref(), pair.start(), 0)?;
+    let (upto, _, end) = pair.settle(storage.as_ref(), pair.start(), 0)?;
+    pair.check_end(end)?;
     let ckpt_lsn = pair.ckpt_lsn();
     // The checkpoint's schema, then its rows come through a window.
     let ckpt_path = dir.join("checkpoint");
@@ -1000,8 +1018,9 @@ impl Follower {
         // A checkpoint may move this follower to the next generation (and, in the
         // old one, make the records it covers final): at most two turns.
         for _ in 0..3 {
-            let (final_lsn, last_lsn) =
+            let (final_lsn, last_lsn, end) =
                 self.pair.settle(storage.as_ref(), self.pos, self.durable)?;
+            self.pair.check_end(end)?;
             self.durable = final_lsn;
             if final_lsn > self.applied {
                 let upto = final_lsn.min(self.applied.saturating_add(max as u64));

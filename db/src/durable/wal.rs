@@ -343,18 +343,32 @@ pub(crate) fn scan(
                         ..end
                     });
                 }
-                if let Some((q, lsn)) = find_proof(src, pos, expect, hdr.salt)? {
-                    return Err(ScanError::Damage((
-                        pos,
-                        format!(
-                            "record {expect} is damaged (bad checksum or length), but the record at offset {q} \
-                             (lsn {lsn}) shows it had been synced"
-                        ),
-                    )));
-                }
+                check_unproven(src, pos, expect, hdr.salt)?;
                 return Ok(end);
             }
         }
+    }
+}
+
+/// At `pos`, where the bytes are not the valid record `expect`: `Err` when a later
+/// valid record of this generation proves that record was acknowledged (damage, not
+/// a torn tail). Recovery's rule, which the readers of `export` and `mirror` share so
+/// that they never show less than the next recovery would refuse to open.
+pub(crate) fn check_unproven(
+    src: &mut LogSource<'_>,
+    pos: u64,
+    expect: u64,
+    salt: u64,
+) -> Result<(), ScanError> {
+    match find_proof(src, pos, expect, salt)? {
+        Some((q, lsn)) => Err(ScanError::Damage((
+            pos,
+            format!(
+                "record {expect} is damaged (bad checksum or length), but the record at offset {q} \
+                 (lsn {lsn}) shows it had been synced"
+            ),
+        ))),
+        None => Ok(()),
     }
 }
 
