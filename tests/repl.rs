@@ -416,6 +416,23 @@ count(from x in Note select x)
     assert_eq!((status, out.as_str()), (Some(0), "3\n"), "{err}");
 }
 
+/// Tables named as a built-in type (`int`, `error`: valid `@table(name:)`s) made
+/// the session on their directory exit 70 ("the declarations of the stored tables do
+/// not compile"): their classes are `Int2` and `Error2` now.
+#[test]
+fn stored_tables_named_as_built_in_types() {
+    let dir = scratch("builtin-names");
+    run_with_data(
+        &dir,
+        "@table(name: \"int\")\nclass I {\n  v: Int\n}\n\n@table(name: \"error\")\nclass E {\n  v: Int\n}\n\nfn main() {\n  insert I { v: 1 }\n  insert E { v: 2 }\n}\n",
+    );
+    let input = ".tables\nfrom x in Int2 select x.v\nfrom e in Error2 select e.v\n";
+    let (status, out, err) = repl(&dir, &["--data", "d"], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert!(out.contains("int (class Int2): 1 row"), "{out}");
+    assert!(out.ends_with("[1]\n[2]\n"), "{out}");
+}
+
 #[test]
 fn dot_commands() {
     let dir = scratch("dot");

@@ -510,6 +510,47 @@ fn migrate_apply_drops_a_removed_column_and_makes_a_column_non_nullable() {
     );
 }
 
+/// A durable table declared `durable: false` by the program: the refusal advised
+/// `wo db migrate d PROGRAM --drop T`, which with that same program was refused with
+/// the same message (the program's `T` and the stored `T` share the name). The advice
+/// now names a program that does not declare the table, and following it works.
+#[test]
+fn the_advice_for_a_table_made_durable_false_can_be_followed() {
+    let dir = scratch_dir("durable-false");
+    write(
+        &dir,
+        "v1.wo",
+        "@table\nclass T {\n  v: Int\n}\n\nfn main() {\n  insert T { v: 1 }\n}\n",
+    );
+    write(
+        &dir,
+        "v2.wo",
+        "@table(durable: false)\nclass T {\n  v: Int\n}\n\nfn main() {\n  insert T { v: 1 }\n  print(count(from t in T select t))\n}\n",
+    );
+    write(&dir, "empty.wo", "fn main() {}\n");
+    run(&dir, "v1.wo").expect_status(0);
+    let res = run(&dir, "v2.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("`wo db migrate d OTHER.wo --drop T --apply`, where OTHER.wo is a program that does not declare `T`"),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(
+        &dir,
+        &["db", "migrate", "d", "empty.wo", "--drop", "T", "--apply"],
+    );
+    res.expect_status(0);
+    assert!(
+        res.stdout.contains("table `T` dropped (1 row)"),
+        "{}",
+        res.stdout
+    );
+    let res = run(&dir, "v2.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "1\n");
+}
+
 /// A new `?T` column with a literal default gives the existing rows that default, as
 /// SQL's `ADD COLUMN … DEFAULT` does (it used to give them nil); without one, nil.
 #[test]

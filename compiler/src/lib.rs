@@ -15,6 +15,9 @@ pub mod repl_input;
 pub mod sources;
 pub mod tir;
 
+/// The names of the built-in types, which no class may take.
+pub const BUILTIN_TYPES: [&str; 5] = ["Int", "Float", "Bool", "Text", "Error"];
+
 pub use diag::{Diagnostic, FileId, Severity, SourceFile, SourceMap, Span};
 pub use parser::parse;
 pub use sources::{load_sources, LoadError};

@@ -483,6 +483,16 @@ fn habit_hint(
         {
             Some("a task is waited for with `join`: `join(t)` gives its result")
         }
+        // A block's `{` on the line after its header (Allman style): the line break
+        // ended the header.
+        (_, Tok::Semi)
+            if idx.is_some_and(|i| {
+                ctx.toks.get(i).is_some_and(|t| t.0 == t.2)
+                    && matches!(ctx.toks.get(i + 1).map(|t| &t.1), Some(Tok::LBrace))
+            }) =>
+        {
+            Some("a line break ends a block's header, so its `{` goes at the end of the same line: `fn main() {`, `if x > 0 {`")
+        }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
         (Some(Tok::Minus), Tok::Minus | Tok::Semi) => Some("wo has no `--`: write `x -= 1`"),
         (_, Tok::Assign) => {

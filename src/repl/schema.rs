@@ -2,7 +2,8 @@
 //! directory can query and insert at once: one `@table` class per stored table, with
 //! its columns (`ref` columns name the referred table's class). A class is named after
 //! its table with the first letter upper-cased and every character that cannot be in a
-//! name dropped; `@table(name: …)` keeps the stored name when the two differ. The
+//! name dropped, and a number added where that name is taken (by another table or a
+//! built-in type: `int` becomes `Int2`); `@table(name: …)` keeps the stored name when the two differ. The
 //! stored indexes are declared too (`index:`, `sorted:`, `@unique`), so that opening
 //! the directory with these declarations migrates nothing (a directory written before
 //! log format 2 stores none); declaring the class again (under another class name with
@@ -27,7 +28,9 @@ pub fn declarations(schema: &Schema) -> Vec<(String, String, String)> {
         let mut name: String = std::iter::once(first).chain(chars).collect();
         let base = name.clone();
         let mut n = 2;
-        while classes.contains(&name) {
+        // A table named `int` or `error` gets `Int2`, `Error2`: the built-in types keep
+        // their names.
+        while classes.contains(&name) || wo_compiler::BUILTIN_TYPES.contains(&name.as_str()) {
             name = format!("{base}{n}");
             n += 1;
         }

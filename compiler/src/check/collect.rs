@@ -169,10 +169,7 @@ impl<'a> Checker<'a> {
                             self.duplicate(c.name.span, first, msg);
                             continue;
                         }
-                        if matches!(
-                            c.name.name.as_str(),
-                            "Int" | "Float" | "Bool" | "Text" | "Error"
-                        ) {
+                        if crate::BUILTIN_TYPES.contains(&c.name.name.as_str()) {
                             self.err(
                                 "name",
                                 c.name.span,

@@ -117,11 +117,23 @@ impl<'a> Checker<'a> {
             Some(d) => {
                 let body = self.block(&d.body.stmts);
                 if sig_ret != Ty::Void && !diverges(&d.body.stmts) {
-                    self.err(
-                        "return",
-                        d.span,
-                        format!("function `{name}` may reach its end without returning a value"),
-                    );
+                    // `return 1; print(x)`: the statement after the `return` is why.
+                    let stmts = &d.body.stmts;
+                    match stmts.iter().position(crate::check::flow::stmt_diverges) {
+                        Some(i) if i + 1 < stmts.len() => self.err(
+                            "return",
+                            stmts[i + 1].span,
+                            format!(
+                                "unreachable: the statement on line {} ends function `{name}`, so this one can never run; remove it",
+                                self.sources.line_col(stmts[i].span).0
+                            ),
+                        ),
+                        _ => self.err(
+                            "return",
+                            d.span,
+                            format!("function `{name}` may reach its end without returning a value"),
+                        ),
+                    }
                 }
                 (body, d.span)
             }

@@ -1042,8 +1042,8 @@ fn bind_schema(stored: &StoredSchema, db: &mut Db, dir: &Path) -> Result<Vec<Tab
                 if !schema.tables[t].durable {
                     return Err(OpenError::Schema {
                         message: format!(
-                            "{d} holds durable table `{}`, which the program declares `durable: false`: remove `durable: false` to go on with its rows, give the in-memory table another name (`@table(name: \"…\", durable: false)`), or drop the stored table with `wo db migrate {d} PROGRAM --drop {}`",
-                            st.name, st.name
+                            "{d} holds durable table `{}`, which the program declares `durable: false`: remove `durable: false` to go on with its rows, give the in-memory table another name (`@table(name: \"…\", durable: false)`), or drop the stored table with `wo db migrate {d} OTHER.wo --drop {} --apply`, where OTHER.wo is a program that does not declare `{}` (`fn main() {{}}` will do: the other stored tables are kept as they are)",
+                            st.name, st.name, st.name
                         ),
                     });
                 }
