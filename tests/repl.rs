@@ -433,6 +433,26 @@ fn stored_tables_named_as_built_in_types() {
     assert!(out.ends_with("[1]\n[2]\n"), "{out}");
 }
 
+/// A function that uses a session variable: it was told to "declare it with `let
+/// counter = …`", which the session had done. The note says that functions do not
+/// see the session's variables, and what to do.
+#[test]
+fn a_function_using_a_session_variable_is_told_why() {
+    let dir = scratch("session-var");
+    let input = "let counter = 0\nfn bump() {\n  counter += 1\n}\nfn get() -> Int {\n  return counter\n}\ncounter\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "0\n");
+    assert_eq!(
+        err.matches("`counter` is a variable of this session")
+            .count(),
+        2,
+        "{err}"
+    );
+    assert!(!err.contains("declare it with"), "{err}");
+    assert!(!err.contains("did you mean"), "{err}");
+}
+
 #[test]
 fn dot_commands() {
     let dir = scratch("dot");

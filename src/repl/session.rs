@@ -377,6 +377,30 @@ impl Session {
             sources.files[wrapper_file.0 as usize] =
                 wo_compiler::SourceFile::new(w.file, w.shown());
         }
+        // A declaration that uses a session variable: only the inputs' code sees them
+        // (`let counter = 0`, then `fn bump() { counter += 1 }`).
+        for d in &mut diags {
+            if d.span.file == wrapper_file {
+                continue;
+            }
+            let Some(name) = d
+                .message
+                .strip_prefix("unknown variable `")
+                .and_then(|m| m.split('`').next())
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            if self.vars.iter().any(|v| v.name == *name) {
+                // "declare it with `let`" would say what was done already, and a
+                // near name is not what was meant.
+                d.message = format!("unknown variable `{name}`");
+                d.notes.retain(|n| !n.starts_with("declare it with"));
+                d.notes.push(format!(
+                    "`{name}` is a variable of this session: the code of an input sees it, a function, a constant or a class does not; pass it as a parameter (`fn f({name}: …)`), or keep what must last in a table"
+                ));
+            }
+        }
         // A class declared from the data directory has no field defaults (the
         // directory does not keep them): say so where one is missed.
         for d in &mut diags {
