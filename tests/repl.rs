@@ -651,6 +651,32 @@ mod pty {
         s.exp_eof().unwrap();
     }
 
+    /// The declarations of a paste are declared together, as in a file: functions
+    /// that call each other, or one that calls a function pasted below it, used to
+    /// fail with "unknown function" (each was declared alone, in order). A statement
+    /// ends the group; a declaration after it is a group of its own.
+    #[test]
+    fn a_paste_declares_its_declarations_together() {
+        let dir = scratch("pty-paste-group");
+        let mut s = start(&dir, &dir.join("history"));
+        s.send("\x1b[200~fn even(n: Int) -> Bool {\n  if n == 0 {\n    return true\n  }\n  return odd(n - 1)\n}\n\n-- the other half\nfn odd(n: Int) -> Bool {\n  if n == 0 {\n    return false\n  }\n  return even(n - 1)\n}\nprint(\"${even(10)} ${odd(7)}\")\nfn twice(n: Int) -> Int {\n  return half(n) * 4\n}\nfn half(n: Int) -> Int {\n  return n / 2\n}\nprint(twice(21))\x1b[201~")
+            .unwrap();
+        s.send("\r").unwrap();
+        s.flush().unwrap();
+        s.exp_string("true true").unwrap();
+        s.exp_string("40").unwrap();
+        s.exp_string("wo> ").unwrap();
+        // Typed one at a time, a call of a function not declared yet is refused.
+        line(
+            &mut s,
+            "fn up() -> Int { return down() }",
+            "unknown function",
+            "wo> ",
+        );
+        s.send_line(".quit").unwrap();
+        s.exp_eof().unwrap();
+    }
+
     /// Ctrl-C during a pasted input drops the rest of the paste, but not a line typed
     /// after an `if` (read ahead to see whether it was `else`), which then runs.
     #[test]

@@ -254,6 +254,9 @@ impl Repl {
             if cancelled {
                 continue;
             }
+            if !cut_short && is_declaration(&text) {
+                self.group_declarations(&mut text);
+            }
             self.reader.remember(&text);
             // Cut short by the end of the input: "the input ended" only when nothing
             // before the end is wrong; else the input runs, to report its error.
@@ -295,6 +298,37 @@ impl Repl {
         let first = lines.next().unwrap_or_default();
         self.queued.extend(lines);
         Ok(Read::Line(first))
+    }
+
+    /// Appends to a declaration the declarations that follow it in the same paste, so
+    /// they are declared together, as in a file: functions that call each other, or
+    /// one that calls a function declared below it, compile. (Typed one by one, a
+    /// function must come after those it calls.) Stops at the first input of the paste
+    /// that is not a whole declaration, which then runs as if typed.
+    fn group_declarations(&mut self, text: &mut String) {
+        if self.ahead.is_some() {
+            return;
+        }
+        loop {
+            let mut next = String::new();
+            let mut taken = 0;
+            let mut whole = false;
+            for line in &self.queued {
+                next.push_str(line);
+                next.push('\n');
+                taken += 1;
+                if !is_blank(&next) && completeness(&next) == Completeness::Complete {
+                    whole = true;
+                    break;
+                }
+            }
+            if !whole || !is_declaration(&next) {
+                return;
+            }
+            self.queued.drain(..taken);
+            self.n_lines += taken;
+            text.push_str(&next);
+        }
     }
 
     /// Runs one input; counts it when it failed.
