@@ -327,15 +327,13 @@ fn to_lower(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 }
 
 /// `replace(t, old, new)`: every non-overlapping occurrence of `old`, left to right,
-/// replaced by `new`. An empty `old` traps FAIL, as an empty `split` separator does
-/// (there is no one sensible answer for where the empty text occurs). A result over
-/// 1 GiB traps LIMIT.
+/// replaced by `new`. An empty `old` occurs before each character and at the end, as
+/// in Python, Go and Rust: `replace("ab", "", "-")` is `"-a-b-"` (it trapped FAIL
+/// until December 3, which LANGUAGE.md §10 does not list). A result over 1 GiB traps
+/// LIMIT.
 fn replace(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [t, old, new] = args("replace", argv)?;
     let (t, old, new) = (text(t)?, text(old)?, text(new)?);
-    if old.is_empty() {
-        return Err(trap(TrapKind::Fail, "replace with an empty pattern"));
-    }
     // The result's length: `t`'s at most when `new` is not longer than `old`.
     let len = if new.len() > old.len() {
         let n_matches = t.matches(&**old).count();
@@ -715,10 +713,17 @@ mod tests {
         assert_shows(call("replace", &[t("héhé"), t("é"), t("")]), "hh");
         assert_shows(call("replace", &[t("abc"), t("x"), t("y")]), "abc");
         assert_shows(call("replace", &[t(""), t("x"), t("y")]), "");
+        assert_shows(call("replace", &[t("abc"), t(""), t("-")]), "-a-b-c-");
+        assert_shows(call("replace", &[t("hé"), t(""), t("|")]), "|h|é|");
+        assert_shows(call("replace", &[t(""), t(""), t("x")]), "x");
+        assert_shows(call("replace", &[t("ab"), t(""), t("")]), "ab");
         assert_trap(
-            call("replace", &[t("abc"), t(""), t("x")]),
-            TrapKind::Fail,
-            "replace with an empty pattern",
+            call(
+                "replace",
+                &[t(&"a".repeat(1 << 20)), t(""), t(&"b".repeat(2048))],
+            ),
+            TrapKind::Limit,
+            "replace would make",
         );
         let big = t(&"a".repeat(1 << 20));
         let long = t(&"b".repeat(2048));
