@@ -493,6 +493,19 @@ fn habit_hint(
         {
             Some("a line break ends a block's header, so its `{` goes at the end of the same line: `fn main() {`, `if x > 0 {`")
         }
+        // The last item of a list, call or parameter list on a line of its own before
+        // the closing bracket: the line break ended it as it would a statement.
+        (_, Tok::Semi)
+            if idx.is_some_and(|i| {
+                ctx.toks.get(i).is_some_and(|t| t.0 == t.2)
+                    && matches!(
+                        ctx.toks.get(i + 1).map(|t| &t.1),
+                        Some(Tok::RParen | Tok::RBracket | Tok::RBrace)
+                    )
+            }) =>
+        {
+            Some("a line break after a value or a type ends it as it would end a statement: end the line with a comma (a trailing comma is allowed), or put the closing bracket on the same line")
+        }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
         (Some(Tok::Minus), Tok::Minus | Tok::Semi) => Some("wo has no `--`: write `x -= 1`"),
         (_, Tok::Assign) => {
