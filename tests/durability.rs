@@ -2043,6 +2043,13 @@ fn maintenance_commands_refuse_a_directory_that_is_not_a_data_directory() {
     }
 }
 
+/// `wo run PROG --data DIR`.
+fn run_with_data(prog: &Path, dir: &Path) -> Outcome {
+    let mut cmd = common::wo();
+    cmd.arg("run").arg(prog).arg("--data").arg(dir);
+    output(cmd)
+}
+
 /// `wo db export` of a log damaged in the middle (a synced record overwritten: bit rot,
 /// a stray write) streamed the rows before the damage and exited 0, while `wo run`
 /// and `wo db verify` refused the directory (65): a backup taken so looked complete.
@@ -2058,9 +2065,7 @@ fn export_refuses_a_log_damaged_in_the_middle() {
     )
     .unwrap();
     let dir = cwd.join("d");
-    let mut cmd = common::wo();
-    cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
-    output(cmd).expect_status(0);
+    run_with_data(&prog, &dir).expect_status(0);
     let wal = dir.join("wal");
     let mut bytes = std::fs::read(&wal).unwrap();
     let used = bytes.iter().rposition(|&b| b != 0).unwrap();
@@ -2094,9 +2099,7 @@ fn export_refuses_a_log_damaged_in_the_middle() {
     }
     // A torn tail (the last record cut short, nothing after it) is no damage: export
     // shows what recovery keeps.
-    let mut cmd = common::wo();
-    cmd.arg("run").arg(&prog).arg("--data").arg(cwd.join("e"));
-    output(cmd).expect_status(0);
+    run_with_data(&prog, &cwd.join("e")).expect_status(0);
     let e_wal = cwd.join("e/wal");
     let mut e = std::fs::read(&e_wal).unwrap();
     let end = e.iter().rposition(|&b| b != 0).unwrap();
@@ -2142,9 +2145,7 @@ fn run_refuses_a_directory_of_other_files() {
         std::fs::write(dir.join(f), b"meow").unwrap();
     }
     std::fs::create_dir(dir.join("album")).unwrap();
-    let mut cmd = common::wo();
-    cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
-    let res = output(cmd);
+    let res = run_with_data(&prog, &dir);
     res.expect_status(64);
     assert_contains(
         "run",
@@ -2182,9 +2183,7 @@ fn run_refuses_a_directory_of_other_files() {
             }
         }
         for round in ["1", "2"] {
-            let mut cmd = common::wo();
-            cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
-            let res = output(cmd);
+            let res = run_with_data(&prog, &dir);
             res.expect_status(0);
             assert_eq!(res.stdout.trim(), round, "{label}");
         }
