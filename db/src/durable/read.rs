@@ -433,12 +433,29 @@ impl Pair {
     /// record proves the one expected there was synced, as recovery would find
     /// (`wal::check_unproven`). A snapshot taken of a log that recovery refuses would
     /// show the rows before the damage as if they were all.
+    ///
+    /// A writer may be appending: after the scan ended at `at`, it can write the
+    /// record expected there, sync it, and write the next, which names it durable.
+    /// So a proof found is damage only if the bytes at `at` are still not that record
+    /// when read again after it: the proof was written after the record it names was
+    /// whole and synced, so a record that is there now was there when the proof was.
     fn check_end(&self, at: Pos) -> Result<(), OpenError> {
         let path = self.wal_path();
         let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
         let mut src = LogSource::new(self.wal.as_ref(), len);
-        super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt)
-            .map_err(|e| self.scan_error(e))
+        // The usual end: the preallocated zeros (read, not checksummed).
+        if src.zeros_from(at.offset).map_err(|e| self.scan_error(e))? {
+            return Ok(());
+        }
+        let Err(e) = super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt) else {
+            return Ok(());
+        };
+        let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
+        let mut again = LogSource::new(self.wal.as_ref(), len);
+        match again.frame_at(at.offset, self.hdr.salt) {
+            Ok(Some((fr, _))) if fr.lsn == at.lsn => Ok(()),
+            _ => Err(self.scan_error(e)),
+        }
     }
 
     /// Whether the record a survey ended with is still in the file (a writer that

@@ -279,7 +279,7 @@ impl<'f> LogSource<'f> {
     }
 
     /// Whether every byte from `pos` to the end is zero.
-    fn zeros_from(&mut self, mut pos: u64) -> Result<bool, ScanError> {
+    pub(crate) fn zeros_from(&mut self, mut pos: u64) -> Result<bool, ScanError> {
         while pos < self.len {
             let n = (self.len - pos).min(READ_CHUNK as u64) as usize;
             match self.get(pos, n)? {
