@@ -666,6 +666,14 @@ mod pty {
         s.exp_string("true true").unwrap();
         s.exp_string("40").unwrap();
         s.exp_string("wo> ").unwrap();
+        // A group with an error declares none of its declarations, and says so.
+        s.send("\x1b[200~fn good() -> Int {\n  return 1\n}\nfn bad() -> Int {\n  return \"x\"\n}\x1b[201~")
+            .unwrap();
+        s.send("\r").unwrap();
+        s.flush().unwrap();
+        s.exp_string("expected `Int`").unwrap();
+        s.exp_string("note: the 2 declarations pasted together (repl:23-28) were declared as one, so none of them was").unwrap();
+        s.exp_string("wo> ").unwrap();
         // Typed one at a time, a call of a function not declared yet is refused.
         line(
             &mut s,

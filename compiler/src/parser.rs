@@ -414,6 +414,26 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
              `let r = 0` and `try { r = f() } catch (e) { print(e.message); r = -1 }`",
         );
     }
+    // The `;` a line break put before the next line's first token (zero width), where
+    // that token would have gone on.
+    let next_after_break = match (&found, idx) {
+        (Some(Tok::Semi), Some(i)) if ctx.toks.get(i).is_some_and(|t| t.0 == t.2) => {
+            ctx.tok(Some(i + 1))
+        }
+        _ => None,
+    };
+    match next_after_break {
+        // A block's `{` on the line after its header (Allman style).
+        Some(Tok::LBrace) if has("{") => {
+            return d.with_note("a line break ends a block's header, so its `{` goes at the end of the same line: `fn main() {`, `if x > 0 {`");
+        }
+        // The last item of a list, call or parameter list on a line of its own before
+        // the closing bracket.
+        Some(Tok::RParen | Tok::RBracket | Tok::RBrace) if has(",") => {
+            return d.with_note("a line break after a value or a type ends it as it would end a statement: end the line with a comma (a trailing comma is allowed), or put the closing bracket on the same line");
+        }
+        _ => {}
+    }
     match habit_hint(ctx, idx, found.as_ref(), prev) {
         Some(note) => d.with_note(note),
         None => d,
@@ -482,29 +502,6 @@ fn habit_hint(
             if kw == "await" =>
         {
             Some("a task is waited for with `join`: `join(t)` gives its result")
-        }
-        // A block's `{` on the line after its header (Allman style): the line break
-        // ended the header.
-        (_, Tok::Semi)
-            if idx.is_some_and(|i| {
-                ctx.toks.get(i).is_some_and(|t| t.0 == t.2)
-                    && matches!(ctx.toks.get(i + 1).map(|t| &t.1), Some(Tok::LBrace))
-            }) =>
-        {
-            Some("a line break ends a block's header, so its `{` goes at the end of the same line: `fn main() {`, `if x > 0 {`")
-        }
-        // The last item of a list, call or parameter list on a line of its own before
-        // the closing bracket: the line break ended it as it would a statement.
-        (_, Tok::Semi)
-            if idx.is_some_and(|i| {
-                ctx.toks.get(i).is_some_and(|t| t.0 == t.2)
-                    && matches!(
-                        ctx.toks.get(i + 1).map(|t| &t.1),
-                        Some(Tok::RParen | Tok::RBracket | Tok::RBrace)
-                    )
-            }) =>
-        {
-            Some("a line break after a value or a type ends it as it would end a statement: end the line with a comma (a trailing comma is allowed), or put the closing bracket on the same line")
         }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
         (Some(Tok::Minus), Tok::Minus | Tok::Semi) => Some("wo has no `--`: write `x -= 1`"),

@@ -254,9 +254,11 @@ impl Repl {
             if cancelled {
                 continue;
             }
-            if !cut_short && is_declaration(&text) {
-                self.group_declarations(&mut text);
-            }
+            let grouped = if !cut_short && is_declaration(&text) {
+                self.group_declarations(&mut text)
+            } else {
+                0
+            };
             self.reader.remember(&text);
             // Cut short by the end of the input: "the input ended" only when nothing
             // before the end is wrong; else the input runs, to report its error.
@@ -265,7 +267,14 @@ impl Repl {
                 self.n_errors += 1;
                 return Ok(());
             }
-            self.eval(&text, REPL_FILE, start);
+            let outcome = self.eval(&text, REPL_FILE, start);
+            if grouped > 0 && outcome == Outcome::Failed {
+                say!(
+                    "note: the {} declarations pasted together (repl:{start}-{}) were declared as one, so none of them was: correct the error and paste them again",
+                    grouped + 1,
+                    self.n_lines
+                );
+            }
             if cut_short {
                 return Ok(());
             }
@@ -305,9 +314,11 @@ impl Repl {
     /// one that calls a function declared below it, compile. (Typed one by one, a
     /// function must come after those it calls.) Stops at the first input of the paste
     /// that is not a whole declaration, which then runs as if typed.
-    fn group_declarations(&mut self, text: &mut String) {
+    /// Returns how many declarations it appended.
+    fn group_declarations(&mut self, text: &mut String) -> usize {
+        let mut appended = 0;
         if self.ahead.is_some() {
-            return;
+            return appended;
         }
         loop {
             let mut next = String::new();
@@ -323,18 +334,19 @@ impl Repl {
                 }
             }
             if !whole || !is_declaration(&next) {
-                return;
+                return appended;
             }
             self.queued.drain(..taken);
             self.n_lines += taken;
             text.push_str(&next);
+            appended += 1;
         }
     }
 
     /// Runs one input; counts it when it failed.
-    fn eval(&mut self, text: &str, file: &str, line: usize) {
+    fn eval(&mut self, text: &str, file: &str, line: usize) -> Outcome {
         if is_blank(text) {
-            return;
+            return Outcome::Ok;
         }
         let started = Instant::now();
         let outcome = if let Some((at, closer)) = unmatched_closer(text) {
@@ -358,6 +370,7 @@ impl Repl {
         if outcome != Outcome::Ok || task_trapped {
             self.n_errors += 1;
         }
+        outcome
     }
 
     /// Runs a dot-command; `false` ends the session.

@@ -134,11 +134,17 @@ impl<'a> Checker<'a> {
                 .iter()
                 .flat_map(|s| s.keys().cloned())
                 .collect();
-            let ended = self
-                .ctx
-                .ended_queries
-                .iter()
-                .any(|(v, q)| v == n && q.file == span.file && q.hi <= span.lo);
+            let ended = self.ctx.ended_queries.iter().any(|(v, q)| {
+                // Only right after the query and a comma: `select t.a, t.b`.
+                v == n
+                    && q.file == span.file
+                    && self
+                        .sources
+                        .files
+                        .get(span.file.0 as usize)
+                        .and_then(|f| f.src.get(q.hi as usize..span.lo as usize))
+                        .is_some_and(|between| between.trim() == ",")
+            });
             let hint = match other_language(n) {
                 Some(h) => h.to_string(),
                 None if ended => format!(

@@ -344,7 +344,7 @@ fn foreign_entries(dir: &Path, entries: Vec<String>) -> Option<String> {
         format!("{} and {last}", shown.join(", "))
     };
     Some(format!(
-        "{} holds no wo data but is not empty (it holds {list}): a data directory is made only in a new or empty directory; give a path that does not exist yet, such as {}",
+        "{} holds no wo data but is not empty (it holds {list}): a data directory is made only in a new or empty directory; give one, such as {}",
         dir.display(),
         dir.join("data").display()
     ))
