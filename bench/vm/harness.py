@@ -42,6 +42,7 @@ WORKLOADS = [
     ("sort", "sort 1M pseudo-random Ints", ("py", 0.5), 1_000_000),
     ("maps", "1M Text-key map inserts + 1M lookups", ("py", 0.5), 2_000_000),
     ("textwalk", "walk a 1 MB ASCII text by position (`len`, `substr(t, i, 1)`)", ("lua", 1.0), 1_000_000),
+    ("textwalk_mixed", "the same with one `é` at the end (not all ASCII)", ("lua", 1.0), 1_000_001),
     ("charwalk", "walk a 10 MB ASCII text by character (`for c in t`)", ("py", 0.5), 10_000_000),
 ]
 TOOLS = ["wo", "lua", "py"]
