@@ -954,3 +954,45 @@ fn a_content_length_that_is_not_a_number_is_named() {
         "{stderr}"
     );
 }
+
+/// `lsp-server` allocates a header's `Content-Length` at once: 5,000,000,000 aborted
+/// the process (134) and 2⁶⁴−1 was an internal error (70). A length over the limit
+/// of one message is a bad header (65), named; a body cut short by the end of the
+/// input is an end of input before `shutdown` (1), not an unreadable file (66).
+#[test]
+fn a_huge_content_length_or_a_short_body_is_named() {
+    for (input, code, says) in [
+        (
+            &b"Content-Length: 5000000000\r\n\r\n{}"[..],
+            65,
+            "asks for 5000000000 bytes, over the limit of 256 MiB",
+        ),
+        (
+            b"Content-Length: 18446744073709551615\r\n\r\n{}",
+            65,
+            "asks for 18446744073709551615 bytes",
+        ),
+        (
+            b"content-length: 99999999999999999999999\r\n\r\n{}",
+            65,
+            "over the limit",
+        ),
+        (
+            b"Content-Length: 100\r\n\r\n{}",
+            1,
+            "the input ended inside a message",
+        ),
+    ] {
+        let mut child = raw_server();
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write");
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}

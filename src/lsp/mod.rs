@@ -53,11 +53,15 @@ pub fn serve() -> Result<(), Failure> {
     let ended = served?;
     io_threads.join().map_err(|e| {
         let message = format!("language server: {}", transport::describe(&e));
-        // A frame that could not be read (a bad header): the input was invalid.
-        if e.kind() == std::io::ErrorKind::InvalidData {
-            Failure::BadSource(message)
-        } else {
-            Failure::Input(message)
+        match e.kind() {
+            // A frame that could not be read (a bad header): the input was invalid.
+            std::io::ErrorKind::InvalidData => Failure::BadSource(message),
+            // The input ended inside a message: as an end of input before `shutdown`.
+            std::io::ErrorKind::UnexpectedEof => {
+                say!("wo: language server: the input ended inside a message (its body is shorter than its `Content-Length`), before `shutdown`");
+                Failure::Reported(1)
+            }
+            _ => Failure::Input(message),
         }
     })?;
     match ended {

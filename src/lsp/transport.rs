@@ -7,7 +7,7 @@
 //! and the session goes on. A bad header leaves the stream out of step: that still
 //! ends the session (exit 65, the input was invalid).
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::thread::JoinHandle;
 
 use lsp_server::{Connection, Message, Notification};
@@ -41,12 +41,60 @@ pub fn stdio() -> (Connection, Threads) {
     serve_on(io::BufReader::new(io::stdin()), io::stdout())
 }
 
+/// The largest message body the server reads (a document of this size is far past
+/// what an editor sends): `lsp-server` allocates a header's `Content-Length` at once,
+/// so `Content-Length: 5000000000` aborted the process and one of 2⁶⁴−1 panicked.
+pub const MAX_BODY: u64 = 256 << 20;
+
+/// The input, with each header line checked before `lsp-server` reads it: a
+/// `Content-Length` over [`MAX_BODY`] is an error (a bad header, exit 65). The
+/// framing and parsing stay `lsp-server`'s.
+struct Guarded<R>(R);
+
+impl<R: Read> Read for Guarded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: BufRead> BufRead for Guarded<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.0.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        self.0.consume(n)
+    }
+    fn read_line(&mut self, line: &mut String) -> io::Result<usize> {
+        let start = line.len();
+        let n = self.0.read_line(line)?;
+        let header = &line[start..];
+        if let Some((name, value)) = header.split_once(':') {
+            let value = value.trim();
+            if name.trim().eq_ignore_ascii_case("content-length")
+                && !value.is_empty()
+                && value.bytes().all(|b| b.is_ascii_digit())
+                && value.parse::<u64>().map_or(true, |len| len > MAX_BODY)
+            {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "the `Content-Length` header asks for {value} bytes, over the limit of {} MiB for one message",
+                        MAX_BODY >> 20
+                    ),
+                ));
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// A connection reading from `input` and writing to `output` (stdin and stdout, or a
 /// test's buffers).
 pub fn serve_on(
-    mut input: impl BufRead + Send + 'static,
+    input: impl BufRead + Send + 'static,
     mut output: impl Write + Send + 'static,
 ) -> (Connection, Threads) {
+    let mut input = Guarded(input);
     let (server, client) = Connection::memory();
     let Connection {
         sender: to_server,
