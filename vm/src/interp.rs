@@ -568,7 +568,12 @@ impl<'img> Vm<'img> {
     pub(crate) fn unwind(&mut self, fiber: &mut Fiber, trap: Trap) -> Option<Status> {
         // A trap raised while the fiber waits in `join` ends that wait.
         fiber.redo = false;
-        let line = i64::from(self.stack_frame(&fiber.cur).line);
+        // The line where the trap was raised: for one that `join` raises again, in the
+        // task that trapped (its stack's innermost frame), as the uncaught report says.
+        let line = match trap.origin.as_ref().and_then(|o| o.first()) {
+            Some(frame) => i64::from(frame.line),
+            None => i64::from(self.stack_frame(&fiber.cur).line),
+        };
         // The handler that catches the trap, if any, decides whether it leaves a
         // transaction (which then rolls back before the unwinding goes on).
         let catcher = fiber
