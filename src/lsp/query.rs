@@ -49,6 +49,27 @@ impl<'a> At<'a> {
         t.display(&self.analysis.facts.class_names).to_string()
     }
 
+    fn is_table(&self, c: usize) -> bool {
+        let classes = &self.analysis.program.classes;
+        classes.get(c).is_some_and(|i| i.table.is_some())
+    }
+
+    /// A field's type as its class declares it: a column of a table that refers to a
+    /// row is written `ref T` (`?ref T`).
+    fn field_tyname(&self, class: usize, t: &Ty) -> String {
+        match t.strip() {
+            Ty::Class(r) if self.is_table(class) && self.is_table(*r) => {
+                let q = if matches!(t, Ty::Nullable(_)) {
+                    "?"
+                } else {
+                    ""
+                };
+                format!("{q}ref {}", self.tyname(t.strip()))
+            }
+            _ => self.tyname(t),
+        }
+    }
+
     /// The innermost resolved name at `off`.
     fn ref_at(&self, off: usize) -> Option<&'a Ref> {
         let refs = &self.analysis.facts.refs;
@@ -116,7 +137,10 @@ impl<'a> At<'a> {
             Target::Class(c) => self.with_doc(code(&self.class_outline(*c)), r.def),
             Target::Field { class, name, ty } => {
                 let cname = facts.class_names.get(*class).cloned().unwrap_or_default();
-                let mut head = code(&format!("{cname}.{name}: {}", self.tyname(ty)));
+                let mut head = code(&format!(
+                    "{cname}.{name}: {}",
+                    self.field_tyname(*class, ty)
+                ));
                 let table = self.analysis.program.classes.get(*class);
                 if let Some(t) = table.and_then(|c| c.table.as_ref()) {
                     head.push_str(&format!("\n\ncolumn of table `{}`", t.name));
@@ -146,12 +170,48 @@ impl<'a> At<'a> {
             return String::new();
         };
         let mut out = String::new();
+        let mut unique: Vec<u16> = Vec::new();
         if let Some(t) = &info.table {
-            out.push_str(&format!("@table(name: \"{}\")\n", t.name));
+            // The annotation as it could be written: what differs from the defaults.
+            use wo_bytecode::image::IndexKind;
+            let mut args = Vec::new();
+            if t.name != info.name {
+                args.push(format!("name: \"{}\"", t.name));
+            }
+            let names = |cols: &[u16]| {
+                cols.iter()
+                    .filter_map(|&c| info.fields.get(usize::from(c)).map(|f| f.name.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            for (cols, kind) in &t.indexes {
+                match kind {
+                    IndexKind::Hash => args.push(format!("index: [{}]", names(cols))),
+                    IndexKind::Sorted => args.push(format!("sorted: [{}]", names(cols))),
+                    IndexKind::Unique => unique.extend(cols.iter().copied()),
+                }
+            }
+            if !t.durable {
+                args.push("durable: false".to_string());
+            }
+            if args.is_empty() {
+                out.push_str("@table\n");
+            } else {
+                out.push_str(&format!("@table({})\n", args.join(", ")));
+            }
         }
         out.push_str(&format!("class {} {{\n", info.name));
-        for f in &info.fields {
-            out.push_str(&format!("  {}: {}\n", f.name, self.tyname(&f.ty)));
+        for (i, f) in info.fields.iter().enumerate() {
+            let u = if unique.iter().any(|&c| usize::from(c) == i) {
+                " @unique"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "  {}: {}{u}\n",
+                f.name,
+                self.field_tyname(c, &f.ty)
+            ));
         }
         for (_, f) in &info.methods {
             let sig = facts.signature(*f);
@@ -214,7 +274,8 @@ impl<'a> At<'a> {
                     );
                 }
                 for f in &info.fields {
-                    out.push(Item::new(&f.name, Kind::Field, Some(self.tyname(&f.ty))));
+                    let ty = self.field_tyname(*c, &f.ty);
+                    out.push(Item::new(&f.name, Kind::Field, Some(ty)));
                 }
                 for (m, f) in &info.methods {
                     out.push(Item::new(m, Kind::Method, Some(facts.signature(*f))));
