@@ -274,6 +274,44 @@ fn in_order_by(ctx: &ErrCtx, idx: usize) -> bool {
     false
 }
 
+/// Whether the token at `at` follows a query's `select` in the same statement and
+/// brackets.
+fn after_select(ctx: &ErrCtx, at: usize) -> bool {
+    let mut depth = 0usize;
+    for i in (0..at).rev() {
+        match ctx.tok(Some(i)) {
+            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
+            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            Some(Tok::Semi) if depth == 0 => return false,
+            Some(Tok::Select) if depth == 0 => return true,
+            None => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The keyword of the `if`, `while` or `for` whose header the token at `brace` is in
+/// (no statement boundary and no unclosed bracket between them).
+fn header_keyword(ctx: &ErrCtx, brace: usize) -> Option<&'static str> {
+    let mut depth = 0usize;
+    for i in (0..brace).rev() {
+        match ctx.tok(Some(i))? {
+            Tok::RParen | Tok::RBracket => depth += 1,
+            Tok::LParen | Tok::LBracket => depth = depth.checked_sub(1)?,
+            Tok::Semi | Tok::LBrace | Tok::RBrace if depth == 0 => return None,
+            Tok::If if depth == 0 => return Some("if"),
+            Tok::While if depth == 0 => return Some("while"),
+            Tok::For if depth == 0 => return Some("for"),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Converts one LALRPOP error into a diagnostic. This is the only place that knows
 /// the shape of `ParseError`.
 fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
@@ -422,6 +460,36 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         }
         _ => None,
     };
+    // A constructor (`P { x: 1 }`) or a map literal in the header of an `if`, `while`
+    // or `for`, where a `{` begins the block.
+    let header_brace = match (&found, idx) {
+        (Some(Tok::Colon), Some(i)) if i >= 3 => matches!(
+            (
+                ctx.tok(Some(i - 1)),
+                ctx.tok(Some(i - 2)),
+                ctx.tok(Some(i - 3))
+            ),
+            (Some(Tok::LId(_)), Some(Tok::LBrace), Some(Tok::UId(_)))
+        )
+        .then(|| header_keyword(ctx, i - 2))
+        .flatten()
+        .map(|kw| (kw, "a constructor", "(P { x: 1 })")),
+        (Some(Tok::LBrace), Some(i)) => {
+            header_keyword(ctx, i).map(|kw| (kw, "a map literal", "({\"a\": 1})"))
+        }
+        _ => None,
+    };
+    // `let q = from t in T select t.a, t.b`: a comma after a query's value.
+    if let (Some(Tok::Comma), Some(i)) = (&found, idx) {
+        if after_select(ctx, i) {
+            return d.with_note("a query ends with its `select` value, so the comma cannot go on: to select two values, select the row (`select t`) or a text (`select \"${t.a} ${t.b}\"`)");
+        }
+    }
+    if let Some((kw, what, example)) = header_brace {
+        return d.with_note(format!(
+            "in the header of `{kw}`, a `{{` begins the block: put {what} there in parentheses, `{example}`"
+        ));
+    }
     match next_after_break {
         // A block's `{` on the line after its header (Allman style).
         Some(Tok::LBrace) if has("{") => {

@@ -243,8 +243,18 @@ impl<'a> Checker<'a> {
                 .chars()
                 .next()
                 .map_or("x".to_string(), |c| c.to_lowercase().collect());
+            // `if x == P { x: 1 }.x {`: the `{` began the block, and the parser
+            // already said so; "construct one with `P { … }`" would be what was written.
+            let brace_follows = self
+                .sources
+                .files
+                .get(span.file.0 as usize)
+                .and_then(|f| f.src.get(span.hi as usize..))
+                .is_some_and(|rest| rest.trim_start_matches([' ', '\t']).starts_with('{'));
             let msg = if self.table_classes.contains(&cid) {
                 format!("table `{n}` is not a value; its rows are a query: `from {v} in {n} select {v}`")
+            } else if brace_follows {
+                format!("class `{n}` is not a value, and the `{{` after it began a block: in the header of an `if`, `while` or `for`, write the constructor in parentheses, `({n} {{ … }})`")
             } else {
                 format!("class `{n}` is not a value; construct one with `{n} {{ … }}`")
             };
