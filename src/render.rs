@@ -286,8 +286,8 @@ mod tests {
 
     fn frame(function: &str, line: u32) -> StackFrame {
         StackFrame {
-            function: function.to_string(),
-            file: "app.wo".to_string(),
+            function: function.into(),
+            file: "app.wo".into(),
             line,
             col: 3,
         }

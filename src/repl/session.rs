@@ -785,8 +785,8 @@ impl Session {
     ) -> RunEnd {
         let fix = move |stack: &mut Vec<StackFrame>| {
             for f in stack.iter_mut() {
-                if f.function == WRAPPER {
-                    f.function = "input".to_string();
+                if &*f.function == WRAPPER {
+                    f.function = "input".into();
                     if f.line as usize == line {
                         f.col = f
                             .col

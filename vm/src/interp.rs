@@ -553,11 +553,10 @@ impl<'img> Vm<'img> {
         let f = self.image.functions.get(fr.func as usize);
         let pos = f.and_then(|f| f.pos.get((fr.pc as usize).saturating_sub(1)));
         StackFrame {
-            function: f.map_or_else(|| "?".to_string(), |f| f.name.clone()),
+            function: f.map_or_else(|| "?".into(), |f| f.name.as_str().into()),
             file: pos
                 .and_then(|p| self.image.files.get(p.file as usize))
-                .cloned()
-                .unwrap_or_default(),
+                .map_or_else(|| "".into(), |s| s.as_str().into()),
             line: pos.map_or(0, |p| p.line),
             col: pos.map_or(0, |p| p.col),
         }
