@@ -110,6 +110,12 @@ impl<'a> Checker<'a> {
                         "`..` joins Text only: convert with `text(n)`, or interpolate: `\"n=${n}\"`",
                     );
                 }
+                // `for i in 0..10`: a range of other languages.
+                if op == B::Concat && lt == Ty::Int && rt == Ty::Int {
+                    d = d.with_note(
+                        "`..` joins texts; the numbers from a to b - 1 are `range(a, b)`: `for i in range(0, 10) { … }`",
+                    );
+                }
                 let fallback = "a `?T` may be nil: narrow it first, or use `??`";
                 if lt.is_nullable() {
                     d = d.with_note(nil_note(&l, fallback));
