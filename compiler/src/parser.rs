@@ -474,7 +474,13 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         .then(|| header_keyword(ctx, i - 2))
         .flatten()
         .map(|kw| (kw, "a constructor", "(P { x: 1 })")),
-        (Some(Tok::LBrace), Some(i)) => {
+        // (Not `for {` or `while {`, with no header at all.)
+        (Some(Tok::LBrace), Some(i))
+            if !matches!(
+                ctx.tok(i.checked_sub(1)),
+                Some(Tok::If | Tok::While | Tok::For | Tok::Else)
+            ) =>
+        {
             header_keyword(ctx, i).map(|kw| (kw, "a map literal", "({\"a\": 1})"))
         }
         _ => None,

@@ -51,7 +51,16 @@ pub fn serve() -> Result<(), Failure> {
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let ended = served?;
-    io_threads.join().map_err(|e| {
+    let after_shutdown = matches!(ended, Ended::Clean);
+    io_threads.join().or_else(|e| {
+        // The input ended inside a message after `shutdown` was answered: as the end
+        // of the input after `shutdown`.
+        if after_shutdown && e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Ok(())
+        } else {
+            Err(e)
+        }
+    }).map_err(|e| {
         let message = format!("language server: {}", transport::describe(&e));
         match e.kind() {
             // A frame that could not be read (a bad header): the input was invalid.

@@ -176,7 +176,10 @@ impl<'a> At<'a> {
             use wo_bytecode::image::IndexKind;
             let mut args = Vec::new();
             if t.name != info.name {
-                args.push(format!("name: \"{}\"", t.name));
+                args.push(format!("name: {}", text_literal(&t.name)));
+            }
+            if let Some(was) = &t.was {
+                args.push(format!("was: {}", text_literal(was)));
             }
             let names = |cols: &[u16]| {
                 cols.iter()
@@ -202,16 +205,28 @@ impl<'a> At<'a> {
         }
         out.push_str(&format!("class {} {{\n", info.name));
         for (i, f) in info.fields.iter().enumerate() {
-            let u = if unique.iter().any(|&c| usize::from(c) == i) {
-                " @unique"
-            } else {
-                ""
-            };
-            out.push_str(&format!(
-                "  {}: {}{u}\n",
-                f.name,
-                self.field_tyname(c, &f.ty)
-            ));
+            let mut line = format!("  {}: {}", f.name, self.field_tyname(c, &f.ty));
+            if let Some(t) = &info.table {
+                use wo_bytecode::image::ColumnDefault as D;
+                if let Some((_, d)) = t.column_default.iter().find(|(k, _)| usize::from(*k) == i) {
+                    let shown = match d {
+                        D::Nil => "nil".to_string(),
+                        D::Int(n) => n.to_string(),
+                        D::Float(x) => format!("{x:?}"),
+                        D::Bool(b) => b.to_string(),
+                        D::Text(s) => text_literal(s),
+                    };
+                    line.push_str(&format!(" = {shown}"));
+                }
+                if unique.iter().any(|&k| usize::from(k) == i) {
+                    line.push_str(" @unique");
+                }
+                if let Some((_, was)) = t.column_was.iter().find(|(k, _)| usize::from(*k) == i) {
+                    line.push_str(&format!(" @was({})", text_literal(was)));
+                }
+            }
+            out.push_str(&line);
+            out.push('\n');
         }
         for (_, f) in &info.methods {
             let sig = facts.signature(*f);
@@ -721,4 +736,9 @@ impl<'a> At<'a> {
         }
         out
     }
+}
+
+/// `s` as a wo text literal.
+fn text_literal(s: &str) -> String {
+    format!("\"{}\"", crate::repl::escape(s))
 }

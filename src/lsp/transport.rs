@@ -69,7 +69,9 @@ impl<R: BufRead> BufRead for Guarded<R> {
         let n = self.0.read_line(line)?;
         let header = &line[start..];
         if let Some((name, value)) = header.split_once(':') {
+            // (`lsp-server` parses the value as a `usize`, which takes a leading `+`.)
             let value = value.trim();
+            let value = value.strip_prefix('+').unwrap_or(value);
             if name.trim().eq_ignore_ascii_case("content-length")
                 && !value.is_empty()
                 && value.bytes().all(|b| b.is_ascii_digit())

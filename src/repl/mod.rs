@@ -12,6 +12,8 @@
 
 mod helper;
 mod schema;
+
+pub(crate) use schema::escape;
 mod session;
 
 use std::cell::RefCell;

@@ -89,8 +89,8 @@ pub fn declarations(schema: &Schema) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// A stored name inside a text literal.
-fn escape(s: &str) -> String {
+/// A name inside a text literal (also the language server's, for a table's name).
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         match c {
@@ -98,6 +98,8 @@ fn escape(s: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '$' => out.push_str("\\$"),
             '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
             _ => out.push(c),
         }
     }

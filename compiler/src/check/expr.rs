@@ -250,7 +250,15 @@ impl<'a> Checker<'a> {
                 .files
                 .get(span.file.0 as usize)
                 .and_then(|f| f.src.get(span.hi as usize..))
-                .is_some_and(|rest| rest.trim_start_matches([' ', '\t']).starts_with('{'));
+                .and_then(|rest| rest.trim_start_matches([' ', '\t']).strip_prefix('{'))
+                .is_some_and(|inside| {
+                    // The shape of a constructor: `{ name:`.
+                    let inside = inside.trim_start();
+                    let name_end = inside
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .unwrap_or(inside.len());
+                    name_end > 0 && inside[name_end..].trim_start().starts_with(':')
+                });
             let msg = if self.table_classes.contains(&cid) {
                 format!("table `{n}` is not a value; its rows are a query: `from {v} in {n} select {v}`")
             } else if brace_follows {
