@@ -188,7 +188,18 @@ fuzz_target!(|data: &[u8]| {
     // program, which undid them. They come back whole, in log order, after every
     // record the program knew durable. What the program held must then be what
     // recovery gives from the log cut where the program knew it ended.
-    let expected = if last > run.durable_lsn {
+    let nonempty = |r: &wo_fuzz::durable::Rows| {
+        r.iter()
+            .filter(|(_, rows)| !rows.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    // A checkpoint whose directory sync failed after it renamed its new log
+    // generation into place leaves that generation's first record (synced before the
+    // rename; it holds the schema, no row) past what the writer knew durable (D1 in
+    // docs/fuzzing.md): allowed when the records past it change no row.
+    let extra_rows_only_schema = !storage.crashed() && nonempty(&recovered) == nonempty(&held);
+    let expected = if last > run.durable_lsn && !extra_rows_only_schema {
         assert!(
             storage.crashed(),
             "{plan:?}: recovery passes the last record the program knew durable ({last} > {}), though the disk never froze and the log could be cut\n{src}",
@@ -209,12 +220,6 @@ fuzz_target!(|data: &[u8]| {
         rows
     } else {
         recovered.clone()
-    };
-    let nonempty = |r: &wo_fuzz::durable::Rows| {
-        r.iter()
-            .filter(|(_, rows)| !rows.is_empty())
-            .cloned()
-            .collect::<Vec<_>>()
     };
     assert!(
         nonempty(&expected) == nonempty(&held),
