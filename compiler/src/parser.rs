@@ -252,64 +252,59 @@ const NAME_LIKE_KEYWORDS: &[&str] = &[
     "transaction",
 ];
 
-/// Whether the token at `idx` follows `order by` within the same brackets, with no
-/// `from` between (a query's keys).
-fn in_order_by(ctx: &ErrCtx, idx: usize) -> bool {
+/// Walks back from the token at `at` over the tokens of its statement at its bracket
+/// depth (a bracketed group before it is stepped over whole), giving each to `f` until
+/// `f` answers; `None` at an unclosed bracket, a `;` (a line break's too) or the start.
+/// The walk ends with the statement, so a file of many errors stays linear.
+fn back_in_statement<T>(
+    ctx: &ErrCtx,
+    at: usize,
+    mut f: impl FnMut(usize, &Tok) -> Option<T>,
+) -> Option<T> {
     let mut depth = 0usize;
-    for i in (0..idx).rev() {
-        match ctx.tok(Some(i)) {
-            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
-            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return false,
-            },
-            Some(Tok::By) if depth == 0 => {
-                return matches!(ctx.tok(i.checked_sub(1)), Some(Tok::Order))
+    for i in (0..at).rev() {
+        match ctx.tok(Some(i))? {
+            Tok::RParen | Tok::RBracket | Tok::RBrace => depth += 1,
+            Tok::LParen | Tok::LBracket | Tok::LBrace => depth = depth.checked_sub(1)?,
+            Tok::Semi if depth == 0 => return None,
+            tok if depth == 0 => {
+                if let Some(answer) = f(i, tok) {
+                    return Some(answer);
+                }
             }
-            Some(Tok::From) if depth == 0 => return false,
-            None => return false,
             _ => {}
         }
     }
-    false
+    None
+}
+
+/// Whether the token at `idx` follows `order by` within the same brackets, with no
+/// `from` between (a query's keys).
+fn in_order_by(ctx: &ErrCtx, idx: usize) -> bool {
+    back_in_statement(ctx, idx, |i, tok| match tok {
+        Tok::By => Some(matches!(ctx.tok(i.checked_sub(1)), Some(Tok::Order))),
+        Tok::From => Some(false),
+        _ => None,
+    })
+    .unwrap_or(false)
 }
 
 /// Whether the token at `at` follows a query's `select` in the same statement and
 /// brackets.
 fn after_select(ctx: &ErrCtx, at: usize) -> bool {
-    let mut depth = 0usize;
-    for i in (0..at).rev() {
-        match ctx.tok(Some(i)) {
-            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
-            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return false,
-            },
-            Some(Tok::Semi) if depth == 0 => return false,
-            Some(Tok::Select) if depth == 0 => return true,
-            None => return false,
-            _ => {}
-        }
-    }
-    false
+    back_in_statement(ctx, at, |_, tok| matches!(tok, Tok::Select).then_some(true)).unwrap_or(false)
 }
 
 /// The keyword of the `if`, `while` or `for` whose header the token at `brace` is in
 /// (no statement boundary and no unclosed bracket between them).
 fn header_keyword(ctx: &ErrCtx, brace: usize) -> Option<&'static str> {
-    let mut depth = 0usize;
-    for i in (0..brace).rev() {
-        match ctx.tok(Some(i))? {
-            Tok::RParen | Tok::RBracket => depth += 1,
-            Tok::LParen | Tok::LBracket => depth = depth.checked_sub(1)?,
-            Tok::Semi | Tok::LBrace | Tok::RBrace if depth == 0 => return None,
-            Tok::If if depth == 0 => return Some("if"),
-            Tok::While if depth == 0 => return Some("while"),
-            Tok::For if depth == 0 => return Some("for"),
-            _ => {}
-        }
-    }
-    None
+    back_in_statement(ctx, brace, |_, tok| match tok {
+        Tok::If => Some(Some("if")),
+        Tok::While => Some(Some("while")),
+        Tok::For => Some(Some("for")),
+        _ => None,
+    })
+    .flatten()
 }
 
 /// Converts one LALRPOP error into a diagnostic. This is the only place that knows
