@@ -585,6 +585,8 @@ fn open_as(
                 options.preallocate,
             )
             .map_err(failure_to_open)?;
+            let mut w = w;
+            w.note = dd.wal.note.take();
             dd.wal = w;
             dd.schema_pending = !same_tables(&m.schema, &program_stored(&db).0);
         }
@@ -1353,6 +1355,8 @@ impl DataDir {
         checkpoint_bytes: u64,
         checkpoint_lsn: u64,
     ) -> DataDir {
+        let mut wal = wal;
+        wal.note = lock.durable_note();
         DataDir {
             dir: dir.to_path_buf(),
             storage,

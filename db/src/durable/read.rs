@@ -346,13 +346,36 @@ impl Window<'_> {
     }
 }
 
-/// Whether a process holds the directory's lock (read from `/proc/locks`).
-fn held(storage: &dyn Storage, dir: &Path) -> Result<bool, OpenError> {
+/// Whether a process holds the directory's lock (read from `/proc/locks`), and its
+/// pid when known.
+fn holder(storage: &dyn Storage, dir: &Path) -> Result<Option<Option<u32>>, OpenError> {
     let lock = dir.join("lock");
-    Ok(storage
+    storage
         .lock_holder(&lock)
-        .map_err(|e| io_err("flock", &lock, &e))?
-        .is_some())
+        .map_err(|e| io_err("flock", &lock, &e))
+}
+
+/// The LSN up to which the holder of the directory's lock has said (in the lock file's
+/// note, `storage::DurableNote`) that its log is durable, read before the log is:
+/// trusted only when the note is whole and written by the process that holds the lock
+/// (`before`). A durable record is never cut or replaced, by that writer or a later
+/// one, so every record read afterwards at or below that LSN is final. 0 when unknown.
+fn noted_durable(
+    storage: &dyn Storage,
+    dir: &Path,
+    before: Option<Option<u32>>,
+) -> Result<u64, OpenError> {
+    let Some(Some(pid)) = before else {
+        return Ok(0);
+    };
+    let lock = dir.join("lock");
+    let note = storage
+        .durable_note(&lock)
+        .map_err(|e| io_err("pread", &lock, &e))?;
+    Ok(match note {
+        Some((by, lsn)) if by == pid => lsn,
+        _ => 0,
+    })
 }
 
 impl Pair {
@@ -484,15 +507,19 @@ impl Pair {
         from: Pos,
         known: u64,
     ) -> Result<(u64, u64, Pos), OpenError> {
-        let before = held(storage, &self.dir)?;
+        let before = holder(storage, &self.dir)?;
+        let noted = noted_durable(storage, &self.dir, before)?;
         let (end, s) = self.records::<OpenError>(from, u64::MAX, |_, _, _| Ok(true))?;
-        let after = held(storage, &self.dir)?;
-        if !before && !after && self.still_there(&s)? {
+        let after = holder(storage, &self.dir)?;
+        if before.is_none() && after.is_none() && self.still_there(&s)? {
             return Ok((known.max(s.last_lsn), s.last_lsn, end));
         }
         // The first record of a generation and everything a checkpoint covers were
-        // synced before anyone could read them.
-        let floor = self.hdr.first_lsn.max(self.ckpt_lsn()).max(s.max_durable);
+        // synced before anyone could read them; the holder's note says how far its
+        // syncs have reached since.
+        let floor = (self.hdr.first_lsn.max(self.ckpt_lsn()))
+            .max(s.max_durable)
+            .max(noted);
         Ok((known.max(floor.min(s.last_lsn)), s.last_lsn, end))
     }
 }

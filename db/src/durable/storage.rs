@@ -82,7 +82,50 @@ pub trait StorageFile: Send + Debug {
 }
 
 /// A held advisory lock; dropping it releases the lock.
-pub trait LockGuard: Send + Debug {}
+pub trait LockGuard: Send + Debug {
+    /// Where the log thread tells readers how far the log is durable ([`DurableNote`]);
+    /// `None` where the storage keeps no note (the simulated disk).
+    fn durable_note(&self) -> Option<Box<dyn DurableNote>> {
+        None
+    }
+}
+
+/// The durable-LSN note in the lock file: after each successful sync the log thread
+/// writes the LSN that sync covers, so that a reader (`wo db export`, the mirror)
+/// beside a live writer includes the records acknowledged last, which nothing in the
+/// log itself proves durable until the writer writes again (`read.rs`, `settle`).
+///
+/// The note is the lock file's second line, `durable <LSN, 20 digits> <CRC32, 8 hex
+/// digits>\n`, rewritten in place; the CRC covers the holder's pid and the LSN, so a
+/// read torn by a concurrent rewrite, or a note a former holder left, is ignored.
+/// It is never synced (a reader trusts it only while its writer holds the lock) and
+/// written with `pwritev`, not `pwrite64`, so that fault tests counting the log's
+/// writes count only those.
+pub trait DurableNote: Send + Debug {
+    /// Every record up to `lsn` is durable. Best effort: a failure is ignored (readers
+    /// then fall back to what the log proves).
+    fn publish(&mut self, lsn: u64);
+}
+
+/// The note's line for `lsn` written by process `pid`.
+fn note_line(pid: u32, lsn: u64) -> String {
+    let crc = crc32fast::hash(format!("{pid} {lsn}").as_bytes());
+    format!("durable {lsn:020} {crc:08x}\n")
+}
+
+/// The pid and durable LSN a lock file's text states, when its note is whole.
+pub(crate) fn parse_note(text: &[u8]) -> Option<(u32, u64)> {
+    let text = std::str::from_utf8(text).ok()?;
+    let mut lines = text.split('\n');
+    let pid: u32 = lines.next()?.trim().parse().ok()?;
+    let note = lines.next()?;
+    let mut words = note.strip_prefix("durable ")?.split(' ');
+    let lsn_text = words.next()?;
+    let lsn: u64 = lsn_text.parse().ok()?;
+    let crc = u32::from_str_radix(words.next()?, 16).ok()?;
+    let whole = lsn_text.len() == 20 && words.next().is_none();
+    (whole && crc32fast::hash(format!("{pid} {lsn}").as_bytes()) == crc).then_some((pid, lsn))
+}
 
 /// Why a lock could not be taken.
 #[derive(Debug)]
@@ -123,6 +166,13 @@ pub trait Storage: Send + Sync + Debug {
     /// holder's pid when known. Takes no lock (not even for a moment: a program
     /// starting then would find the directory locked), writes nothing, creates nothing.
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>>;
+    /// The note ([`DurableNote`]) in the lock file `path`: the pid that wrote it and
+    /// the LSN it says is durable; `None` when there is none or it is not whole.
+    /// Writes nothing, creates nothing.
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+        let _ = path;
+        Ok(None)
+    }
     /// The memory this process may use, in bytes, when known: what recovery checks a
     /// stored id counter against before it allocates the counter's row slots.
     fn memory_limit(&self) -> Option<u64> {
@@ -170,10 +220,37 @@ impl StorageFile for RealFile {
 struct RealLock {
     // Held for their drop: closing the descriptors releases the flocks.
     _dir: OwnedFd,
-    _fd: OwnedFd,
+    fd: OwnedFd,
+    pid: u32,
+    /// Where the note goes: after the pid's line.
+    note_at: u64,
 }
 
-impl LockGuard for RealLock {}
+impl LockGuard for RealLock {
+    fn durable_note(&self) -> Option<Box<dyn DurableNote>> {
+        Some(Box::new(RealNote {
+            fd: self.fd.try_clone().ok()?,
+            pid: self.pid,
+            at: self.note_at,
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct RealNote {
+    fd: OwnedFd,
+    pid: u32,
+    at: u64,
+}
+
+impl DurableNote for RealNote {
+    fn publish(&mut self, lsn: u64) {
+        let line = note_line(self.pid, lsn);
+        // One call, all or nothing to a reader that checks the CRC; a short write
+        // leaves a note that does not check, which readers ignore.
+        let _ = rustix::io::pwritev(&self.fd, &[io::IoSlice::new(line.as_bytes())], self.at);
+    }
+}
 
 /// Retries a system call interrupted by a signal.
 fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
@@ -185,10 +262,12 @@ fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
     }
 }
 
+/// The pid on the lock file's first line.
 fn read_pid(fd: &OwnedFd) -> Option<u32> {
     let mut buf = [0u8; 32];
     let n = rustix::io::pread(fd, &mut buf, 0).ok()?;
-    std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    text.split('\n').next()?.trim().parse().ok()
 }
 
 /// The directory a lock file is in (its lock is the directory's).
@@ -351,7 +430,9 @@ impl Storage for RealStorage {
         rustix::io::write(&fd, text.as_bytes()).map_err(|e| LockError::Io("write", e.into()))?;
         Ok(Box::new(RealLock {
             _dir: dir_fd,
-            _fd: fd,
+            fd,
+            pid,
+            note_at: text.len() as u64,
         }))
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
@@ -376,5 +457,46 @@ impl Storage for RealStorage {
             Err(rustix::io::Errno::NOENT) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+        let fd = match rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        // A pid's line and the note fit in 128 bytes; a larger file is not a note.
+        let mut buf = [0u8; 128];
+        let n = retry(|| rustix::io::pread(&fd, &mut buf, 0))?;
+        Ok(parse_note(&buf[..n]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{note_line, parse_note};
+
+    #[test]
+    fn a_note_is_trusted_only_whole() {
+        let file = |pid: u32, lsn: u64| format!("{pid}\n{}", note_line(pid, lsn));
+        assert_eq!(parse_note(file(4242, 17).as_bytes()), Some((4242, 17)));
+        assert_eq!(parse_note(b"4242\n"), None, "no note yet");
+        // A rewrite from 99 to 100 read half old, half new: the digits say 199.
+        let old = file(7, 99);
+        let new = file(7, 100);
+        let torn = format!("{}{}", &new[..old.len() - 12], &old[old.len() - 12..]);
+        assert_ne!(torn, old);
+        assert_eq!(parse_note(torn.as_bytes()), None, "{torn:?}");
+        // Another holder's pid over a note it did not write.
+        let stale = format!("8\n{}", note_line(7, 100));
+        assert_eq!(parse_note(stale.as_bytes()), None);
+        // Cut short, or with more after it.
+        let whole = file(7, 100);
+        assert_eq!(parse_note(whole[..whole.len() - 2].as_bytes()), None);
+        assert_eq!(parse_note(format!("{whole}x").as_bytes()), Some((7, 100)));
+        assert_eq!(parse_note(b"7\ndurable 100 00000000\n"), None);
     }
 }

@@ -20,13 +20,18 @@
 //! so once ([`Done::Failed`]); the program fences the log (a failed sync is never
 //! retried: LANGUAGE.md §8, fsyncgate). A new log generation (a checkpoint) reaches the
 //! thread as [`Request::Switch`], only when no sync is outstanding.
+//!
+//! After each successful sync, before answering, the thread writes the LSN it covers
+//! in the lock file's durable note (`storage::DurableNote`): readers beside the
+//! program (`wo db export`, the mirror) learn from it that the last commits are final,
+//! which no record in the log says until the next one is written.
 
 use std::io;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::storage::StorageFile;
+use super::storage::{DurableNote, StorageFile};
 use super::switch::{Switch, SwitchError};
 use super::wal::LogWriter;
 
@@ -63,13 +68,18 @@ pub(crate) struct Syncer {
 }
 
 impl Syncer {
-    /// Starts the log thread on `file` (a handle of the log of its own).
-    pub(crate) fn start(file: Box<dyn StorageFile>, skip_sync: bool) -> io::Result<Syncer> {
+    /// Starts the log thread on `file` (a handle of the log of its own); it publishes
+    /// each sync's LSN in `note`, when given.
+    pub(crate) fn start(
+        file: Box<dyn StorageFile>,
+        skip_sync: bool,
+        note: Option<Box<dyn DurableNote>>,
+    ) -> io::Result<Syncer> {
         let (req_tx, req_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("wo-log".into())
-            .spawn(move || log_thread(file, &req_rx, &done_tx, skip_sync))?;
+            .spawn(move || log_thread(file, &req_rx, &done_tx, skip_sync, note))?;
         Ok(Syncer {
             requests: Some(req_tx),
             done: done_rx,
@@ -152,6 +162,7 @@ fn log_thread(
     requests: &Receiver<Request>,
     done: &Sender<Done>,
     skip_sync: bool,
+    mut note: Option<Box<dyn DurableNote>>,
 ) {
     loop {
         // Block for a request, then take every one that queued meanwhile: they all
@@ -181,7 +192,14 @@ fn log_thread(
         if let Some((lsn, end)) = want {
             let res = if skip_sync { Ok(()) } else { file.fdatasync() };
             let answer = match res {
-                Ok(()) => Done::Durable { lsn, end },
+                Ok(()) => {
+                    // Published before the program hears of it: an export started
+                    // after an acknowledgement includes the acknowledged change.
+                    if let Some(n) = note.as_mut() {
+                        n.publish(lsn);
+                    }
+                    Done::Durable { lsn, end }
+                }
                 Err(e) => {
                     let _ = done.send(Done::Failed(e));
                     return;

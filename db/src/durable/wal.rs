@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::storage::{Storage, StorageFile};
+use super::storage::{DurableNote, Storage, StorageFile};
 use super::syncer::{Done, Syncer};
 use super::Failure;
 
@@ -630,6 +630,9 @@ pub(crate) struct LogWriter {
     /// The log thread, started by the first sync and handed on to the next generation
     /// (`syncer.rs`).
     pub(crate) syncer: Option<Syncer>,
+    /// The lock file's durable note, handed to the log thread when it starts (it
+    /// publishes each sync there: `storage::DurableNote`).
+    pub(crate) note: Option<Box<dyn DurableNote>>,
 }
 
 impl LogWriter {
@@ -655,6 +658,7 @@ impl LogWriter {
             prealloc,
             fence: None,
             syncer: None,
+            note: None,
         }
     }
 
@@ -759,6 +763,7 @@ impl LogWriter {
     /// checkpoint), so one thread issues every sync of the process.
     pub(crate) fn take_syncer(&mut self, old: &mut LogWriter) {
         let Some(mut syncer) = old.syncer.take() else {
+            self.note = old.note.take();
             return;
         };
         // Without a handle for it, the next sync starts a thread of its own.
@@ -795,7 +800,10 @@ impl LogWriter {
             Ok(f) => f,
             Err(e) => return Err(self.fail("dup", &e)),
         };
-        match Syncer::start(file, skip_sync_for_negative_control()) {
+        // Without real syncs (the negative control) nothing is durable to publish.
+        let skip = skip_sync_for_negative_control();
+        let note = if skip { None } else { self.note.take() };
+        match Syncer::start(file, skip, note) {
             Ok(s) => {
                 self.syncer = Some(s);
                 Ok(())
