@@ -292,8 +292,9 @@ pub fn disasm(path: &Path) -> Result<(), Failure> {
         (line >= 1).then(|| f.line_text(line).to_string())
     };
     let text = wo_bytecode::disasm::disasm(&program.image, &line_of);
-    // A closed pipe (`wo disasm x.wo | head`) is not an error worth reporting.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    // A closed pipe (`wo disasm x.wo | head`) is not an error worth reporting; a
+    // full disk is (`exit::note_output`).
+    crate::exit::note_output(std::io::stdout().lock().write_all(text.as_bytes()));
     Ok(())
 }
 
@@ -307,7 +308,7 @@ pub fn db_verify(dir: &Path) -> Result<(), Failure> {
         )));
     }
     let report = wo_vm::durable::verify(dir).map_err(|e| Failure::data(&e))?;
-    println!("{report}");
+    out!("{report}");
     match report.problem {
         Some(_) => Err(Failure::Data {
             status: crate::exit::DATAERR,
@@ -337,7 +338,7 @@ pub fn db_checkpoint(dir: &Path) -> Result<(), Failure> {
             message: format!("checkpoint failed: {other}"),
         },
     })?;
-    println!(
+    out!(
         "checkpoint of `{}`: {} rows, {} bytes, up to lsn {}, in {:.1} ms",
         dir.display(),
         stats.rows,
@@ -378,19 +379,19 @@ pub fn db_migrate(dir: &Path, path: &Path, apply: bool, drop: Vec<String>) -> Re
     })?;
     let d = dir.display();
     if plan.is_empty() {
-        println!("{d}: the stored schema is the program's; nothing to migrate");
+        out!("{d}: the stored schema is the program's; nothing to migrate");
         // A `@table(was:)` not used, since both names are stored, still says so.
-        print!("{plan}");
+        out_part!("{plan}");
         return Ok(());
     }
     let n = plan.steps.len();
     let s = if n == 1 { "" } else { "s" };
     if apply {
-        println!("{d}: migrated ({n} change{s}):");
+        out!("{d}: migrated ({n} change{s}):");
     } else {
-        println!("{d}: {n} change{s} (nothing written; `--apply` carries them out):");
+        out!("{d}: {n} change{s} (nothing written; `--apply` carries them out):");
     }
-    print!("{plan}");
+    out_part!("{plan}");
     Ok(())
 }
 

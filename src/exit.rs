@@ -18,6 +18,29 @@ pub const IOERR: u8 = 74;
 /// `EX_TEMPFAIL`: the data directory is locked by another process.
 pub const LOCKED: u8 = 75;
 
+/// The first error writing a command's report to stdout, other than a reader that left
+/// (`wo db verify d | head -1` ends as it would have: a closed pipe is the reader's
+/// choice). `main` turns it into 74 when the command otherwise succeeded: a full disk
+/// (`> /dev/full`) must not pass for a written report.
+static OUTPUT_ERROR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Takes the result of a write of a command's own output (through `out!`).
+pub fn note_output(res: std::io::Result<()>) {
+    if let Err(e) = res {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = OUTPUT_ERROR.set(e.to_string());
+        }
+    }
+}
+
+/// The failure an output error makes of a command that otherwise succeeded.
+pub fn output_failure() -> Option<Failure> {
+    OUTPUT_ERROR.get().map(|e| Failure::Data {
+        status: IOERR,
+        message: format!("cannot write the output: {e}"),
+    })
+}
+
 /// Why a command did not succeed. The `Display` text is the one line printed after
 /// `wo: ` on stderr; variants whose details were already printed (diagnostics, trap
 /// reports) display nothing and are marked as such by [`Failure::reported`].

@@ -60,7 +60,7 @@ fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure
         return Ok(false);
     }
     if check {
-        println!("{}", path.display());
+        out!("{}", path.display());
     } else {
         std::fs::write(path, formatted).map_err(|source| Failure::Output {
             path: path.to_path_buf(),

@@ -3,8 +3,30 @@
 //! hook and turns the outcome of a subcommand into the process exit status through
 //! [`exit::Failure::status`], the only place statuses are decided.
 
-// Messages go through `say!`; a bare `eprintln!` could panic on a closed stderr.
-#![deny(clippy::print_stderr)]
+// Messages go through `say!` and reports through `out!`; a bare `eprintln!` or
+// `println!` panics on a closed stream (an internal error, 70).
+#![deny(clippy::print_stderr, clippy::print_stdout)]
+
+/// `println!` for a command's report that never panics: a reader that left (`wo db
+/// verify d | head -1`) ends nothing (the command's status is the one it would have
+/// had); any other failure (`> /dev/full`) makes a command that succeeded exit 74
+/// (`exit::output_failure`).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        crate::exit::note_output(writeln!(std::io::stdout(), $($arg)*));
+    }};
+}
+
+/// `print!` for a command's report, as [`out!`], flushed (stdout is line-buffered,
+/// and what is left at exit is flushed without a word on failure).
+macro_rules! out_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout();
+        crate::exit::note_output(write!(stdout, $($arg)*).and_then(|()| stdout.flush()));
+    }};
+}
 
 /// `eprintln!` that never panics: a message for a stderr that is closed (`2>&-`) or a
 /// pipe whose reader left (`wo check big.wo 2>&1 | head -1`) is dropped, and the
@@ -240,7 +262,7 @@ fn main() -> ExitCode {
             };
         }
     };
-    match dispatch(cli.command) {
+    match dispatch(cli.command).and_then(|()| exit::output_failure().map_or(Ok(()), Err)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             failure.say();

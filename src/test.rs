@@ -251,17 +251,21 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
             match run_one(&image, test) {
                 None => {
                     n_passed += 1;
-                    let _ = writeln!(out, "ok     {} {}", test.place, test.name);
+                    crate::exit::note_output(writeln!(out, "ok     {} {}", test.place, test.name));
                 }
                 Some((why, below)) => {
                     n_failed += 1;
-                    let _ = writeln!(out, "FAILED {} {}: {why}", test.place, test.name);
+                    crate::exit::note_output(writeln!(
+                        out,
+                        "FAILED {} {}: {why}",
+                        test.place, test.name
+                    ));
                     for line in below {
-                        let _ = writeln!(out, "{line}");
+                        crate::exit::note_output(writeln!(out, "{line}"));
                     }
                 }
             }
-            let _ = out.flush();
+            crate::exit::note_output(out.flush());
         }
     }
     if let Some(summary) = tally.summary() {
@@ -270,9 +274,9 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
     // A program that did not compile (or could not be read) ran no test: the summary
     // says so rather than let "0 passed, 0 failed" read as a clean run.
     match n_untested {
-        0 => println!("{n_passed} passed, {n_failed} failed"),
-        1 => println!("{n_passed} passed, {n_failed} failed, 1 program not tested"),
-        n => println!("{n_passed} passed, {n_failed} failed, {n} programs not tested"),
+        0 => out!("{n_passed} passed, {n_failed} failed"),
+        1 => out!("{n_passed} passed, {n_failed} failed, 1 program not tested"),
+        n => out!("{n_passed} passed, {n_failed} failed, {n} programs not tested"),
     }
     if n_failed > 0 {
         worst = worst.max(1);
