@@ -112,10 +112,11 @@ fn render_notes(out: &mut String, width: usize, notes: &[String]) {
     }
 }
 
-/// The most characters of one source line a snippet shows.
-const MAX_SHOWN: usize = 120;
+/// The most characters of one source line a snippet shows (LANGUAGE.md §12: a line
+/// longer than 200 characters is shown as a window around the span).
+const MAX_SHOWN: usize = 200;
 /// How many characters before the marker a cut line keeps.
-const CONTEXT_BEFORE: usize = 40;
+const CONTEXT_BEFORE: usize = 60;
 
 /// One source line with a marker line under `span` (clipped to the first line of a
 /// span that covers several; at least one marker for an empty span).

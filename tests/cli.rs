@@ -1006,7 +1006,7 @@ fn diagnostics_on_a_long_line_show_a_window_of_it() {
     res.expect_status(65);
     assert_eq!(res.stderr.matches("unexpected character `#`").count(), 60);
     for l in res.stderr.lines() {
-        assert!(l.chars().count() <= 140, "a shown line is cut: {l}");
+        assert!(l.chars().count() <= 220, "a shown line is cut: {l}");
     }
     // Each snippet keeps its marker under the `#` it points at.
     let lines: Vec<&str> = res.stderr.lines().collect();
@@ -1019,6 +1019,30 @@ fn diagnostics_on_a_long_line_show_a_window_of_it() {
             }
         }
     }
+}
+
+/// LANGUAGE.md §12: only a line longer than 200 characters is cut. A 178-character
+/// line was cut at 120, leaving out the value the error was about (helper-46).
+#[test]
+fn a_line_of_200_characters_is_shown_whole() {
+    let pad = "x".repeat(200 - 32);
+    let line = format!("  let {pad} = 1 + \"a\"");
+    let line = format!("{}{line}", " ".repeat(200 - line.chars().count()));
+    assert_eq!(line.chars().count(), 200);
+    let src = format!("fn main() {{\n{line}\n}}\n");
+    let res = run_src("line-200", &src, &[]);
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains(&format!("2 | {line}\n")),
+        "{}",
+        res.stderr
+    );
+    let longer = format!(" {line}");
+    let src = format!("fn main() {{\n{longer}\n}}\n");
+    let res = run_src("line-201", &src, &[]);
+    res.expect_status(65);
+    assert!(!res.stderr.contains(&longer), "{}", res.stderr);
+    assert!(res.stderr.contains("1 + \"a\""), "{}", res.stderr);
 }
 
 /// Issue 13 H2: many lines with syntax errors are merged in n log n (each error's

@@ -15,6 +15,10 @@ pub struct Ident {
 #[derive(Debug, Clone, Default)]
 pub struct Module {
     pub items: Vec<Item>,
+    /// Names of top-level declarations (`fn f`, `class C`, `const K`) in a file with
+    /// syntax errors, whether or not they were read: a declaration the parser had to
+    /// skip is not reported again as unknown where it is used.
+    pub broken: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

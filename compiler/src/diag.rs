@@ -162,4 +162,10 @@ impl SourceMap {
     pub fn line_col(&self, span: Span) -> (u32, u32) {
         self.file(span.file).line_col(span.lo)
     }
+
+    /// The source text a span covers, when it is within one known file.
+    pub fn text(&self, span: Span) -> Option<&str> {
+        let f = self.files.get(span.file.0 as usize)?;
+        f.src.get(span.lo as usize..span.hi as usize)
+    }
 }

@@ -53,7 +53,31 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         Some(Top::Module(items)) => items,
         _ => Vec::new(),
     };
-    (ast::Module { items }, diags)
+    let broken = if diags.is_empty() {
+        Vec::new()
+    } else {
+        declared_names(&lexed.toks)
+    };
+    (ast::Module { items, broken }, diags)
+}
+
+/// The names after `fn` and `class` outside every bracket, and after every `const`
+/// (one in a function is refused, and its uses are not reported again).
+fn declared_names(toks: &[(usize, Tok, usize)]) -> Vec<String> {
+    let mut depth = 0i32;
+    let mut out = Vec::new();
+    for w in toks.windows(2) {
+        match (&w[0].1, &w[1].1) {
+            (Tok::LParen | Tok::LBracket | Tok::LBrace, _) => depth = depth.saturating_add(1),
+            (Tok::RParen | Tok::RBracket | Tok::RBrace, _) => depth = depth.saturating_sub(1),
+            (Tok::Fn, Tok::LId(n)) | (Tok::Class, Tok::UId(n)) if depth <= 0 => {
+                out.push(n.clone());
+            }
+            (Tok::Const, Tok::UId(n)) => out.push(n.clone()),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Parses the inside of `${…}` (`src`, which starts at absolute offset `base`) as
@@ -214,6 +238,7 @@ const EXPR_START: &[&str] = &[
 /// Tokens that can start a statement but not an expression.
 const STMT_START: &[&str] = &[
     "let",
+    "const",
     "return",
     "break",
     "continue",
@@ -500,6 +525,31 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         // the closing bracket.
         Some(Tok::RParen | Tok::RBracket | Tok::RBrace) if has(",") => {
             return d.with_note("a line break after a value or a type ends it as it would end a statement: end the line with a comma (a trailing comma is allowed), or put the closing bracket on the same line");
+        }
+        _ => {}
+    }
+    match (prev, &found) {
+        // `const X = 3` in a function.
+        (Some(Tok::Const), Some(_)) if !top_level(ctx, idx) => {
+            let at = idx
+                .and_then(|i| i.checked_sub(1))
+                .and_then(|i| ctx.toks.get(i))
+                .map_or(span, |t| Span::new(ctx.file, t.0, t.2));
+            return Diagnostic::error(
+                "syntax",
+                at,
+                "`const` declares a constant at the top level of a file, not in a function",
+            )
+            .with_note("inside a function, name the value with `let`: `let x = 3`");
+        }
+        // `fn f(x: Int): Int {`: TypeScript's and Python's place of a result type.
+        (Some(Tok::RParen), Some(Tok::Colon)) if has("->") => {
+            return d
+                .with_note("a function's result type follows `->`: `fn f(x: Int) -> Int { … }`");
+        }
+        // `let t: ??Int`: `?` applies once (LANGUAGE.md §3).
+        (_, Some(Tok::QQ)) if has("?") => {
+            return d.with_note("`??T` is not a type: `?` makes a type nullable once, `?Int`");
         }
         _ => {}
     }

@@ -110,8 +110,10 @@ impl<'a> Checker<'a> {
                 self.note_class(recv.span, cid);
                 return self.find(t, method, args, span);
             } else {
-                let hint = did_you_mean(t, self.class_names.iter().map(String::as_str));
-                self.err("name", recv.span, format!("unknown class `{t}`{hint}"));
+                if !self.broken_declaration(t) {
+                    let hint = did_you_mean(t, self.class_names.iter().map(String::as_str));
+                    self.err("name", recv.span, format!("unknown class `{t}`{hint}"));
+                }
             }
             for a in args {
                 self.expr(a, None);

@@ -135,12 +135,14 @@ impl<'a> Checker<'a> {
         span: Span,
     ) -> Expr {
         let Some(&cid) = self.class_index.get(&class.name) else {
-            let hint = did_you_mean(&class.name, self.class_names.iter().map(String::as_str));
-            self.err(
-                "name",
-                class.span,
-                format!("unknown class `{}`{hint}", class.name),
-            );
+            if !self.broken_declaration(&class.name) {
+                let hint = did_you_mean(&class.name, self.class_names.iter().map(String::as_str));
+                self.err(
+                    "name",
+                    class.span,
+                    format!("unknown class `{}`{hint}", class.name),
+                );
+            }
             for f in inits {
                 self.expr(&f.value, None);
             }
@@ -188,7 +190,13 @@ impl<'a> Checker<'a> {
         let n = self.classes[cid].fields.len();
         let mut fields: Vec<Option<Expr>> = vec![None; n];
         let mut order = Vec::new();
+        // A field the parser could not read (`ast::FieldInit` with no name) was
+        // reported; which fields are missing is then unknown.
+        let broken = inits.iter().any(|f| f.name.name.is_empty());
         for init in inits {
+            if init.name.name.is_empty() {
+                continue;
+            }
             let Some(i) = self.classes[cid]
                 .fields
                 .iter()
@@ -263,7 +271,7 @@ impl<'a> Checker<'a> {
                 missing.push(format!("`{}`", self.classes[cid].fields[i].name));
             }
         }
-        if !missing.is_empty() {
+        if !missing.is_empty() && !broken {
             let s = if missing.len() == 1 { "" } else { "s" };
             self.err(
                 "name",

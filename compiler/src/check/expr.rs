@@ -276,7 +276,9 @@ impl<'a> Checker<'a> {
                     did_you_mean(n, names.chain(self.class_names.iter().map(String::as_str)))
                 }
             };
-            self.err("name", span, format!("unknown constant `{n}`{hint}"));
+            if !self.broken_declaration(n) {
+                self.err("name", span, format!("unknown constant `{n}`{hint}"));
+            }
             self.unknown(span)
         }
     }

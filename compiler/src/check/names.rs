@@ -13,6 +13,26 @@ pub(super) fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a 
         .unwrap_or_default()
 }
 
+impl Checker<'_> {
+    /// Whether `name` is declared at the top of a file the parser could not read
+    /// whole (`ast::Module::broken`): where its declaration was skipped, a use of it
+    /// is not reported again as unknown.
+    pub(super) fn broken_declaration(&self, name: &str) -> bool {
+        self.modules
+            .iter()
+            .any(|m| m.broken.iter().any(|n| n == name))
+    }
+
+    /// `; did you mean `T`?` for a misspelt table name, among the `@table` classes.
+    pub(super) fn table_hint(&self, name: &str) -> String {
+        let tables = self
+            .table_classes
+            .iter()
+            .filter_map(|&c| self.class_names.get(c).map(String::as_str));
+        did_you_mean(name, tables)
+    }
+}
+
 /// What other languages call a name that wo spells differently.
 pub(super) fn other_language(name: &str) -> Option<&'static str> {
     Some(match name {

@@ -9,29 +9,44 @@ use crate::tir::{self, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
 /// Why a line that starts with `-` stands alone.
 const LINE_BREAK: &str = "a line break ended the statement before this one, so this line stands alone; to continue an expression over two lines, end the first line with its operator (`x -`)";
 
-/// Whether an expression statement can do something: a call, `insert`, `spawn`, or
-/// `a or b` / `a ?? b` / `try a catch …` around one (`ok or fail("…")`). A comparison,
-/// a name or an arithmetic result alone is a mistake (`x == 2` for `x = 2`).
+/// Whether an expression may stand as a statement (LANGUAGE.md §5): a call, `insert`,
+/// `spawn`, or `try … catch (e) …` whose two sides are such. Anything else is a
+/// mistake (`x == 2` for `x = 2`), `a or b` and `a ?? b` around a call included: the
+/// contract keeps effects in statements that say so (`if not a { b }`).
 fn has_effect(e: &ast::Expr) -> bool {
     match &e.kind {
         A::Call { .. } | A::MethodCall { .. } | A::Insert { .. } | A::Spawn { .. } | A::Error => {
             true
         }
-        A::Binary {
-            op: ast::BinOp::And | ast::BinOp::Or | ast::BinOp::Coalesce,
-            lhs,
-            rhs,
-        } => has_effect(lhs) || has_effect(rhs),
-        A::Try { body, handler, .. } => has_effect(body) || has_effect(handler),
-        A::Query(q) => {
-            let parts = [&q.source, &q.select]
-                .into_iter()
-                .chain(&q.wheres)
-                .chain(q.order.iter().map(|k| &k.expr));
-            parts.into_iter().any(has_effect)
-        }
+        A::Try { body, handler, .. } => has_effect(body) && has_effect(handler),
         _ => false,
     }
+}
+
+/// The statement that says what `a and b`, `a or b` or `a ?? b` standing alone does
+/// when its right side calls something: `if a { b }`, `if not a { b }`, `if a == nil {
+/// b }`; the sides as written when short.
+fn conditional_hint(op: ast::BinOp, lhs: &str, rhs: &str) -> Option<String> {
+    let (l, r) = if lhs.len() + rhs.len() <= 60 && !lhs.contains('\n') && !rhs.contains('\n') {
+        (lhs, rhs)
+    } else {
+        ("a", "b")
+    };
+    let form = match op {
+        ast::BinOp::And => format!("if {l} {{ {r} }}"),
+        ast::BinOp::Or if l.contains(' ') => format!("if not ({l}) {{ {r} }}"),
+        ast::BinOp::Or => format!("if not {l} {{ {r} }}"),
+        ast::BinOp::Coalesce => format!("if {l} == nil {{ {r} }}"),
+        _ => return None,
+    };
+    let word = match op {
+        ast::BinOp::And => "and",
+        ast::BinOp::Or => "or",
+        _ => "??",
+    };
+    Some(format!(
+        "`{word}` gives a value; a statement is a call, an assignment, `insert`, `delete` or a declaration. To call the right side only when it applies, write `{form}`"
+    ))
 }
 
 impl<'a> Checker<'a> {
@@ -42,6 +57,15 @@ impl<'a> Checker<'a> {
             .files
             .get(sp.file.0 as usize)
             .is_some_and(|f| f.starts_line(sp.lo))
+    }
+
+    /// Whether a comment (`--`) follows `sp` with no space between (`x--`).
+    fn followed_by_comment(&self, sp: Span) -> bool {
+        self.sources
+            .files
+            .get(sp.file.0 as usize)
+            .and_then(|f| f.src.get(sp.hi as usize..))
+            .is_some_and(|rest| rest.starts_with("--"))
     }
 
     /// Reports an expression statement whose value is thrown away and that does
@@ -70,6 +94,40 @@ impl<'a> Checker<'a> {
                     _ => "`==` compares; did you mean `=`, which assigns?".to_string(),
                 };
                 d = d.with_note(note);
+            }
+            A::Binary {
+                op: op @ (ast::BinOp::And | ast::BinOp::Or | ast::BinOp::Coalesce),
+                lhs,
+                rhs,
+            } if has_effect(rhs) => {
+                let text = |e: &ast::Expr| self.sources.text(e.span).unwrap_or("a").to_string();
+                if let Some(note) = conditional_hint(*op, &text(lhs), &text(rhs)) {
+                    d = Diagnostic::error(
+                        "effect",
+                        e.span,
+                        "this expression's value is not used, and it cannot stand as a statement",
+                    )
+                    .with_note(note);
+                }
+            }
+            A::Try { body, handler, .. } => {
+                let side = if has_effect(body) { handler } else { body };
+                d = Diagnostic::error(
+                    "effect",
+                    side.span,
+                    "this side of the `try … catch` statement does nothing: its value is not used",
+                )
+                .with_note("as a statement, each side of `try … catch` is a call, `insert` or `spawn`; to keep a value, assign it: `x = try f() catch (e) 0`");
+            }
+            A::Query(_) => {
+                d = d.with_note("a query gives a list; to do something with each row, write `for r in from … select r { … }`");
+            }
+            // `x--`: the `--` began a comment (§2), leaving `x` alone.
+            _ if self.followed_by_comment(sp) => {
+                let name = self.sources.text(sp).unwrap_or("x");
+                d = d.with_note(format!(
+                    "`--` begins a comment in wo, so `{name}--` is `{name}` alone; to subtract one, write `{name} -= 1`"
+                ));
             }
             A::Unary {
                 op: ast::UnOp::Neg, ..

@@ -308,11 +308,14 @@ impl Checker<'_> {
                 return self.unknown(span);
             }
             None => {
-                self.err(
-                    "name",
-                    table.span,
-                    format!("unknown table `{}`", table.name),
-                );
+                if !self.broken_declaration(&table.name) {
+                    let hint = self.table_hint(&table.name);
+                    self.err(
+                        "name",
+                        table.span,
+                        format!("unknown table `{}`{hint}", table.name),
+                    );
+                }
                 return self.unknown(span);
             }
         };
@@ -400,7 +403,10 @@ impl Checker<'_> {
                 (None, Ty::Unknown, None)
             }
             A::TypeName(n) if !self.global_index.contains_key(n) => {
-                self.err("name", q.source.span, format!("unknown table `{n}`"));
+                if !self.broken_declaration(n) {
+                    let hint = self.table_hint(n);
+                    self.err("name", q.source.span, format!("unknown table `{n}`{hint}"));
+                }
                 (None, Ty::Unknown, None)
             }
             _ => {

@@ -108,7 +108,9 @@ impl<'a> Checker<'a> {
                                 did_you_mean(n, builtin.into_iter().chain(classes))
                             }
                         };
-                        self.err("type", t.span, format!("unknown type `{n}`{hint}"));
+                        if !self.broken_declaration(n) {
+                            self.err("type", t.span, format!("unknown type `{n}`{hint}"));
+                        }
                         Ty::Unknown
                     }
                 },
@@ -188,7 +190,9 @@ impl<'a> Checker<'a> {
                         let classes = self.class_names.iter().map(String::as_str);
                         let hint = did_you_mean(&name.name, classes);
                         let msg = format!("unknown type `{}`{hint}", name.name);
-                        self.err("type", name.span, msg);
+                        if !self.broken_declaration(&name.name) {
+                            self.err("type", name.span, msg);
+                        }
                         Ty::Unknown
                     }
                 }
