@@ -214,6 +214,7 @@ pub enum Tok {
     /// A text literal with its escapes decoded and its interpolations parsed.
     #[token("\"", text_value)]
     #[regex(r"'[^'\n]*'", single_quoted)]
+    #[regex(r"`[^`\n]*`", single_quoted)]
     Text(Vec<TextPart>),
 
     /// `try` directly followed by `{`: the statement form.
@@ -566,6 +567,9 @@ fn bad_chars(src: &str, file: FileId, base: usize, lo: usize, hi: usize) -> Diag
         "&&" | "&" => Some("wo writes logical and as `and`: `a and b`"),
         "||" | "|" => Some("wo writes logical or as `or`: `a or b`"),
         "'" => Some("text is written in double quotes: `\"…\"`"),
+        "`" => Some(
+            "text is written in double quotes, and values go in with `${…}`: `\"total: ${n}\"`",
+        ),
         _ => None,
     };
     match hint {
@@ -770,15 +774,19 @@ fn scan_interp(s: &[u8], depth: usize) -> (usize, bool) {
     (i, false)
 }
 
-/// The logos callback for `'…'`, which is not wo: an error with the fix, and the text
-/// it most likely meant, so parsing goes on.
+/// The logos callback for `'…'` and `` `…` ``, which are not wo: an error with the
+/// fix, and the text it most likely meant, so parsing goes on.
 fn single_quoted(lex: &mut logos::Lexer<Tok>) -> Vec<TextPart> {
     let slice = lex.slice();
     let inner = slice.get(1..slice.len() - 1).unwrap_or("");
     let span = lex.extras.span(lex.span().start, lex.span().end);
     let msg = format!("text is written in double quotes: `\"{inner}\"`");
-    let d = Diagnostic::error("lex", span, msg)
-        .with_note("wo has no separate character type; a character is a one-character `Text`");
+    let note = if slice.starts_with('`') {
+        "a template's values go in a double-quoted text with `${…}`: `\"total: ${n}\"`"
+    } else {
+        "wo has no separate character type; a character is a one-character `Text`"
+    };
+    let d = Diagnostic::error("lex", span, msg).with_note(note);
     lex.extras.diags.push(d);
     vec![TextPart::Lit(inner.to_string())]
 }

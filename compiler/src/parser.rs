@@ -374,6 +374,15 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                     format!("unexpected `{kw}` after a comma: commas separate the keys of `order by`, not the clauses of a query; remove the comma before `{kw}`"),
                 );
             }
+            // SQL's order, `select t.x from t in T`, where a value is expected.
+            if matches!(tok, Tok::Select) && has("from") && has("lid") {
+                return Diagnostic::error(
+                    "syntax",
+                    span,
+                    "a query cannot begin with `select`",
+                )
+                .with_note("a query begins with `from` and ends with its `select` value: `from t in T where t.x > 0 select t.x`");
+            }
             if let Some(kw) = tok.keyword() {
                 let name_pos = (has("lid") || has("uid")) && !has("int");
                 if name_pos || (has("lid") && NAME_LIKE_KEYWORDS.contains(&kw)) {
@@ -621,6 +630,30 @@ fn habit_hint(
             if kw == "await" =>
         {
             Some("a task is waited for with `join`: `join(t)` gives its result")
+        }
+        // `P(1)`, `insert T(x: 1)`: a constructor call of other languages.
+        (Some(Tok::UId(_)), Tok::LParen) => {
+            let insert = idx
+                .and_then(|i| i.checked_sub(2))
+                .is_some_and(|i| matches!(ctx.toks.get(i).map(|t| &t.1), Some(Tok::Insert)));
+            Some(if insert {
+                "a row is inserted with its fields named, in braces: `insert T { x: 1 }`"
+            } else {
+                "an object is built with its fields named, in braces: `P { x: 1 }` (a class is not called)"
+            })
+        }
+        (Some(Tok::LId(w)), Tok::UId(_)) if w == "new" => {
+            Some("wo has no `new`: an object is `P { x: 1 }`, a row `insert T { x: 1 }`")
+        }
+        // `} elif x {`: the word reads as a name, so the error is at what follows.
+        (Some(Tok::LId(w)), _) if matches!(w.as_str(), "elif" | "elsif" | "elseif") => {
+            Some("another condition after an `if` is `else if`: `} else if x == 2 {`")
+        }
+        // Go's `x := 5`.
+        (Some(Tok::LId(_)), Tok::Colon)
+            if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::Assign)) =>
+        {
+            Some("wo has no `:=`: declare with `let x = 5`, assign with `x = 5`")
         }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
         (Some(Tok::Minus), Tok::Minus | Tok::Semi) => Some("wo has no `--`: write `x -= 1`"),

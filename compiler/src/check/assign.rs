@@ -81,8 +81,11 @@ impl<'a> Checker<'a> {
                     format!("cannot assign to function `{n}`"),
                 );
             } else {
+                let note = self
+                    .self_field(n)
+                    .unwrap_or_else(|| format!("declare it with `let {n} = …`"));
                 let d = Diagnostic::error("name", target.span, format!("unknown variable `{n}`"))
-                    .with_note(format!("declare it with `let {n} = …`"));
+                    .with_note(note);
                 self.diags.push(d);
             }
             self.expr(value, None);

@@ -184,10 +184,14 @@ impl<'a> Checker<'a> {
                         "a `?T` may be nil: narrow it with `if x != nil { … }` first",
                     ));
                 } else if builtin::is_builtin(&method.name) {
-                    d = d.with_note(format!(
-                        "`{}` is a function: write `{}(x, …)`",
-                        method.name, method.name
-                    ));
+                    let m = &method.name;
+                    let x = self
+                        .sources
+                        .text(obj.span)
+                        .filter(|t| t.len() <= 40 && !t.contains('\n'))
+                        .unwrap_or("x");
+                    let rest = if args.is_empty() { "" } else { ", …" };
+                    d = d.with_note(format!("`{m}` is a function: write `{m}({x}{rest})`"));
                 }
                 self.diags.push(d);
                 for a in args {

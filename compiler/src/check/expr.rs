@@ -396,6 +396,15 @@ impl<'a> Checker<'a> {
         };
         let ty = match ty {
             Some(t) if t != Ty::Void => t,
+            // `let r = try print(1) catch (e) print(2)`: there is no value to differ.
+            _ if b.ty == Ty::Void && h.ty == Ty::Void => {
+                self.err(
+                    "type",
+                    span,
+                    "this expression has no value: both sides of `try … catch` give none; as a statement, `try f() catch (e) g()` needs no `let`",
+                );
+                Ty::Unknown
+            }
             _ => {
                 let (bt, ht) = (self.tyname(&b.ty), self.tyname(&h.ty));
                 self.err(

@@ -23,6 +23,20 @@ impl Checker<'_> {
             .any(|m| m.broken.iter().any(|n| n == name))
     }
 
+    /// In a method of a class with a field `name`: how to reach it (`self.bal`; a
+    /// bare `bal` is a local, as in Python, not as in Java).
+    pub(super) fn self_field(&self, name: &str) -> Option<String> {
+        let id = self.lookup_local("self")?;
+        let Ty::Class(c) = self.local_ty(id) else {
+            return None;
+        };
+        let fields = &self.classes.get(c)?.fields;
+        fields
+            .iter()
+            .any(|f| f.name == name)
+            .then(|| format!("a method reaches its object's fields through `self`: `self.{name}`"))
+    }
+
     /// `; did you mean `T`?` for a misspelt table name, among the `@table` classes.
     pub(super) fn table_hint(&self, name: &str) -> String {
         let tables = self
@@ -167,6 +181,9 @@ impl<'a> Checker<'a> {
             });
             let hint = match other_language(n) {
                 Some(h) => h.to_string(),
+                None if self.self_field(n).is_some() => {
+                    format!("; {}", self.self_field(n).unwrap_or_default())
+                }
                 None if ended => format!(
                     "; `{n}` belongs to the query before it, which ends with its `select` value: to select two values, select the row (`select {n}`) or a text (`select \"${{{n}.a}} ${{{n}.b}}\"`)"
                 ),
