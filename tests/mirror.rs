@@ -400,6 +400,69 @@ fn a_following_mirror_never_applies_a_commit_whose_sync_failed() {
     assert!(!text.contains("copying"), "{text}");
 }
 
+/// A writer that commits and then waits for its next request (a server between
+/// requests) left its last commits out of a following mirror for as long as it
+/// waited: no record in the log said they were durable (found from the outside,
+/// helper-47, with `wo db export`). The log thread's durable note in the lock file
+/// says so now. The wait below is bounded (60 s) but never needed on a good build:
+/// before the fix the row never arrived while the writer waited.
+#[test]
+fn a_following_mirror_applies_what_an_idle_writer_acknowledged() {
+    use std::io::{BufRead, Write};
+    let Some(pg) = Pg::start("mirror_idle") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_idle");
+    let src = "use io\n\n@table(name: \"notes\")\nclass Note {\n  text: Text\n}\n\nfn main() {\n  let n = 0\n  while true {\n    let line = io.read_line()\n    if line == nil {\n      return\n    }\n    insert Note { text: unwrap(line) }\n    n += 1\n    print(\"acked ${n}\")\n  }\n}\n";
+    std::fs::write(dir.join("notes.wo"), src).expect("write the program");
+    let mut writer = wo();
+    writer
+        .current_dir(&dir)
+        .args(["run", "notes.wo", "--data", "d"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = Killed(writer.spawn().expect("start the writer"));
+    let mut stdin = child.0.stdin.take().expect("stdin");
+    let mut lines = std::io::BufReader::new(child.0.stdout.take().expect("stdout")).lines();
+    writeln!(stdin, "first").expect("write");
+    stdin.flush().expect("flush");
+    assert_eq!(lines.next().expect("an ack").expect("a line"), "acked 1");
+    let log = dir.join("mirror.log");
+    let mut m = spawn_follower(&pg, &dir, &log);
+    for (i, text) in ["second", "third"].iter().enumerate() {
+        writeln!(stdin, "{text}").expect("write");
+        stdin.flush().expect("flush");
+        let ack = lines.next().expect("an ack").expect("a line");
+        assert_eq!(ack, format!("acked {}", i + 2));
+        // The writer now waits on stdin: the acknowledged row must reach PostgreSQL.
+        let started = std::time::Instant::now();
+        loop {
+            let n = pg
+                .client()
+                .query_opt("SELECT count(*) FROM notes", &[])
+                .ok()
+                .flatten()
+                .map_or(0, |r| r.get::<_, i64>(0));
+            if n == i as i64 + 2 {
+                break;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "after `{ack}`, PostgreSQL holds {n} notes while the writer waits; mirror log:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    drop(stdin);
+    let status = child.wait().expect("the writer ends");
+    assert!(status.success(), "the writer: {status:?}");
+    wait_caught_up(&pg, &dir);
+    m.kill().expect("stop the mirror");
+    m.wait().expect("reap the mirror");
+    assert_same(&pg, &dir, &["notes"]);
+}
+
 #[test]
 fn a_following_mirror_goes_on_across_checkpoints() {
     let Some(pg) = Pg::start("mirror_ckpt") else {
