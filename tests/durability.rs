@@ -2211,6 +2211,101 @@ fn export_beside_an_idle_writer_includes_what_it_acknowledged() {
     assert!(status.success(), "the writer: {status:?}");
 }
 
+/// Whether this machine lets a test start a process in a pid namespace of its own
+/// (`unshare -p`, as root or with user namespaces): where it does not, the tests that
+/// need one say so and check nothing.
+fn pid_namespaces_work() -> bool {
+    let ok = Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: `unshare -p -f --mount-proc` does not work here");
+    }
+    ok
+}
+
+/// The writer of the test above, started by `unshare -p -f --mount-proc` in a pid
+/// namespace of its own (as in a container, where it is pid 1 or near it): a reader
+/// outside sees it in the kernel's table of locks under its outer pid, while its note
+/// names its inner one. Until December 3 the reader took the note for another
+/// process's and left the writer's last acknowledged note out of an export. And a
+/// reader in a namespace of its own, where the kernel's table hides the writer's
+/// flocks, took the directory for one nobody held (so every record in it, synced or
+/// not, for final); it now sees the holder through the `fcntl` lock the writer takes
+/// as a marker.
+#[test]
+fn a_writer_and_a_reader_in_pid_namespaces_of_their_own() {
+    if !pid_namespaces_work() {
+        return;
+    }
+    let cwd = scratch("export_namespaced");
+    let prog = cwd.join("app.wo");
+    std::fs::write(
+        &prog,
+        "use io\n\n@table\nclass Note {\n  text: Text\n}\n\nfn main() {\n  let n = 0\n  while true {\n    let line = io.read_line()\n    if line == nil {\n      return\n    }\n    insert Note { text: unwrap(line) }\n    n += 1\n    print(\"acked ${n}\")\n  }\n}\n",
+    )
+    .unwrap();
+    let dir = cwd.join("d");
+    let wo = env!("CARGO_BIN_EXE_wo");
+    let mut child = Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc", wo, "run"])
+        .arg(&prog)
+        .arg("--data")
+        .arg(&dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for (i, text) in ["first", "second"].iter().enumerate() {
+        use std::io::Write;
+        writeln!(stdin, "{text}").unwrap();
+        stdin.flush().unwrap();
+        let ack = lines.next().expect("an acknowledgement").unwrap();
+        assert_eq!(ack, format!("acked {}", i + 1));
+        let mut export = common::wo();
+        export.args(["db", "export"]).arg(&dir);
+        let res = output(export);
+        assert_eq!(res.status, Some(0), "export: {}", res.stderr);
+        assert!(
+            res.stdout.contains(text),
+            "an export from outside after `{ack}` lacks {text:?}:\n{}",
+            res.stdout
+        );
+    }
+    // A reader in a namespace of its own: the directory is in use, and what the
+    // writer acknowledged is in an export.
+    let inside = |args: &[&str]| {
+        let mut cmd = Command::new("unshare");
+        cmd.args(["-p", "-f", "--mount-proc", wo])
+            .args(args)
+            .arg(&dir)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        output(cmd)
+    };
+    let verify = inside(&["db", "verify"]);
+    assert_eq!(verify.status, Some(0), "verify: {}", verify.stderr);
+    assert!(
+        verify.stdout.contains("in use by another process"),
+        "a reader in a namespace of its own does not see the holder:\n{}",
+        verify.stdout
+    );
+    let export = inside(&["db", "export"]);
+    assert_eq!(export.status, Some(0), "export: {}", export.stderr);
+    assert!(export.stdout.contains("second"), "{}", export.stdout);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the writer: {status:?}");
+}
+
 /// `wo run --data DIR` made any existing directory a data directory: pointed at a
 /// directory of other files by mistake (`--data .`, `--data ~/photos`), it wrote its
 /// `lock` and `wal` among them. As `initdb` does, it refuses one that holds something

@@ -141,5 +141,9 @@ fn fd0_would_block() -> bool {
         &fd,
         rustix::event::PollFlags::IN,
     )];
-    !matches!(rustix::event::poll(&mut fds, 0), Ok(n) if n > 0)
+    let now = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    !matches!(rustix::event::poll(&mut fds, Some(&now)), Ok(n) if n > 0)
 }

@@ -357,25 +357,26 @@ fn holder(storage: &dyn Storage, dir: &Path) -> Result<Option<Option<u32>>, Open
 
 /// The LSN up to which the holder of the directory's lock has said (in the lock file's
 /// note, `storage::DurableNote`) that its log is durable, read before the log is:
-/// trusted only when the note is whole and written by the process that holds the lock
-/// (`before`). A durable record is never cut or replaced, by that writer or a later
-/// one, so every record read afterwards at or below that LSN is final. 0 when unknown.
-fn noted_durable(
-    storage: &dyn Storage,
-    dir: &Path,
-    before: Option<Option<u32>>,
-) -> Result<u64, OpenError> {
-    let Some(Some(pid)) = before else {
-        return Ok(0);
+/// trusted only when the note is whole and was written by the process that holds the
+/// lock (`before`; its pid in its own pid namespace counts, for a writer in a
+/// container read from the host). A durable record is never cut or replaced, by that
+/// writer or a later one, so every record read afterwards at or below that LSN is
+/// final. Where the holder's pid is unknown (it is in a pid namespace this process
+/// cannot see), a whole note is trusted: its first line names the process that last
+/// took the lock, and whatever it said durable stays durable. 0 when unknown. Best
+/// effort: a lock file this process may not read gives 0, never a failed read.
+fn noted_durable(storage: &dyn Storage, dir: &Path, before: Option<Option<u32>>) -> u64 {
+    let Some(holder) = before else {
+        return 0;
     };
-    let lock = dir.join("lock");
-    let note = storage
-        .durable_note(&lock)
-        .map_err(|e| io_err("pread", &lock, &e))?;
-    Ok(match note {
-        Some((by, lsn)) if by == pid => lsn,
-        _ => 0,
-    })
+    let Ok(Some((by, lsn))) = storage.durable_note(&dir.join("lock")) else {
+        return 0;
+    };
+    match holder {
+        Some(pid) if pid == by || storage.namespace_pids(pid).contains(&by) => lsn,
+        Some(_) => 0,
+        None => lsn,
+    }
 }
 
 impl Pair {
@@ -508,7 +509,7 @@ impl Pair {
         known: u64,
     ) -> Result<(u64, u64, Pos), OpenError> {
         let before = holder(storage, &self.dir)?;
-        let noted = noted_durable(storage, &self.dir, before)?;
+        let noted = noted_durable(storage, &self.dir, before);
         let (end, s) = self.records::<OpenError>(from, u64::MAX, |_, _, _| Ok(true))?;
         let after = holder(storage, &self.dir)?;
         if before.is_none() && after.is_none() && self.still_there(&s)? {

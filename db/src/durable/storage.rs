@@ -12,6 +12,7 @@ use std::fmt::Debug;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
+use std::sync::Arc;
 
 use rustix::fs::{FlockOperation, Mode, OFlags};
 
@@ -173,6 +174,12 @@ pub trait Storage: Send + Sync + Debug {
         let _ = path;
         Ok(None)
     }
+    /// The pids the process `pid` has in each pid namespace it is in (the kernel's
+    /// `NSpid`), to match the pid a holder wrote in its lock file with the one the
+    /// kernel's table of locks names.
+    fn namespace_pids(&self, pid: u32) -> Vec<u32> {
+        vec![pid]
+    }
     /// The memory this process may use, in bytes, when known: what recovery checks a
     /// stored id counter against before it allocates the counter's row slots.
     fn memory_limit(&self) -> Option<u64> {
@@ -218,9 +225,12 @@ impl StorageFile for RealFile {
 
 #[derive(Debug)]
 struct RealLock {
-    // Held for their drop: closing the descriptors releases the flocks.
+    // Held for their drop: closing the descriptors releases the flocks. The lock
+    // file's descriptor is shared with the note, never duplicated: closing any
+    // descriptor of the file would release the process's `fcntl` lock on it (the
+    // marker readers in other pid namespaces see, `RealStorage::lock`).
     _dir: OwnedFd,
-    fd: OwnedFd,
+    fd: Arc<OwnedFd>,
     pid: u32,
     /// Where the note goes: after the pid's line.
     note_at: u64,
@@ -229,7 +239,7 @@ struct RealLock {
 impl LockGuard for RealLock {
     fn durable_note(&self) -> Option<Box<dyn DurableNote>> {
         Some(Box::new(RealNote {
-            fd: self.fd.try_clone().ok()?,
+            fd: Arc::clone(&self.fd),
             pid: self.pid,
             at: self.note_at,
         }))
@@ -238,7 +248,7 @@ impl LockGuard for RealLock {
 
 #[derive(Debug)]
 struct RealNote {
-    fd: OwnedFd,
+    fd: Arc<OwnedFd>,
     pid: u32,
     at: u64,
 }
@@ -248,7 +258,7 @@ impl DurableNote for RealNote {
         let line = note_line(self.pid, lsn);
         // One call, all or nothing to a reader that checks the CRC; a short write
         // leaves a note that does not check, which readers ignore.
-        let _ = rustix::io::pwritev(&self.fd, &[io::IoSlice::new(line.as_bytes())], self.at);
+        let _ = rustix::io::pwritev(&*self.fd, &[io::IoSlice::new(line.as_bytes())], self.at);
     }
 }
 
@@ -297,6 +307,36 @@ fn flock_holder(fd: &OwnedFd) -> Option<Option<u32>> {
         let is_it = f.len() >= 6 && f[1] == "FLOCK" && f[3] == "WRITE" && f[5] == dev;
         is_it.then(|| f[4].parse::<u32>().ok().filter(|&p| p > 0))
     })
+}
+
+/// Who holds the `fcntl` lock a holder takes on its lock file (the marker of
+/// `RealStorage::lock`), asked with `F_GETLK`, which takes no lock: seen across pid
+/// namespaces, where `/proc/locks` hides the flocks. The pid is the holder's in this
+/// process's namespace, unknown (`Some(None)`) when the holder is outside it.
+fn fcntl_holder(fd: &OwnedFd) -> Option<Option<u32>> {
+    let ask = rustix::process::Flock::from(rustix::process::FlockType::ReadLock);
+    let held = rustix::process::fcntl_getlk(fd, &ask).ok()??;
+    Some(held.pid.map(|p| p.as_raw_nonzero().get() as u32))
+}
+
+/// The pids a process has in each pid namespace it is in, outermost first (the
+/// `NSpid` line of `/proc/PID/status`): `[pid]` where the kernel does not say.
+fn namespace_pids(pid: u32) -> Vec<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let listed: Vec<u32> = status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    if listed.first() == Some(&pid) {
+        listed
+    } else {
+        vec![pid]
+    }
 }
 
 /// Opens with `O_NONBLOCK` (a FIFO put in the place of a file must not block the
@@ -428,9 +468,16 @@ impl Storage for RealStorage {
         let text = format!("{pid}\n");
         rustix::fs::ftruncate(&fd, 0).map_err(|e| LockError::Io("ftruncate", e.into()))?;
         rustix::io::write(&fd, text.as_bytes()).map_err(|e| LockError::Io("write", e.into()))?;
+        // A marker for readers that cannot see the flocks: the kernel's table of
+        // locks (`/proc/locks`) hides the locks of processes outside the reader's pid
+        // namespace (a writer and a backup in two containers), but `F_GETLK` sees a
+        // conflicting `fcntl` lock from anywhere. Best effort: nothing else takes this
+        // lock (readers only ask, `lock_holder`), and a file system without `fcntl`
+        // locks leaves the readers with the table alone.
+        let _ = rustix::fs::fcntl_lock(&fd, FlockOperation::NonBlockingLockExclusive);
         Ok(Box::new(RealLock {
             _dir: dir_fd,
-            fd,
+            fd: Arc::new(fd),
             pid,
             note_at: text.len() as u64,
         }))
@@ -453,10 +500,13 @@ impl Storage for RealStorage {
             OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::empty(),
         ) {
-            Ok(fd) => Ok(flock_holder(&fd)),
+            Ok(fd) => Ok(flock_holder(&fd).or_else(|| fcntl_holder(&fd))),
             Err(rustix::io::Errno::NOENT) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+    fn namespace_pids(&self, pid: u32) -> Vec<u32> {
+        namespace_pids(pid)
     }
     fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
         let fd = match rustix::fs::open(
