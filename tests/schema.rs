@@ -585,6 +585,50 @@ fn a_new_optional_column_with_a_literal_default_gives_old_rows_the_default() {
     );
 }
 
+/// A default the compiler can compute, a constant or arithmetic on literals, fills the
+/// existing rows as a literal does. Until December 3 only a literal did: `prio: ?Int =
+/// DEFAULT_PRIO` gave the old rows nil while new rows got 7, and `secs: Int = 60 * 60`
+/// was refused. A default that calls a function is still no value the compiler knows.
+#[test]
+fn a_new_column_whose_default_is_a_constant_gives_old_rows_its_value() {
+    let dir = with_people("constant-default");
+    write(
+        &dir,
+        "consts.wo",
+        "const DEFAULT_PRIO = 7\nconst TWICE = DEFAULT_PRIO * 2\nconst SUFFIX = \"b\"\n\n@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int\n  prio: ?Int = DEFAULT_PRIO\n  secs: Int = 60 * 60\n  twice: Int = -TWICE + 1\n  ratio: Float = 0.5 * 3.0\n  tag: Text = \"a\" .. SUFFIX\n}\n\nfn main() {\n  insert Person { name: \"new\" }\n  for p in from x in Person select x {\n    print(\"${p.id} ${p.prio} ${p.secs} ${p.twice} ${p.ratio} ${p.tag}\")\n  }\n}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "consts.wo"]);
+    plan.expect_status(0);
+    for part in [
+        "new column `prio` ?Int, existing rows get 7 (4 rows)",
+        "new column `secs` Int, existing rows get 3600 (4 rows)",
+        "new column `twice` Int, existing rows get -13 (4 rows)",
+        "new column `ratio` Float, existing rows get 1.5 (4 rows)",
+        "new column `tag` Text, existing rows get \"ab\" (4 rows)",
+    ] {
+        assert!(plan.stdout.contains(part), "{part}: {}", plan.stdout);
+    }
+    let res = run(&dir, "consts.wo");
+    res.expect_status(0);
+    let want: String = (1..=5)
+        .map(|id| format!("{id} 7 3600 -13 1.5 ab\n"))
+        .collect();
+    assert_eq!(res.stdout, want);
+    // A function's result is computed only when the program runs.
+    write(
+        &dir,
+        "call.wo",
+        "fn level() -> Int {\n  return 3\n}\n\n@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int\n  prio: ?Int = DEFAULT_PRIO\n  secs: Int = 60 * 60\n  twice: Int = -TWICE + 1\n  ratio: Float = 0.5 * 3.0\n  tag: Text = \"a\" .. SUFFIX\n  level: Int = level()\n}\n\nconst DEFAULT_PRIO = 7\nconst TWICE = DEFAULT_PRIO * 2\nconst SUFFIX = \"b\"\n\nfn main() {}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "call.wo"]);
+    assert!(
+        plan.stdout
+            .contains("new column `level` Int has no literal default"),
+        "{}",
+        plan.stdout
+    );
+}
+
 /// The plan names an index over a column the program removes by that column's stored
 /// name (it said `index on (?)`), and tags it `[--apply]`: it goes with the removal,
 /// which open does not carry out.

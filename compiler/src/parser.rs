@@ -314,6 +314,26 @@ fn in_order_by(ctx: &ErrCtx, idx: usize) -> bool {
     .unwrap_or(false)
 }
 
+/// Whether a `from` follows the token at `at` in the same statement and brackets:
+/// `select t.x from t in T`, SQL's order.
+fn from_follows(ctx: &ErrCtx, at: usize) -> bool {
+    let mut depth = 0usize;
+    for i in at + 1..ctx.toks.len() {
+        match ctx.tok(Some(i)) {
+            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => depth += 1,
+            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            Some(Tok::Semi) if depth == 0 => return false,
+            Some(Tok::From) if depth == 0 => return true,
+            None => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Whether the token at `at` follows a query's `select` in the same statement and
 /// brackets.
 fn after_select(ctx: &ErrCtx, at: usize) -> bool {
@@ -374,8 +394,26 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                     format!("unexpected `{kw}` after a comma: commas separate the keys of `order by`, not the clauses of a query; remove the comma before `{kw}`"),
                 );
             }
+            // `where select p`: a clause with nothing in it.
+            if let (Tok::Select, Some(clause @ (Tok::Where | Tok::Skip | Tok::Take | Tok::By))) =
+                (tok, prev)
+            {
+                let kw = match clause {
+                    Tok::By => "order by",
+                    _ => clause.keyword().unwrap_or("where"),
+                };
+                return Diagnostic::error(
+                    "syntax",
+                    span,
+                    format!("`{kw}` needs an expression before `select`"),
+                );
+            }
             // SQL's order, `select t.x from t in T`, where a value is expected.
-            if matches!(tok, Tok::Select) && has("from") && has("lid") {
+            if matches!(tok, Tok::Select)
+                && has("from")
+                && has("lid")
+                && idx.is_some_and(|i| from_follows(ctx, i))
+            {
                 return Diagnostic::error(
                     "syntax",
                     span,
@@ -631,15 +669,23 @@ fn habit_hint(
         {
             Some("a task is waited for with `join`: `join(t)` gives its result")
         }
-        // `P(1)`, `insert T(x: 1)`: a constructor call of other languages.
-        (Some(Tok::UId(_)), Tok::LParen) => {
+        // `P(1)`, `insert T(x: 1)`: a constructor call of other languages. A class
+        // name of more than one letter has a lower-case one (`PI`, `LIMIT` are
+        // constants), and `m.PI(2)` names a module's member.
+        (Some(Tok::UId(class)), Tok::LParen)
+            if (class.len() == 1 || class.chars().any(|c| c.is_ascii_lowercase()))
+                && !matches!(
+                    ctx.tok(idx.and_then(|i| i.checked_sub(2))),
+                    Some(Tok::Dot)
+                ) =>
+        {
             let insert = idx
                 .and_then(|i| i.checked_sub(2))
                 .is_some_and(|i| matches!(ctx.toks.get(i).map(|t| &t.1), Some(Tok::Insert)));
             Some(if insert {
                 "a row is inserted with its fields named, in braces: `insert T { x: 1 }`"
             } else {
-                "an object is built with its fields named, in braces: `P { x: 1 }` (a class is not called)"
+                "an object is built with its fields named, in braces: `P { x: 1 }` (a class is not called; a table's row by its id is `T.find(id)`)"
             })
         }
         (Some(Tok::LId(w)), Tok::UId(_)) if w == "new" => {

@@ -17,23 +17,54 @@ pub(super) fn simple_default(e: &ast::Expr) -> bool {
     }
 }
 
-/// A field default that is a literal of the column's type `ty`: what existing rows get
-/// when a data directory gains the column (`docs/schema.md`).
-fn literal_default(e: &ast::Expr, ty: &Ty) -> Option<wo_bytecode::image::ColumnDefault> {
+/// The constants of a program by name (the first declaration of each), for
+/// [`literal_default`].
+type ConstExprs<'m> = HashMap<&'m str, &'m ast::Expr>;
+
+/// How many constants a column default may go through (`const A = B`, …): more, or a
+/// cycle, is no literal.
+const MAX_DEFAULT_DEPTH: usize = 32;
+
+/// A field default whose value the compiler knows, of the column's type `ty`: what
+/// existing rows get when a data directory gains the column (`docs/schema.md`). A
+/// literal, a constant whose value is one, or `+`, `-`, `*` (and `++` of Texts) of
+/// those: `prio: Int = DEFAULT_PRIO`, `limit: Int = 60 * 60`. Overflow is no value
+/// (the program's own evaluation traps).
+fn literal_default(
+    e: &ast::Expr,
+    ty: &Ty,
+    consts: &ConstExprs<'_>,
+    depth: usize,
+) -> Option<wo_bytecode::image::ColumnDefault> {
     use wo_bytecode::image::ColumnDefault as D;
+    if depth > MAX_DEFAULT_DEPTH {
+        return None;
+    }
+    let sub = |e: &ast::Expr| literal_default(e, ty, consts, depth + 1);
     Some(match (&e.kind, ty.strip()) {
         (A::Nil, _) if ty.is_nullable() => D::Nil,
         (A::Int(i), Ty::Int) => D::Int(*i),
         (A::Float(x), Ty::Float) => D::Float(*x),
+        (A::TypeName(n), _) => sub(consts.get(n.as_str())?)?,
         (
             A::Unary {
                 op: ast::UnOp::Neg,
                 expr,
             },
             Ty::Int | Ty::Float,
-        ) => match (literal_default(expr, ty)?, ty.strip()) {
-            (D::Int(i), Ty::Int) => D::Int(i.checked_neg()?),
-            (D::Float(x), Ty::Float) => D::Float(-x),
+        ) => match sub(expr)? {
+            D::Int(i) => D::Int(i.checked_neg()?),
+            D::Float(x) => D::Float(-x),
+            _ => return None,
+        },
+        (A::Binary { op, lhs, rhs }, _) => match (op, sub(lhs)?, sub(rhs)?) {
+            (ast::BinOp::Add, D::Int(a), D::Int(b)) => D::Int(a.checked_add(b)?),
+            (ast::BinOp::Sub, D::Int(a), D::Int(b)) => D::Int(a.checked_sub(b)?),
+            (ast::BinOp::Mul, D::Int(a), D::Int(b)) => D::Int(a.checked_mul(b)?),
+            (ast::BinOp::Add, D::Float(a), D::Float(b)) => D::Float(a + b),
+            (ast::BinOp::Sub, D::Float(a), D::Float(b)) => D::Float(a - b),
+            (ast::BinOp::Mul, D::Float(a), D::Float(b)) => D::Float(a * b),
+            (ast::BinOp::Concat, D::Text(a), D::Text(b)) => D::Text(a + &b),
             _ => return None,
         },
         (A::Bool(b), Ty::Bool) => D::Bool(*b),
@@ -52,6 +83,19 @@ fn literal_default(e: &ast::Expr, ty: &Ty) -> Option<wo_bytecode::image::ColumnD
 }
 
 impl<'a> Checker<'a> {
+    /// Every constant's initializer by name, the first declaration of each.
+    fn const_exprs(&self) -> ConstExprs<'a> {
+        let mut out = ConstExprs::new();
+        for m in self.modules {
+            for item in &m.items {
+                if let ast::Item::Const { name, value, .. } = item {
+                    out.entry(name.name.as_str()).or_insert(value);
+                }
+            }
+        }
+        out
+    }
+
     pub(super) fn collect(&mut self) {
         self.collect_names();
         for cid in 0..self.class_decls.len() {
@@ -424,7 +468,11 @@ impl<'a> Checker<'a> {
             );
         }
         let col = u16::try_from(index).unwrap_or(u16::MAX);
-        if let Some(d) = f.default.as_ref().and_then(|e| literal_default(e, ty)) {
+        if let Some(d) = f
+            .default
+            .as_ref()
+            .and_then(|e| literal_default(e, ty, &self.const_exprs(), 0))
+        {
             t.column_default.push((col, d));
         }
         for a in &f.annots {

@@ -122,8 +122,9 @@ impl<'a> Checker<'a> {
             A::Query(_) => {
                 d = d.with_note("a query gives a list; to do something with each row, write `for r in from … select r { … }`");
             }
-            // `x--`: the `--` began a comment (§2), leaving `x` alone.
-            _ if self.followed_by_comment(sp) => {
+            // `x--`: the `--` began a comment (§2), leaving `x` alone. Only what can
+            // be assigned to gets the hint (`a + b--` cannot become `a + b -= 1`).
+            A::Name(_) | A::Field { .. } | A::Index { .. } if self.followed_by_comment(sp) => {
                 let name = self.sources.text(sp).unwrap_or("x");
                 d = d.with_note(format!(
                     "`--` begins a comment in wo, so `{name}--` is `{name}` alone; to subtract one, write `{name} -= 1`"
@@ -174,7 +175,15 @@ impl<'a> Checker<'a> {
         let (body, span) = match decl {
             Some(d) => {
                 let body = self.block(&d.body.stmts);
-                if sig_ret != Ty::Void && !diverges(&d.body.stmts) {
+                // Where the parser had to skip part of the body (`print(x) return x`
+                // on one line), the missing `return` may be what it skipped.
+                let skipped = self.diags.iter().any(|x| {
+                    x.code == "syntax"
+                        && x.span.file == d.body.span.file
+                        && d.body.span.lo <= x.span.lo
+                        && x.span.lo <= d.body.span.hi
+                });
+                if sig_ret != Ty::Void && !skipped && !diverges(&d.body.stmts) {
                     // `return 1; print(x)`: the statement after the `return` is why.
                     let stmts = &d.body.stmts;
                     match stmts.iter().position(crate::check::flow::stmt_diverges) {
