@@ -169,6 +169,57 @@ fn a_changed_signature_drops_the_functions_that_no_longer_compile() {
     );
 }
 
+/// Functions typed (or piped) one input at a time may call functions declared later,
+/// as a program's may: `even` calling `odd` waits for it, and both are declared when
+/// `odd` comes. Until December 3 `even` was refused ("unknown function `odd`"), and
+/// then `odd` too, so a program pasted line by line could not be declared at all. A
+/// call of a waiting function says what it waits for; a typo gets its near name; a
+/// function that waited and does not compile with what it called is dropped, saying why.
+#[test]
+fn a_function_may_call_one_declared_later() {
+    let dir = scratch("waiting");
+    let (status, out, err) = repl(
+        &dir,
+        &[],
+        "fn even(n: Int) -> Bool {\n  if n == 0 { return true }\n  return odd(n - 1)\n}\neven(3)\nfn odd(n: Int) -> Bool {\n  if n == 0 { return false }\n  return even(n - 1)\n}\neven(10)\nodd(7)\nfn a() { pirnt(1) }\nfn c() -> Int { return b(1) }\nfn b(x: Text) -> Int { return 1 }\nc()\n",
+    );
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "true\ntrue\n", "{err}");
+    for part in [
+        "note: `even` calls `odd`",
+        "not declared yet: it is kept, and declared with it",
+        "repl:5:1: error: unknown function `even`",
+        "= note: `even` (repl:1) calls `odd`",
+        "note: `even` (repl:1) is declared now: what it waited for is",
+        "note: `a` calls `pirnt` (did you mean `print`?), not declared yet",
+        "note: `c` (repl:13) waited for a function and does not compile with it (repl:13:26: expected `Text`, found `Int`); declare it again",
+        "repl:15:1: error: unknown function `c`",
+    ] {
+        assert!(err.contains(part), "{part}:\n{err}");
+    }
+}
+
+/// A stored table declared again under the program's own class name, while another
+/// stored table refers to it (`b: ref A`, with the REPL's name `A` for table `a`): the
+/// classes made from the directory follow the new name. Until December 3 the input
+/// was refused with "unknown type `A`" in `stored-schema`, a file the user never
+/// wrote (helper-51).
+#[test]
+fn a_stored_table_declared_again_under_another_name_keeps_its_references() {
+    let dir = scratch("stored-renamed");
+    run_with_data(
+        &dir,
+        "@table(name: \"a\")\nclass A {\n  n: Int = 0\n}\n\n@table(name: \"b\")\nclass B {\n  a: ref A\n  maybe: ?ref A\n}\n\nfn main() {\n  let a = insert A { n: 4 }\n  insert B { a: a, maybe: a }\n}\n",
+    );
+    let (status, out, err) = repl(
+        &dir,
+        &["--data", "d"],
+        "@table(name: \"a\")\nclass Alpha {\n  n: Int = 0\n}\ninsert Alpha {}\nfrom b in B select b.a.n + unwrap(b.maybe).n\ncount(from x in Alpha select x)\n",
+    );
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "Alpha(2)\n[8]\n2\n", "{err}");
+}
+
 /// A class declared from the data directory has no field defaults (the directory does
 /// not keep them): an insert that leaves such a field out says so, and `.load` of the
 /// program brings them back.
@@ -674,13 +725,21 @@ mod pty {
         s.exp_string("expected `Int`").unwrap();
         s.exp_string("note: the 2 declarations pasted together (repl:23-28) were declared as one, so none of them was").unwrap();
         s.exp_string("wo> ").unwrap();
-        // Typed one at a time, a call of a function not declared yet is refused.
+        // Typed one at a time, a function that calls one not declared yet waits for
+        // it (until December 3 it was refused).
         line(
             &mut s,
             "fn up() -> Int { return down() }",
-            "unknown function",
+            "not declared yet: it is kept",
             "wo> ",
         );
+        line(
+            &mut s,
+            "fn down() -> Int { return 3 }",
+            "is declared now",
+            "wo> ",
+        );
+        line(&mut s, "up() * 10", "30", "wo> ");
         s.send_line(".quit").unwrap();
         s.exp_eof().unwrap();
     }

@@ -113,6 +113,10 @@ pub struct Session {
     pub stdout: SharedStdout,
     pub interrupt: Arc<AtomicBool>,
     pub names: Rc<RefCell<Names>>,
+    /// Functions that call functions not declared yet (`fn even` calling `odd`, typed
+    /// one input at a time), each with the names it waits for: declared with the
+    /// first declaration input they compile with.
+    pub waiting: Vec<(Chunk, Vec<String>)>,
     /// Whether `io.read_line` and `io.read_all` read the process's stdin: only when the
     /// session's own input comes from the line editor (a terminal). Piped into the
     /// REPL, stdin is the session's source, so they see an empty input instead.
@@ -188,6 +192,7 @@ impl Session {
             stdout,
             interrupt,
             names: Rc::new(RefCell::new(Names::default())),
+            waiting: Vec::new(),
             reads_stdin: false,
         }
     }
@@ -401,6 +406,22 @@ impl Session {
                 ));
             }
         }
+        // A call of a function that waits for others (`even`, before `odd`).
+        for d in &mut diags {
+            let Some(name) = unknown_function(d) else {
+                continue;
+            };
+            if let Some((c, names)) = self.waiting.iter().find(|(c, _)| c.key == name) {
+                let note = format!(
+                    "`{name}` ({}:{}) calls {}, not declared yet: it is declared with {}",
+                    c.file,
+                    c.line,
+                    names.join(", "),
+                    if names.len() == 1 { "it" } else { "them" }
+                );
+                d.notes = vec![note];
+            }
+        }
         // A class declared from the data directory has no field defaults (the
         // directory does not keep them): say so where one is missed.
         for d in &mut diags {
@@ -450,6 +471,8 @@ impl Session {
         let items = split_items(text);
         let mut chunks = self.chunks.clone();
         let mut replaced: Vec<String> = Vec::new();
+        // Stored tables declared again under another class name: (old, new).
+        let mut renamed: Vec<(String, String)> = Vec::new();
         // Where this input's declarations are in `chunks`.
         let mut new_chunks: Vec<usize> = Vec::new();
         for (i, (start, key, table)) in items.iter().enumerate() {
@@ -469,6 +492,9 @@ impl Session {
             match at {
                 Some(i) => {
                     replaced.push(chunks[i].key.clone());
+                    if chunks[i].key != chunk.key && chunks[i].table.is_some() {
+                        renamed.push((chunks[i].key.clone(), chunk.key.clone()));
+                    }
                     chunks[i] = chunk;
                     new_chunks.push(i);
                 }
@@ -476,6 +502,29 @@ impl Session {
                     new_chunks.push(chunks.len());
                     chunks.push(chunk);
                 }
+            }
+        }
+        // The functions waiting from earlier inputs are tried with this one (unless
+        // it declares them again).
+        let mut waited: Vec<usize> = Vec::new();
+        for (c, _) in &self.waiting {
+            if !chunks.iter().any(|old| old.key == c.key) {
+                waited.push(chunks.len());
+                chunks.push(c.clone());
+            }
+        }
+        // Functions (of this input, or waiting) whose only errors are calls of
+        // functions not declared yet: they wait for them.
+        let mut waiting: Vec<(Chunk, Vec<String>)> = Vec::new();
+        // Functions that waited and do not compile now that what they called is
+        // declared: dropped, with why.
+        let mut gave_up: Vec<(Chunk, String)> = Vec::new();
+        // The classes made from the data directory refer to the table by the class
+        // name they gave it (`b: ref A`): they follow it to the user's name (`class
+        // Alpha` with `@table(name: "a")`), or nothing that refers to it compiles.
+        for c in chunks.iter_mut().filter(|c| c.file == STORED_FILE) {
+            for (old, new) in &renamed {
+                c.text = rename_ref(&c.text, old, new);
             }
         }
         // A function declared before that no longer compiles with this input (it
@@ -492,6 +541,36 @@ impl Session {
                 .iter()
                 .filter(|d| d.severity == Severity::Error)
                 .collect();
+            let (waits, fails) =
+                waiting_functions(&chunks, &new_chunks, &waited, &replaced, &errors);
+            if !waits.is_empty() || !fails.is_empty() {
+                let mut out: Vec<usize> = waits.iter().map(|(i, _)| *i).collect();
+                out.extend(fails.iter().map(|(i, _, _)| *i));
+                out.sort_unstable();
+                let mut taken: Vec<(usize, Chunk)> = Vec::new();
+                for &i in out.iter().rev() {
+                    taken.push((i, chunks.remove(i)));
+                    for list in [&mut new_chunks, &mut waited] {
+                        list.retain(|&n| n != i);
+                        for n in list.iter_mut() {
+                            if *n > i {
+                                *n -= 1;
+                            }
+                        }
+                    }
+                }
+                taken.reverse();
+                for (i, c) in taken {
+                    if let Some((_, names)) = waits.iter().find(|(w, _)| *w == i) {
+                        waiting.push((c, names.clone()));
+                    } else if let Some((_, at, why)) = fails.iter().find(|(w, _, _)| *w == i) {
+                        let f = &sources.files[i];
+                        let (l, col) = f.line_col(*at);
+                        gave_up.push((c, format!("{}:{l}:{col}: {why}", f.name)));
+                    }
+                }
+                continue;
+            }
             let old_fn = |d: &Diagnostic| {
                 let i = d.span.file.0 as usize;
                 !new_chunks.contains(&i)
@@ -587,6 +666,35 @@ impl Session {
         let res = self.run(&built, true, Vec::new());
         match res {
             RunEnd::Done(_) => {
+                for &i in &waited {
+                    let c = &chunks[i];
+                    say!(
+                        "note: `{}` ({}:{}) is declared now: what it waited for is",
+                        c.key,
+                        c.file,
+                        c.line
+                    );
+                }
+                for (c, names) in &waiting {
+                    if self.waiting.iter().any(|(w, _)| w.key == c.key) {
+                        continue; // said when it began to wait
+                    }
+                    let them = names.join(", ");
+                    say!(
+                        "note: `{}` calls {them}, not declared yet: it is kept, and declared with {}",
+                        c.key,
+                        if names.len() == 1 { "it" } else { "them" }
+                    );
+                }
+                for (c, why) in &gave_up {
+                    say!(
+                        "note: `{}` ({}:{}) waited for a function and does not compile with it ({why}); declare it again",
+                        c.key,
+                        c.file,
+                        c.line
+                    );
+                }
+                self.waiting = waiting;
                 self.chunks = chunks;
                 for (c, why) in &dropped {
                     say!(
@@ -985,6 +1093,95 @@ enum RunEnd {
     Done(Vec<Value>),
     Failed,
     Interrupted,
+}
+
+/// A waiting function that fails for another reason: its chunk, where its first
+/// error is in the chunk's file, and the error's message.
+type Failing = (usize, u32, String);
+
+/// The name in an "unknown function `NAME`" diagnostic.
+fn unknown_function(d: &Diagnostic) -> Option<&str> {
+    if d.code != "name" {
+        return None;
+    }
+    d.message
+        .strip_prefix("unknown function `")
+        .and_then(|m| m.strip_suffix('`'))
+}
+
+/// Among the chunks of a declaration input (`new_chunks`) and those waiting from
+/// before (`waited`), the functions that fail to compile only because they call
+/// functions not declared yet, with those names as shown (`` `odd` ``, with a near
+/// name when there is one: they wait), and the waiting ones that
+/// fail for another reason, with their first error (where in the chunk's file, and
+/// its message). A function that replaces a declared one (`replaced`) never
+/// waits: the old one would stay in use.
+fn waiting_functions(
+    chunks: &[Chunk],
+    new_chunks: &[usize],
+    waited: &[usize],
+    replaced: &[String],
+    errors: &[&Diagnostic],
+) -> (Vec<(usize, Vec<String>)>, Vec<Failing>) {
+    let mut waits = Vec::new();
+    let mut fails = Vec::new();
+    for &i in new_chunks.iter().chain(waited) {
+        let c = &chunks[i];
+        if !c.text.trim_start().starts_with("fn ") || replaced.contains(&c.key) {
+            continue;
+        }
+        let mine: Vec<&&Diagnostic> = errors
+            .iter()
+            .filter(|d| d.span.file.0 as usize == i)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut names: Vec<String> = Vec::new();
+        for d in &mine {
+            match unknown_function(d) {
+                Some(n) => {
+                    // A near name may be what was meant (`pirnt`).
+                    let guess = d
+                        .notes
+                        .iter()
+                        .find(|t| t.starts_with("did you mean"))
+                        .map_or(String::new(), |t| format!(" ({t})"));
+                    let shown = format!("`{n}`{guess}");
+                    if !names.contains(&shown) {
+                        names.push(shown);
+                    }
+                }
+                None => {
+                    names.clear();
+                    break;
+                }
+            }
+        }
+        if !names.is_empty() {
+            waits.push((i, names));
+        } else if waited.contains(&i) {
+            fails.push((i, mine[0].span.lo, mine[0].message.clone()));
+        }
+    }
+    (waits, fails)
+}
+
+/// A class made from the data directory (`schema::declarations`) with its `ref OLD`
+/// columns made `ref NEW`.
+fn rename_ref(text: &str, old: &str, new: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let replaced = [": ref ", ": ?ref "].iter().find_map(|kw| {
+            let at = line.find(kw)? + kw.len();
+            let rest = &line[at..];
+            let tail = rest.strip_prefix(old)?;
+            tail.starts_with([' ', '\n'])
+                .then(|| format!("{}{new}{tail}", &line[..at]))
+        });
+        out.push_str(replaced.as_deref().unwrap_or(line));
+    }
+    out
 }
 
 /// Whether a statement input is a lone expression (its value is printed).

@@ -74,17 +74,25 @@ pub(super) fn suggest<'a>(
     name: &str,
     candidates: impl Iterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    // Edits of one character, two neighbours swapped counting as one (`pirnt` is one
+    // edit from `print`, as `first` is two): the optimal string alignment distance.
     fn distance(a: &str, b: &str) -> usize {
+        let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
+        let mut before: Vec<usize> = Vec::new();
         let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
+        for i in 0..a.len() {
             let mut cur = vec![i + 1; b.len() + 1];
-            for (j, cb) in b.iter().enumerate() {
-                cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+            for j in 0..b.len() {
+                let mut d = (prev[j] + usize::from(a[i] != b[j]))
                     .min(prev[j + 1] + 1)
                     .min(cur[j] + 1);
+                if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                    d = d.min(before[j - 1] + 1);
+                }
+                cur[j + 1] = d;
             }
-            prev = cur;
+            before = std::mem::replace(&mut prev, cur);
         }
         prev[b.len()]
     }
@@ -255,5 +263,18 @@ mod tests {
         }
         assert_eq!(suggest("bxb", ["bob"].into_iter()), Some("bob"));
         assert_eq!(suggest("zz", ["zzz"].into_iter()), None);
+    }
+
+    #[test]
+    fn two_letters_swapped_are_one_edit() {
+        // By plain edits `print` and `first` are both two from `pirnt`, and the tie
+        // went to `first`.
+        let names = ["first", "print"];
+        assert_eq!(suggest("pirnt", names.iter().copied()), Some("print"));
+        assert_eq!(
+            suggest("lenght", ["length", "left"].into_iter()),
+            Some("length")
+        );
+        assert_eq!(suggest("ab", ["ba"].into_iter()), None);
     }
 }
