@@ -252,13 +252,20 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // `--help` and `--version` print on stdout and succeed; every other parse
-            // error is a usage error.
-            let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(exit::Failure::Usage.status())
-            } else {
-                ExitCode::SUCCESS
+            // `--help` and `--version` print on stdout and succeed, unless the output
+            // cannot be written (74, as for every report); every other parse error is
+            // a usage error.
+            if e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::from(exit::Failure::Usage.status());
+            }
+            out_part!("{}", e.render());
+            return match exit::output_failure() {
+                Some(failure) => {
+                    failure.say();
+                    ExitCode::from(failure.status())
+                }
+                None => ExitCode::SUCCESS,
             };
         }
     };

@@ -902,7 +902,9 @@ fn tool_reports_survive_a_closed_pipe_and_a_full_disk() {
     write(&dir, "p_test.wo", "fn test_one() {\n  print(1)\n}\n");
     write(&dir, "ugly.wo", "fn main() {\nprint(1)\n}\n");
     run_wo(&dir, &["run", "p.wo", "--data", "data"]).expect_status(0);
-    let commands: [&[&str]; 6] = [
+    let commands: [&[&str]; 8] = [
+        &["--help"],
+        &["--version"],
         &["db", "verify", "data"],
         &["db", "checkpoint", "data"],
         &["db", "migrate", "data", "p.wo"],
