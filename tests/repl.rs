@@ -169,6 +169,30 @@ fn a_changed_signature_drops_the_functions_that_no_longer_compile() {
     );
 }
 
+/// Messages that spoke of what a session does not have (helper-51): a table declared
+/// again as a plain class had no position; a module used without `use` pointed at
+/// "the top of the file"; `.load` of a directory gave the system's "Is a directory".
+#[test]
+fn session_messages_speak_of_the_session() {
+    let dir = scratch("session-messages");
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    let (status, out, err) = repl(
+        &dir,
+        &[],
+        "@table\nclass Note {\n  t: Text\n}\ninsert Note { t: \"a\" }\nclass Note {\n  t: Text\n}\nio.read_line()\n.load lib\ncount(from n in Note select n)\n",
+    );
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "Note(1)\n1\n", "{err}");
+    for part in [
+        "repl:6:1: error: `Note` is a table of this session, and stays one",
+        "a session cannot drop a table (repl:1)",
+        "repl:9:1: error: `io.read_line` needs `use io`: type it as an input of its own first",
+        "error: `lib` is a directory; `.load` takes one file",
+    ] {
+        assert!(err.contains(part), "{part}:\n{err}");
+    }
+}
+
 /// Functions typed (or piped) one input at a time may call functions declared later,
 /// as a program's may: `even` calling `odd` waits for it, and both are declared when
 /// `odd` comes. Until December 3 `even` was refused ("unknown function `odd`"), and

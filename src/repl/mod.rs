@@ -460,6 +460,14 @@ impl Repl {
 
     /// `.load FILE`: the file's declarations join the session.
     fn load(&mut self, path: &Path) {
+        if path.is_dir() {
+            say!(
+                "error: `{}` is a directory; `.load` takes one file (for a program of several files, `.load` each)",
+                path.display()
+            );
+            self.n_errors += 1;
+            return;
+        }
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) => {

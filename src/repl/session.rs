@@ -406,6 +406,18 @@ impl Session {
                 ));
             }
         }
+        // What is typed has no top of the file: a module is made available by an
+        // input of its own.
+        for d in &mut diags {
+            let typed = sources
+                .files
+                .get(d.span.file.0 as usize)
+                .is_some_and(|f| f.name == REPL_FILE);
+            if let Some(at) = d.message.find(" at the top of the file").filter(|_| typed) {
+                d.message.truncate(at);
+                d.message.push_str(": type it as an input of its own first");
+            }
+        }
         // A call of a function that waits for others (`even`, before `odd`).
         for d in &mut diags {
             let Some(name) = unknown_function(d) else {
@@ -489,6 +501,32 @@ impl Session {
             let at = chunks.iter().position(|old| {
                 &old.key == key || (table.is_some() && old.table.is_some() && &old.table == table)
             });
+            // A table of the session declared again as a plain class: the session
+            // keeps its tables (their rows are in it) until it ends.
+            if let Some(old) = at.map(|i| &chunks[i]).filter(|o| o.table.is_some()) {
+                if table.is_none() {
+                    let lo = line.saturating_sub(1) + start;
+                    let first_line = text[*start..].find('\n').unwrap_or(text.len() - start);
+                    let span = Span {
+                        file: FileId(0),
+                        lo: u32::try_from(lo).unwrap_or(u32::MAX),
+                        hi: u32::try_from(lo + first_line).unwrap_or(u32::MAX),
+                    };
+                    let d = Diagnostic::error(
+                        "table",
+                        span,
+                        format!("`{key}` is a table of this session, and stays one"),
+                    )
+                    .with_note(format!(
+                        "a session cannot drop a table ({}:{}); declare the class with `@table` again (the same stored name), or give this one another name",
+                        old.file, old.line
+                    ));
+                    let mut sources = SourceMap::default();
+                    sources.add(file, src.clone());
+                    say_part!("{}", render_all(&sources, &[d]));
+                    return Outcome::Failed;
+                }
+            }
             match at {
                 Some(i) => {
                     replaced.push(chunks[i].key.clone());
