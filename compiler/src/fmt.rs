@@ -345,6 +345,14 @@ fn layout(src: &str, module: &Module) -> String {
         {
             brk[i] = false;
         }
+        // `} else` and its `{` on the next line (the parser takes it): a block opens
+        // at the end of its first line.
+        if matches!(toks[i].tok, Tok::LBrace)
+            && p.is_some_and(|p| matches!(toks[p].tok, Tok::Else))
+            && !has_comment(i)
+        {
+            brk[i] = false;
+        }
     }
     // A block that spans lines opens and closes on lines of its own. Empty brackets
     // of any kind are `{}`, `[]`, `()` (unless a comment lies inside). Prefix counts
@@ -695,6 +703,11 @@ mod tests {
             fmt(src),
             "fn main() {\n  if a {\n    f()\n  } else {\n    g()\n  }\n  try {\n    f()\n  } catch (e) {}\n}\n"
         );
+        // `else` with its `{` on the next line (helper-51: it stayed there, the
+        // brace indented as a continuation).
+        let src = "fn main() {\n  if a {\n    f()\n  } else\n  {\n    g()\n  }\n}\n";
+        let want = "fn main() {\n  if a {\n    f()\n  } else {\n    g()\n  }\n}\n";
+        assert_eq!(fmt(src), want);
     }
 
     #[test]
