@@ -1932,7 +1932,10 @@ pub struct Report {
     pub locked_by: Option<Option<u32>>,
     pub checkpoint_bytes: Option<u64>,
     pub checkpoint_lsn: u64,
+    /// The log file's size: what it holds and the room allocated ahead of it.
     pub log_bytes: u64,
+    /// Where its valid records end (at a torn tail or damage, where they stop).
+    pub log_used: u64,
     pub log_records: u64,
     pub log_first_lsn: u64,
     pub last_lsn: u64,
@@ -1961,8 +1964,8 @@ impl fmt::Display for Report {
         }
         writeln!(
             f,
-            "log: {} bytes, {} records, lsn {}..{}",
-            self.log_bytes, self.log_records, self.log_first_lsn, self.last_lsn
+            "log: {} records in {} bytes ({} allocated), lsn {}..{}",
+            self.log_records, self.log_used, self.log_bytes, self.log_first_lsn, self.last_lsn
         )?;
         if let Some(t) = self.torn_tail {
             writeln!(f, "torn tail at offset {t} (cut on the next open)")?;
@@ -2271,6 +2274,7 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
     match res {
         Ok(end) => {
             rep.log_records = end.records;
+            rep.log_used = end.end;
             rep.last_lsn = end.last_lsn;
             if end.tail == Tail::Torn {
                 rep.torn_tail = Some(end.end);
@@ -2285,6 +2289,7 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
         }
         Err(wal::ScanError::Damage((off, what))) => {
             (rep.log_records, rep.last_lsn) = passed;
+            rep.log_used = off;
             rep.problem = problem(&wal_path, off, what);
         }
         Err(e) => return Err(scan_err(e, &wal_path, dir)),
