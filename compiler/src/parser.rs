@@ -39,7 +39,7 @@ type Error = ParseError<usize, Tok, &'static str>;
 /// Parses one file. Always returns a module (possibly partial) and every syntax error.
 pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     let lexed = tokenize(src, file, 0, 0, Mode::File);
-    let (top, errs) = run(&lexed.toks, file);
+    let (mut top, errs) = run(&lexed.toks, file);
     let ctx = ErrCtx {
         src,
         base: 0,
@@ -48,7 +48,41 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         mode: Mode::File,
         depths: std::cell::OnceCell::new(),
     };
-    let diags = merge(&ctx, lexed.diags, errs, lexed.cut);
+    let mut braces = braces_on_the_next_line(&lexed.toks, &errs);
+    let mut diags = merge(&ctx, lexed.diags.clone(), errs, lexed.cut);
+    // `fn main()` or `if x > 2` with its `{` on the next line (a habit of C# and
+    // Allman style): each is reported once, then the file is read again with the `{`
+    // taken as written on its header's line, so the rest of the file is checked
+    // instead of drowning in errors where a block's statements were read as items. A
+    // header past the first such error shows only in the next reading: a few rounds.
+    let mut reported: Vec<Diagnostic> = lexed.diags.clone();
+    let mut toks = lexed.toks.clone();
+    for _ in 0..MAX_BRACE_ROUNDS {
+        if braces.is_empty() {
+            break;
+        }
+        reported.extend(
+            diags
+                .iter()
+                .filter(|d| braces.iter().any(|&i| toks[i].0 == d.span.lo as usize))
+                .cloned(),
+        );
+        toks = toks
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !braces.contains(i))
+            .map(|(_, t)| t)
+            .collect();
+        let (again, errs) = run(&toks, file);
+        let ctx = ErrCtx {
+            toks: &toks,
+            depths: std::cell::OnceCell::new(),
+            ..ctx
+        };
+        top = again;
+        braces = braces_on_the_next_line(&toks, &errs);
+        diags = merge(&ctx, reported.clone(), errs, lexed.cut);
+    }
     let items = match top {
         Some(Top::Module(items)) => items,
         _ => Vec::new(),
@@ -59,6 +93,37 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         declared_names(&lexed.toks)
     };
     (ast::Module { items, broken }, diags)
+}
+
+/// How many times a file is read again with the `{` of headers joined to their line
+/// (each reading finds the headers after the last one it joined).
+const MAX_BRACE_ROUNDS: usize = 8;
+
+/// The automatic `;` (at a line break) that an error was reported on, where the next
+/// token is a `{` the parser would have taken: a block's `{` on the line after its
+/// header.
+fn braces_on_the_next_line(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for e in errs {
+        let ParseError::UnrecognizedToken {
+            token: (lo, Tok::Semi, hi),
+            expected,
+        } = e
+        else {
+            continue;
+        };
+        if lo != hi || !expected.iter().any(|x| x == "\"{\"") {
+            continue;
+        }
+        let i = toks.partition_point(|t| t.0 < *lo);
+        let here = toks
+            .get(i)
+            .is_some_and(|t| t.0 == *lo && matches!(t.1, Tok::Semi));
+        if here && matches!(toks.get(i + 1), Some((_, Tok::LBrace, _))) && !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
 }
 
 /// The names after `fn` and `class` outside every bracket, and after every `const`
