@@ -718,6 +718,32 @@ fn habit_hint(
         {
             Some("a variable is declared with `let`: `let x = 1`")
         }
+        // C's `for (let i = 0; i < 3; i++)`.
+        (Some(Tok::For), Tok::LParen) => Some(
+            "a `for` loop takes no parentheses: `for i in range(0, 3) { … }` counts, `for x in xs { … }` walks a list",
+        ),
+        // Lua's and Ruby's `if x > 0 then … end`.
+        (_, Tok::LId(w)) if w == "then" => Some(
+            "wo has no `then` (nor `end`): the block of an `if` is in braces, `if x > 0 { … }`",
+        ),
+        // Kotlin's and C#'s `Int?`.
+        (Some(Tok::UId(_)), Tok::Question) => {
+            Some("a nullable type is written with `?` first: `?Int`")
+        }
+        // C's `c ? a : b`.
+        (_, Tok::Question) => Some(
+            "wo has no `c ? a : b`: choose in an `if` (`let y = 2`, then `if x > 0 { y = 1 }`), or give a default to a nil with `??`",
+        ),
+        // Python's `f"n={n}"`.
+        (Some(Tok::LId(f)), Tok::Text(_)) if f == "f" => {
+            Some("every text interpolates, with no prefix: `\"n=${n}\"`")
+        }
+        // `if x > 2 print(x)`: a block without braces.
+        (Some(_), Tok::LId(_) | Tok::Return | Tok::Break | Tok::Continue)
+            if !after_auto_semi && idx.and_then(|i| header_keyword(ctx, i)).is_some() =>
+        {
+            Some("a block is in braces, even of one statement: `if x > 2 { print(x) }`")
+        }
         // A line that starts with a binary operator after a line that could end a
         // statement: the line break put an automatic `;` between them (§2).
         (Some(Tok::Semi), op) if op.is_binary_only() && after_auto_semi => {

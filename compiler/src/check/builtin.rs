@@ -169,7 +169,14 @@ pub(crate) fn call(
     match resolve(c, name, checked, span) {
         Ok(e) => e,
         Err(msg) => {
-            c.err("type", span, msg);
+            let mut d = Diagnostic::error("type", span, msg);
+            // Python's and Lua's `print(a, b)`.
+            if matches!(name, "print" | "print_err") && args.len() > 1 {
+                d = d.with_note(format!(
+                    "`{name}` takes one value; to print several on a line, interpolate them: `{name}(\"${{a}} ${{b}}\")`"
+                ));
+            }
+            c.diags.push(d);
             c.unknown(span)
         }
     }

@@ -330,12 +330,15 @@ impl<'a> Checker<'a> {
                 self.unknown(span)
             }
             t => {
-                let t = self.tyname(&t);
-                self.err(
+                let mut d = Diagnostic::error(
                     "type",
                     recv.span,
-                    format!("cannot index into a value of type {t}"),
+                    format!("cannot index into a value of type {}", self.tyname(&t)),
                 );
+                if t == Ty::Text {
+                    d = d.with_note("a Text is not indexed: its character at `i` is `substr(s, i, 1)`, and `for c in s { … }` walks its characters");
+                }
+                self.diags.push(d);
                 self.expr(index, None);
                 self.unknown(span)
             }
