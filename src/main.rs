@@ -259,7 +259,14 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::from(exit::Failure::Usage.status());
             }
-            out_part!("{}", e.render());
+            // Styled as clap styles it, on a terminal that takes colours.
+            let styled = std::io::IsTerminal::is_terminal(&std::io::stdout())
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            if styled {
+                out_part!("{}", e.render().ansi());
+            } else {
+                out_part!("{}", e.render());
+            }
             return match exit::output_failure() {
                 Some(failure) => {
                     failure.say();

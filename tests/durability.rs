@@ -2234,8 +2234,10 @@ fn pid_namespaces_work() -> bool {
 /// process's and left the writer's last acknowledged note out of an export. And a
 /// reader in a namespace of its own, where the kernel's table hides the writer's
 /// flocks, took the directory for one nobody held (so every record in it, synced or
-/// not, for final); it now sees the holder through the `fcntl` lock the writer takes
-/// as a marker.
+/// not, for final); it now sees the holder through the open file description lock
+/// the writer takes as a marker. The writer reads its own lock file after each insert
+/// (`fs.read_text`): the first version of the marker, a POSIX lock, was dropped when
+/// the process closed that other descriptor of the file (helper-52).
 #[test]
 fn a_writer_and_a_reader_in_pid_namespaces_of_their_own() {
     if !pid_namespaces_work() {
@@ -2245,7 +2247,7 @@ fn a_writer_and_a_reader_in_pid_namespaces_of_their_own() {
     let prog = cwd.join("app.wo");
     std::fs::write(
         &prog,
-        "use io\n\n@table\nclass Note {\n  text: Text\n}\n\nfn main() {\n  let n = 0\n  while true {\n    let line = io.read_line()\n    if line == nil {\n      return\n    }\n    insert Note { text: unwrap(line) }\n    n += 1\n    print(\"acked ${n}\")\n  }\n}\n",
+        "use fs\nuse io\n\n@table\nclass Note {\n  text: Text\n}\n\nfn main(args: multi Text) {\n  let n = 0\n  while true {\n    let line = io.read_line()\n    if line == nil {\n      return\n    }\n    insert Note { text: unwrap(line) }\n    n += 1\n    let holder = fs.read_text(args[0])\n    print(\"acked ${n} ${len(holder) > 0}\")\n  }\n}\n",
     )
     .unwrap();
     let dir = cwd.join("d");
@@ -2255,6 +2257,8 @@ fn a_writer_and_a_reader_in_pid_namespaces_of_their_own() {
         .arg(&prog)
         .arg("--data")
         .arg(&dir)
+        .arg("--")
+        .arg(dir.join("lock"))
         .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -2267,7 +2271,7 @@ fn a_writer_and_a_reader_in_pid_namespaces_of_their_own() {
         writeln!(stdin, "{text}").unwrap();
         stdin.flush().unwrap();
         let ack = lines.next().expect("an acknowledgement").unwrap();
-        assert_eq!(ack, format!("acked {}", i + 1));
+        assert_eq!(ack, format!("acked {} true", i + 1));
         let mut export = common::wo();
         export.args(["db", "export"]).arg(&dir);
         let res = output(export);

@@ -216,11 +216,57 @@ fn a_function_may_call_one_declared_later() {
         "= note: `even` (repl:1) calls `odd`",
         "note: `even` (repl:1) is declared now: what it waited for is",
         "note: `a` calls `pirnt` (did you mean `print`?), not declared yet",
-        "note: `c` (repl:13) waited for a function and does not compile with it (repl:13:26: expected `Text`, found `Int`); declare it again",
+        "note: `c` (repl:13), which was waiting, is dropped: it does not compile with this input (repl:13:26: expected `Text`, found `Int`); declare it again",
         "repl:15:1: error: unknown function `c`",
     ] {
         assert!(err.contains(part), "{part}:\n{err}");
     }
+}
+
+/// The edges of waiting functions (helper-52): a `.load` that drops a function while
+/// another waits (the session ended with an index out of bounds); a piped session
+/// whose function waits for a name that never comes (exit 0, in silence); a waiting
+/// function declared again, waiting for something else (no note); a waiting function
+/// broken by a class change (the note quoted the call it waited for).
+#[test]
+fn waiting_functions_at_their_edges() {
+    let dir = scratch("waiting-edges");
+    std::fs::write(
+        dir.join("lib.wo"),
+        "fn g(x: Int, y: Int) -> Int {\n  return x + y\n}\n\nfn odd(n: Int) -> Bool {\n  if n == 0 {\n    return false\n  }\n  return even(n - 1)\n}\n",
+    )
+    .unwrap();
+    let (status, out, err) = repl(
+        &dir,
+        &[],
+        "fn g(x: Int) -> Int { return x }\nfn h() -> Int { return g(1) }\nfn even(n: Int) -> Bool { if n == 0 { return true } return odd(n - 1) }\n.load lib.wo\neven(4)\n",
+    );
+    assert_eq!((status, out.as_str()), (Some(0), "true\n"), "{err}");
+    assert!(err.contains("note: `h` (repl:2) is dropped"), "{err}");
+    let (status, _, err) = repl(&dir, &[], "fn greet() { pirnt(\"hi\") }\n");
+    assert_eq!(status, Some(1), "{err}");
+    assert!(
+        err.contains("error: `greet` (repl:1) was never declared: it calls `pirnt` (did you mean `print`?), never declared"),
+        "{err}"
+    );
+    let (_, _, err) = repl(
+        &dir,
+        &[],
+        "fn f() -> Int { return g() }\nfn f() -> Int { return h() }\nfn g() -> Int { return 1 }\n",
+    );
+    assert!(
+        err.contains("note: `f` calls `h`, not declared yet"),
+        "{err}"
+    );
+    let (_, _, err) = repl(
+        &dir,
+        &[],
+        "class P { x: Int }\nfn f(p: P) -> Int { return g(p.x) }\nclass P { y: Int }\n",
+    );
+    assert!(
+        err.contains("which was waiting, is dropped: it does not compile with this input (repl:2:32: class `P` has no field `x`)"),
+        "{err}"
+    );
 }
 
 /// A stored table declared again under the program's own class name, while another

@@ -627,6 +627,29 @@ fn a_new_column_whose_default_is_a_constant_gives_old_rows_its_value() {
         "{}",
         plan.stdout
     );
+    // A long sum is computed (the first version counted its nodes as constants and
+    // gave up past 32); Texts doubled through 40 constants are not built (the first
+    // version computed each constant at each use, 2^40 times, and built a Text of
+    // gigabytes): past 64 KiB a default is no value the compiler knows.
+    let sum = vec!["1"; 40].join(" + ");
+    let mut big = String::from("const C0 = \"xxxxxxxxxxxxxxxx\"\n");
+    for i in 1..=40 {
+        big.push_str(&format!("const C{i} = C{} .. C{}\n", i - 1, i - 1));
+    }
+    big.push_str(&format!("\n@table(name: \"people\")\nclass Person {{\n  name: Text @unique\n  age: ?Int\n  forty: Int = {sum}\n  huge: ?Text = C40\n  short: ?Text = C2\n}}\n\nfn main() {{}}\n"));
+    write(&dir, "big.wo", &big);
+    let plan = run_wo(&dir, &["db", "migrate", "d", "big.wo"]);
+    plan.expect_status(0);
+    for part in [
+        "new column `forty` Int, existing rows get 40 (5 rows)",
+        "new column `huge` ?Text, existing rows get nil (5 rows)",
+        &format!(
+            "new column `short` ?Text, existing rows get \"{}\" (5 rows)",
+            "x".repeat(64)
+        ),
+    ] {
+        assert!(plan.stdout.contains(part), "{part}: {}", plan.stdout);
+    }
 }
 
 /// The plan names an index over a column the program removes by that column's stored

@@ -760,15 +760,24 @@ fn habit_hint(
         {
             Some("a task is waited for with `join`: `join(t)` gives its result")
         }
-        // `P(1)`, `insert T(x: 1)`: a constructor call of other languages. A class
-        // name of more than one letter has a lower-case one (`PI`, `LIMIT` are
-        // constants), and `m.PI(2)` names a module's member.
-        (Some(Tok::UId(class)), Tok::LParen)
-            if (class.len() == 1 || class.chars().any(|c| c.is_ascii_lowercase()))
+        // `URL(1)`, `LIMIT(2)`: a name in capitals may be a class or a constant.
+        (Some(Tok::UId(name)), Tok::LParen)
+            if name.len() > 1
+                && !name.chars().any(|c| c.is_ascii_lowercase())
                 && !matches!(
                     ctx.tok(idx.and_then(|i| i.checked_sub(2))),
                     Some(Tok::Dot)
                 ) =>
+        {
+            Some("a constant is not called, nor is a class: an object is built with its fields named, in braces, `P { x: 1 }`")
+        }
+        // `P(1)`, `insert T(x: 1)`: a constructor call of other languages (`m.PI(2)`
+        // names a module's member).
+        (Some(Tok::UId(_)), Tok::LParen)
+            if !matches!(
+                ctx.tok(idx.and_then(|i| i.checked_sub(2))),
+                Some(Tok::Dot)
+            ) =>
         {
             let insert = idx
                 .and_then(|i| i.checked_sub(2))

@@ -186,6 +186,18 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
     };
     repl.run()?;
     let _ = repl.session.stdout.flush();
+    // A function still waiting was never declared: what it calls never came (a typo
+    // that would be `unknown function` in a file).
+    for (c, names) in &repl.session.waiting {
+        say!(
+            "error: `{}` ({}:{}) was never declared: it calls {}, never declared",
+            c.key,
+            c.file,
+            c.line,
+            names.join(", ")
+        );
+        repl.n_errors += 1;
+    }
     if repl.n_errors > 0 && !interactive {
         return Err(Failure::Reported(INPUT_ERROR));
     }

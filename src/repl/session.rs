@@ -587,15 +587,10 @@ impl Session {
                 out.sort_unstable();
                 let mut taken: Vec<(usize, Chunk)> = Vec::new();
                 for &i in out.iter().rev() {
-                    taken.push((i, chunks.remove(i)));
-                    for list in [&mut new_chunks, &mut waited] {
-                        list.retain(|&n| n != i);
-                        for n in list.iter_mut() {
-                            if *n > i {
-                                *n -= 1;
-                            }
-                        }
-                    }
+                    taken.push((
+                        i,
+                        take_chunk(&mut chunks, i, [&mut new_chunks, &mut waited]),
+                    ));
                 }
                 taken.reverse();
                 for (i, c) in taken {
@@ -689,12 +684,10 @@ impl Session {
                         format!("{}:{l}:{c}: {}", f.name, d.message)
                     })
                     .unwrap_or_default();
-                round.push((chunks.remove(i), why));
-                for n in &mut new_chunks {
-                    if *n > i {
-                        *n -= 1;
-                    }
-                }
+                round.push((
+                    take_chunk(&mut chunks, i, [&mut new_chunks, &mut waited]),
+                    why,
+                ));
             }
             // In the order they were declared.
             dropped.extend(round.into_iter().rev());
@@ -714,7 +707,10 @@ impl Session {
                     );
                 }
                 for (c, names) in &waiting {
-                    if self.waiting.iter().any(|(w, _)| w.key == c.key) {
+                    let same = |(w, n): &(Chunk, Vec<String>)| {
+                        w.key == c.key && w.text == c.text && n == names
+                    };
+                    if self.waiting.iter().any(same) {
                         continue; // said when it began to wait
                     }
                     let them = names.join(", ");
@@ -726,7 +722,7 @@ impl Session {
                 }
                 for (c, why) in &gave_up {
                     say!(
-                        "note: `{}` ({}:{}) waited for a function and does not compile with it ({why}); declare it again",
+                        "note: `{}` ({}:{}), which was waiting, is dropped: it does not compile with this input ({why}); declare it again",
                         c.key,
                         c.file,
                         c.line
@@ -1133,6 +1129,20 @@ enum RunEnd {
     Interrupted,
 }
 
+/// Removes chunk `i`, keeping the lists of chunk positions true: `i` leaves them, and
+/// the positions after it move down one.
+fn take_chunk(chunks: &mut Vec<Chunk>, i: usize, lists: [&mut Vec<usize>; 2]) -> Chunk {
+    for list in lists {
+        list.retain(|&n| n != i);
+        for n in list.iter_mut() {
+            if *n > i {
+                *n -= 1;
+            }
+        }
+    }
+    chunks.remove(i)
+}
+
 /// A waiting function that fails for another reason: its chunk, where its first
 /// error is in the chunk's file, and the error's message.
 type Failing = (usize, u32, String);
@@ -1199,7 +1209,12 @@ fn waiting_functions(
         if !names.is_empty() {
             waits.push((i, names));
         } else if waited.contains(&i) {
-            fails.push((i, mine[0].span.lo, mine[0].message.clone()));
+            // Why it fails: an error other than the calls it waited for.
+            let why = mine
+                .iter()
+                .find(|d| unknown_function(d).is_none())
+                .unwrap_or(&mine[0]);
+            fails.push((i, why.span.lo, why.message.clone()));
         }
     }
     (waits, fails)

@@ -18,68 +18,113 @@ pub(super) fn simple_default(e: &ast::Expr) -> bool {
 }
 
 /// The constants of a program by name (the first declaration of each), for
-/// [`literal_default`].
+/// [`Folder`].
 type ConstExprs<'m> = HashMap<&'m str, &'m ast::Expr>;
 
-/// How many constants a column default may go through (`const A = B`, …): more, or a
-/// cycle, is no literal.
-const MAX_DEFAULT_DEPTH: usize = 32;
+/// How many expression nodes one column default may take to compute, constants
+/// included (each computed once): more is no value the compiler knows.
+const MAX_DEFAULT_STEPS: usize = 10_000;
 
-/// A field default whose value the compiler knows, of the column's type `ty`: what
-/// existing rows get when a data directory gains the column (`docs/schema.md`). A
-/// literal, a constant whose value is one, or `+`, `-`, `*` (and `++` of Texts) of
-/// those: `prio: Int = DEFAULT_PRIO`, `limit: Int = 60 * 60`. Overflow is no value
-/// (the program's own evaluation traps).
-fn literal_default(
-    e: &ast::Expr,
-    ty: &Ty,
-    consts: &ConstExprs<'_>,
-    depth: usize,
-) -> Option<wo_bytecode::image::ColumnDefault> {
-    use wo_bytecode::image::ColumnDefault as D;
-    if depth > MAX_DEFAULT_DEPTH {
-        return None;
+/// How many bytes of Text the `..` of one column default may build.
+const MAX_DEFAULT_BYTES: usize = 64 * 1024;
+
+/// Computes a column default the compiler can know: what existing rows get when a
+/// data directory gains the column (`docs/schema.md`). A literal, a constant whose
+/// value is one, or `+`, `-`, `*` (and `..` of Texts) of those: `prio: Int =
+/// DEFAULT_PRIO`, `limit: Int = 60 * 60`. Overflow is no value (the program's own
+/// evaluation traps), nor is anything past the budget of steps and bytes.
+struct Folder<'m> {
+    consts: ConstExprs<'m>,
+    /// Each constant's value once computed (`None`: it has none, or is being computed:
+    /// a cycle).
+    memo: HashMap<&'m str, Option<wo_bytecode::image::ColumnDefault>>,
+    steps: usize,
+    bytes: usize,
+}
+
+impl<'m> Folder<'m> {
+    fn new(consts: ConstExprs<'m>) -> Folder<'m> {
+        Folder {
+            consts,
+            memo: HashMap::new(),
+            steps: 0,
+            bytes: 0,
+        }
     }
-    let sub = |e: &ast::Expr| literal_default(e, ty, consts, depth + 1);
-    Some(match (&e.kind, ty.strip()) {
-        (A::Nil, _) if ty.is_nullable() => D::Nil,
-        (A::Int(i), Ty::Int) => D::Int(*i),
-        (A::Float(x), Ty::Float) => D::Float(*x),
-        (A::TypeName(n), _) => sub(consts.get(n.as_str())?)?,
-        (
-            A::Unary {
-                op: ast::UnOp::Neg,
-                expr,
+
+    /// The value of `e` as a default of a column of type `ty`.
+    fn value(&mut self, e: &'m ast::Expr, ty: &Ty) -> Option<wo_bytecode::image::ColumnDefault> {
+        self.steps = 0;
+        self.bytes = 0;
+        // A constant's value depends on the column's type (`7` is no Float).
+        self.memo.clear();
+        self.fold(e, ty)
+    }
+
+    fn fold(&mut self, e: &'m ast::Expr, ty: &Ty) -> Option<wo_bytecode::image::ColumnDefault> {
+        use wo_bytecode::image::ColumnDefault as D;
+        self.steps += 1;
+        if self.steps > MAX_DEFAULT_STEPS {
+            return None;
+        }
+        Some(match (&e.kind, ty.strip()) {
+            (A::Nil, _) if ty.is_nullable() => D::Nil,
+            (A::Int(i), Ty::Int) => D::Int(*i),
+            (A::Float(x), Ty::Float) => D::Float(*x),
+            (A::TypeName(n), _) => {
+                if let Some(known) = self.memo.get(n.as_str()) {
+                    return known.clone();
+                }
+                let (name, init) = self.consts.get_key_value(n.as_str())?;
+                let (name, init) = (*name, *init);
+                self.memo.insert(name, None);
+                let v = self.fold(init, ty);
+                self.memo.insert(name, v.clone());
+                v?
+            }
+            (
+                A::Unary {
+                    op: ast::UnOp::Neg,
+                    expr,
+                },
+                Ty::Int | Ty::Float,
+            ) => match self.fold(expr, ty)? {
+                D::Int(i) => D::Int(i.checked_neg()?),
+                D::Float(x) => D::Float(-x),
+                _ => return None,
             },
-            Ty::Int | Ty::Float,
-        ) => match sub(expr)? {
-            D::Int(i) => D::Int(i.checked_neg()?),
-            D::Float(x) => D::Float(-x),
-            _ => return None,
-        },
-        (A::Binary { op, lhs, rhs }, _) => match (op, sub(lhs)?, sub(rhs)?) {
-            (ast::BinOp::Add, D::Int(a), D::Int(b)) => D::Int(a.checked_add(b)?),
-            (ast::BinOp::Sub, D::Int(a), D::Int(b)) => D::Int(a.checked_sub(b)?),
-            (ast::BinOp::Mul, D::Int(a), D::Int(b)) => D::Int(a.checked_mul(b)?),
-            (ast::BinOp::Add, D::Float(a), D::Float(b)) => D::Float(a + b),
-            (ast::BinOp::Sub, D::Float(a), D::Float(b)) => D::Float(a - b),
-            (ast::BinOp::Mul, D::Float(a), D::Float(b)) => D::Float(a * b),
-            (ast::BinOp::Concat, D::Text(a), D::Text(b)) => D::Text(a + &b),
-            _ => return None,
-        },
-        (A::Bool(b), Ty::Bool) => D::Bool(*b),
-        (A::Text(parts), Ty::Text) => {
-            let mut s = String::new();
-            for p in parts {
-                match p {
-                    ast::TextPart::Lit(l) => s.push_str(l),
+            (A::Binary { op, lhs, rhs }, _) => {
+                match (op, self.fold(lhs, ty)?, self.fold(rhs, ty)?) {
+                    (ast::BinOp::Add, D::Int(a), D::Int(b)) => D::Int(a.checked_add(b)?),
+                    (ast::BinOp::Sub, D::Int(a), D::Int(b)) => D::Int(a.checked_sub(b)?),
+                    (ast::BinOp::Mul, D::Int(a), D::Int(b)) => D::Int(a.checked_mul(b)?),
+                    (ast::BinOp::Add, D::Float(a), D::Float(b)) => D::Float(a + b),
+                    (ast::BinOp::Sub, D::Float(a), D::Float(b)) => D::Float(a - b),
+                    (ast::BinOp::Mul, D::Float(a), D::Float(b)) => D::Float(a * b),
+                    (ast::BinOp::Concat, D::Text(a), D::Text(b)) => {
+                        self.bytes += a.len() + b.len();
+                        if self.bytes > MAX_DEFAULT_BYTES {
+                            return None;
+                        }
+                        D::Text(a + &b)
+                    }
                     _ => return None,
                 }
             }
-            D::Text(s)
-        }
-        _ => return None,
-    })
+            (A::Bool(b), Ty::Bool) => D::Bool(*b),
+            (A::Text(parts), Ty::Text) => {
+                let mut s = String::new();
+                for p in parts {
+                    match p {
+                        ast::TextPart::Lit(l) => s.push_str(l),
+                        _ => return None,
+                    }
+                }
+                D::Text(s)
+            }
+            _ => return None,
+        })
+    }
 }
 
 impl<'a> Checker<'a> {
@@ -280,6 +325,8 @@ impl<'a> Checker<'a> {
         }
         let mut fields = Vec::new();
         let mut seen: HashMap<String, Span> = HashMap::new();
+        // Made at the first column default, once per class.
+        let mut folder: Option<Folder<'a>> = None;
         for f in &c.fields {
             if let Some(&first) = seen.get(&f.name.name) {
                 let msg = format!(
@@ -294,7 +341,7 @@ impl<'a> Checker<'a> {
             let ty = self.resolve_type(&f.ty);
             self.in_table = false;
             match table.as_mut() {
-                Some(t) => self.table_column(f, &ty, fields.len(), t),
+                Some(t) => self.table_column(f, &ty, fields.len(), t, &mut folder),
                 None => self.plain_field_annots(c, f),
             }
             fields.push(FieldInfo {
@@ -421,7 +468,14 @@ impl<'a> Checker<'a> {
     }
 
     /// The checks and annotations of one column of a `@table` class.
-    fn table_column(&mut self, f: &ast::FieldDecl, ty: &Ty, index: usize, t: &mut TableInfo) {
+    fn table_column(
+        &mut self,
+        f: &'a ast::FieldDecl,
+        ty: &Ty,
+        index: usize,
+        t: &mut TableInfo,
+        folder: &mut Option<Folder<'a>>,
+    ) {
         if f.name.name == "id" {
             self.err(
                 "table",
@@ -468,11 +522,11 @@ impl<'a> Checker<'a> {
             );
         }
         let col = u16::try_from(index).unwrap_or(u16::MAX);
-        if let Some(d) = f
-            .default
-            .as_ref()
-            .and_then(|e| literal_default(e, ty, &self.const_exprs(), 0))
-        {
+        if let Some(d) = f.default.as_ref().and_then(|e| {
+            folder
+                .get_or_insert_with(|| Folder::new(self.const_exprs()))
+                .value(e, ty)
+        }) {
             t.column_default.push((col, d));
         }
         for a in &f.annots {

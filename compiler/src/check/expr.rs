@@ -163,7 +163,19 @@ impl<'a> Checker<'a> {
         let (mut kt, mut vt) = (kx, vx);
         let mut out = Vec::new();
         for (k, v) in entries {
+            let before = self.diags.len();
             let ke = self.expr(k, kt.as_ref());
+            // `{a: 1}`: JavaScript's and Lua's bare key is a variable here.
+            if let A::Name(n) = &k.kind {
+                if let Some(d) = self.diags[before..]
+                    .iter_mut()
+                    .find(|d| d.message.starts_with("unknown variable `"))
+                {
+                    d.notes = vec![format!(
+                        "a map's key is a value: a Text key is quoted, `{{\"{n}\": …}}`"
+                    )];
+                }
+            }
             let ve = self.expr(v, vt.as_ref());
             if fixed {
                 let (a, b) = (

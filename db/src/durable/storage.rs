@@ -225,10 +225,9 @@ impl StorageFile for RealFile {
 
 #[derive(Debug)]
 struct RealLock {
-    // Held for their drop: closing the descriptors releases the flocks. The lock
-    // file's descriptor is shared with the note, never duplicated: closing any
-    // descriptor of the file would release the process's `fcntl` lock on it (the
-    // marker readers in other pid namespaces see, `RealStorage::lock`).
+    // Held for their drop: closing the descriptors releases the flocks and the
+    // marker (`RealStorage::lock`). The lock file's descriptor is shared with the
+    // note rather than duplicated, so the last of the two to go releases them.
     _dir: OwnedFd,
     fd: Arc<OwnedFd>,
     pid: u32,
@@ -309,14 +308,34 @@ fn flock_holder(fd: &OwnedFd) -> Option<Option<u32>> {
     })
 }
 
-/// Who holds the `fcntl` lock a holder takes on its lock file (the marker of
-/// `RealStorage::lock`), asked with `F_GETLK`, which takes no lock: seen across pid
-/// namespaces, where `/proc/locks` hides the flocks. The pid is the holder's in this
-/// process's namespace, unknown (`Some(None)`) when the holder is outside it.
+/// A lock over the whole file (to its end, however it grows), for writing or reading.
+fn whole_file(write: bool) -> nix::libc::flock {
+    let typ = if write {
+        nix::libc::F_WRLCK
+    } else {
+        nix::libc::F_RDLCK
+    };
+    nix::libc::flock {
+        l_type: typ as nix::libc::c_short,
+        l_whence: nix::libc::SEEK_SET as nix::libc::c_short,
+        l_start: 0,
+        l_len: 0,
+        l_pid: 0,
+    }
+}
+
+/// Whether someone holds a lock on the lock file that a read lock would conflict with:
+/// the marker of `RealStorage::lock`, an open file description lock, asked with
+/// `F_OFD_GETLK`, which takes no lock. Seen across pid namespaces, where `/proc/locks`
+/// hides the flocks. The pid is unknown (`Some(None)`): the kernel gives none for
+/// such a lock (-1), nor for a lock held on another machine (NFS).
 fn fcntl_holder(fd: &OwnedFd) -> Option<Option<u32>> {
-    let ask = rustix::process::Flock::from(rustix::process::FlockType::ReadLock);
-    let held = rustix::process::fcntl_getlk(fd, &ask).ok()??;
-    Some(held.pid.map(|p| p.as_raw_nonzero().get() as u32))
+    let mut ask = whole_file(false);
+    nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_OFD_GETLK(&mut ask)).ok()?;
+    if ask.l_type == nix::libc::F_UNLCK as nix::libc::c_short {
+        return None;
+    }
+    Some(u32::try_from(ask.l_pid).ok().filter(|&p| p > 0))
 }
 
 /// The pids a process has in each pid namespace it is in, outermost first (the
@@ -470,11 +489,14 @@ impl Storage for RealStorage {
         rustix::io::write(&fd, text.as_bytes()).map_err(|e| LockError::Io("write", e.into()))?;
         // A marker for readers that cannot see the flocks: the kernel's table of
         // locks (`/proc/locks`) hides the locks of processes outside the reader's pid
-        // namespace (a writer and a backup in two containers), but `F_GETLK` sees a
-        // conflicting `fcntl` lock from anywhere. Best effort: nothing else takes this
-        // lock (readers only ask, `lock_holder`), and a file system without `fcntl`
-        // locks leaves the readers with the table alone.
-        let _ = rustix::fs::fcntl_lock(&fd, FlockOperation::NonBlockingLockExclusive);
+        // namespace (a writer and a backup in two containers), but `F_OFD_GETLK` sees
+        // a conflicting open file description lock from anywhere. Such a lock belongs
+        // to this descriptor (a POSIX `F_SETLK` lock would be dropped when the process
+        // closed any other descriptor of the file: a program reading `d/lock` with
+        // `fs.read_text`). Best effort: nothing else takes this lock (readers only
+        // ask, `lock_holder`), and a file system without such locks leaves the readers
+        // with the table alone.
+        let _ = nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_OFD_SETLK(&whole_file(true)));
         Ok(Box::new(RealLock {
             _dir: dir_fd,
             fd: Arc::new(fd),
@@ -501,7 +523,11 @@ impl Storage for RealStorage {
             Mode::empty(),
         ) {
             Ok(fd) => Ok(flock_holder(&fd).or_else(|| fcntl_holder(&fd))),
-            Err(rustix::io::Errno::NOENT) => Ok(None),
+            // A lock file this process may not read says nothing either way: the
+            // table of locks, read above, named no holder of the directory.
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => {
+                Ok(None)
+            }
             Err(e) => Err(e.into()),
         }
     }
