@@ -104,3 +104,25 @@ fn walking_a_text_makes_no_list_of_its_characters() {
         .unwrap_or_else(|| panic!("a number of kB:\n{}", out.snapshot()));
     assert!(peak < 80 * 1024, "peak RSS {peak} kB");
 }
+
+/// 100,000 writer fibers waiting for their commits at once (helper-53): a fiber
+/// waiting for a sync kept its whole register file, ~6.5 KB, so they took 655 MB;
+/// past 8,192 waiting they give back their spare registers as sleeping fibers do
+/// (~67 MB).
+#[cfg(target_os = "linux")]
+#[test]
+fn many_fibers_waiting_for_a_sync_stay_small() {
+    let dir = common::scratch_dir("commit-waiters");
+    let prog = common::root().join("tests/memory/commit_waiters.wo");
+    let out = common::run_wo(
+        &dir,
+        &["run", prog.to_str().unwrap(), "--data", "d", "--", "100000"],
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.first(), Some(&"100000"), "{}", out.snapshot());
+    let peak: u64 = lines
+        .get(1)
+        .and_then(|l| l.parse().ok())
+        .unwrap_or_else(|| panic!("a number of kB:\n{}", out.snapshot()));
+    assert!(peak < 200 * 1024, "peak RSS {peak} kB");
+}
