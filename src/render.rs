@@ -213,7 +213,8 @@ pub(crate) fn stack_lines(stack: &[StackFrame]) -> Vec<String> {
             ),
         });
         if n_same > 1 {
-            lines.push(format!("  … the frame above {} more times", n_same - 1));
+            let times = if n_same == 2 { "time" } else { "times" };
+            lines.push(format!("  … the frame above {} more {times}", n_same - 1));
         }
         i += n_same;
     }

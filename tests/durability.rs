@@ -534,7 +534,7 @@ fn caught_io_sees_changes_undone_and_the_log_fenced() {
          after 1:a=1 2:b=2\n\
          b.qty 2\n\
          c exists false\n\
-         later change IO: durability failure: the log is closed for writing since an earlier failure (fdatasync failed on d/wal: Input/output error (os error 5)); 1 change undone, nothing acknowledged was lost\n\
+         later change IO: durability failure: the log is closed for writing since an earlier failure (fdatasync failed on d/wal: Input/output error (os error 5)); this change was not made, nothing acknowledged was lost\n\
          later insert IO\n\
          end 1:a=1 2:b=2\n"
     );
@@ -1149,7 +1149,7 @@ fn a_durability_failure_is_said_when_another_trap_decides_the_status() {
         &res,
         &[
             "trap DIV0",
-            "another task trapped IO and was never joined: durability failure: fdatasync failed on d/wal",
+            "wo: besides the trap reported below, a task trapped IO and was never joined: durability failure: fdatasync failed on d/wal",
         ],
     );
 }
@@ -1185,7 +1185,7 @@ fn a_durability_failure_is_said_when_main_traps_or_exits() {
             name,
             &res,
             &[&format!(
-                "another task trapped IO and was never joined: durability failure: fdatasync failed on {data}/wal"
+                "a task trapped IO and was never joined: durability failure: fdatasync failed on {data}/wal"
             )],
         );
     }

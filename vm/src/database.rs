@@ -104,10 +104,15 @@ pub fn durability_message(f: &Failure) -> String {
 /// closed the log for writing: it names that failure as earlier, so that it does not
 /// read as a second one.
 fn refused_message(f: &Failure) -> String {
-    let n = f.changes_undone;
-    let s = if n == 1 { "" } else { "s" };
+    // The change refused is one of those undone: it was never made, as far as the
+    // program can see.
+    let undone = match f.changes_undone.saturating_sub(1) {
+        0 => "this change was not made".to_string(),
+        1 => "this change was not made, and 1 waiting for its sync was undone".to_string(),
+        n => format!("this change was not made, and {n} waiting for their sync were undone"),
+    };
     format!(
-        "{DURABILITY_FAILURE}the log is closed for writing since an earlier failure ({f}); {n} change{s} undone, nothing acknowledged was lost"
+        "{DURABILITY_FAILURE}the log is closed for writing since an earlier failure ({f}); {undone}, nothing acknowledged was lost"
     )
 }
 

@@ -197,9 +197,10 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
             // a restart recovers.
             if !database::is_durability_failure(&trap) {
                 if let Some(io) = vm.unjoined_durability_failure() {
+                    // The report of the trap that decides comes after this line.
                     let _ = writeln!(
                         vm.host.err,
-                        "wo: another task trapped IO and was never joined: {}",
+                        "wo: besides the trap reported below, a task trapped IO and was never joined: {}",
                         io.message
                     );
                 }
@@ -247,9 +248,14 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
         }
     }
     if let (false, Some(io)) = (said, vm.unjoined_durability_failure()) {
+        let besides = if matches!(res, Err(RunResult::Trap { .. })) {
+            "besides the trap reported below, "
+        } else {
+            ""
+        };
         let _ = writeln!(
             vm.host.err,
-            "wo: another task trapped IO and was never joined: {}",
+            "wo: {besides}a task trapped IO and was never joined: {}",
             io.message
         );
         if let Err(RunResult::Exit(_)) = res {
