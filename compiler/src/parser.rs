@@ -211,10 +211,27 @@ fn merge(
     let mut syntax: Vec<Diagnostic> = Vec::new();
     // The token index of the last reported syntax error.
     let mut last_idx: Option<usize> = None;
+    let first_lex = lex.iter().map(|d| d.span.lo as usize).min();
     for e in errs {
         if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
             // The input ended because the nesting guard cut it, not in the source.
             continue;
+        }
+        // Where a declaration was expected after an earlier error, at an indented
+        // line or a `}`, the parser is out of step (a `}` of the wrong kind closed
+        // the function, and its statements are read as items): a cascade. What
+        // begins a line at column 0 (`func helper()`) is reported.
+        if let ParseError::UnrecognizedToken { token, expected } = &e {
+            let earlier = last_idx.is_some() || first_lex.is_some_and(|l| l < token.0);
+            let wants_item =
+                expected.iter().any(|x| x == "\"fn\"") && expected.iter().any(|x| x == "\"class\"");
+            let indented = ctx.src.get(..token.0).is_some_and(|before| {
+                let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+                token.0 > line_start
+            });
+            if earlier && wants_item && (indented || matches!(token.1, Tok::RBrace)) {
+                continue;
+            }
         }
         let d = syntax_error(ctx, e);
         let lo = d.span.lo as usize;
