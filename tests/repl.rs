@@ -176,10 +176,15 @@ fn a_changed_signature_drops_the_functions_that_no_longer_compile() {
 fn session_messages_speak_of_the_session() {
     let dir = scratch("session-messages");
     std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("plain.wo"),
+        "-- héllo wörld\n-- second\n\nclass Note {\n  t: Text\n}\n",
+    )
+    .unwrap();
     let (status, out, err) = repl(
         &dir,
         &[],
-        "@table\nclass Note {\n  t: Text\n}\ninsert Note { t: \"a\" }\nclass Note {\n  t: Text\n}\nio.read_line()\n.load lib\ncount(from n in Note select n)\n",
+        "@table\nclass Note {\n  t: Text\n}\ninsert Note { t: \"a\" }\nclass Note {\n  t: Text\n}\nio.read_line()\n.load lib\n.load plain.wo\ncount(from n in Note select n)\n",
     );
     assert_eq!(status, Some(1), "{err}");
     assert_eq!(out, "Note(1)\n1\n", "{err}");
@@ -188,6 +193,8 @@ fn session_messages_speak_of_the_session() {
         "a session cannot drop a table (repl:1)",
         "repl:9:1: error: `io.read_line` needs `use io`: type it as an input of its own first",
         "error: `lib` is a directory; `.load` takes one file",
+        // At the class, not at the comments before it.
+        "plain.wo:4:1: error: `Note` is a table of this session, and stays one",
     ] {
         assert!(err.contains(part), "{part}:\n{err}");
     }

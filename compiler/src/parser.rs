@@ -54,23 +54,34 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     // Allman style): each is reported once, then the file is read again with the `{`
     // taken as written on its header's line, so the rest of the file is checked
     // instead of drowning in errors where a block's statements were read as items. A
-    // header past the first such error shows only in the next reading: a few rounds.
+    // header past the first such error in its function shows only in the next
+    // reading: rounds go on while they find headers, within a budget of tokens read
+    // (a long file of many such headers is not read again and again without end).
     let mut reported: Vec<Diagnostic> = lexed.diags.clone();
     let mut toks = lexed.toks.clone();
-    for _ in 0..MAX_BRACE_ROUNDS {
-        if braces.is_empty() {
-            break;
-        }
+    let mut budget = BRACE_TOKEN_BUDGET;
+    while !braces.is_empty() && budget >= toks.len() {
+        budget -= toks.len();
+        let at: HashSet<usize> = braces.iter().map(|&i| toks[i].0).collect();
         reported.extend(
             diags
                 .iter()
-                .filter(|d| braces.iter().any(|&i| toks[i].0 == d.span.lo as usize))
+                .filter(|d| at.contains(&(d.span.lo as usize)))
                 .cloned(),
         );
+        // `braces` is sorted: one walk drops them.
+        let mut next = braces.iter().peekable();
         toks = toks
             .into_iter()
             .enumerate()
-            .filter(|(i, _)| !braces.contains(i))
+            .filter(|(i, _)| {
+                if next.peek() == Some(&i) {
+                    next.next();
+                    false
+                } else {
+                    true
+                }
+            })
             .map(|(_, t)| t)
             .collect();
         let (again, errs) = run(&toks, file);
@@ -95,9 +106,10 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     (ast::Module { items, broken }, diags)
 }
 
-/// How many times a file is read again with the `{` of headers joined to their line
-/// (each reading finds the headers after the last one it joined).
-const MAX_BRACE_ROUNDS: usize = 8;
+/// How many tokens the readings again with the `{` of headers joined to their line
+/// may take in all (each reading finds the headers after the last one it joined in
+/// their function): 32 readings of a file of 60,000 tokens, fewer of a larger one.
+const BRACE_TOKEN_BUDGET: usize = 2_000_000;
 
 /// The automatic `;` (at a line break) that an error was reported on, where the next
 /// token is a `{` the parser would have taken: a block's `{` on the line after its
@@ -119,10 +131,12 @@ fn braces_on_the_next_line(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
         let here = toks
             .get(i)
             .is_some_and(|t| t.0 == *lo && matches!(t.1, Tok::Semi));
-        if here && matches!(toks.get(i + 1), Some((_, Tok::LBrace, _))) && !out.contains(&i) {
+        if here && matches!(toks.get(i + 1), Some((_, Tok::LBrace, _))) {
             out.push(i);
         }
     }
+    out.sort_unstable();
+    out.dedup();
     out
 }
 
@@ -211,25 +225,25 @@ fn merge(
     let mut syntax: Vec<Diagnostic> = Vec::new();
     // The token index of the last reported syntax error.
     let mut last_idx: Option<usize> = None;
-    let first_lex = lex.iter().map(|d| d.span.lo as usize).min();
     for e in errs {
         if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
             // The input ended because the nesting guard cut it, not in the source.
             continue;
         }
-        // Where a declaration was expected after an earlier error, at an indented
-        // line or a `}`, the parser is out of step (a `}` of the wrong kind closed
-        // the function, and its statements are read as items): a cascade. What
-        // begins a line at column 0 (`func helper()`) is reported.
+        // Where a declaration was expected at an indented line after an earlier
+        // syntax error, the parser is out of step (a `}` of the wrong kind closed the
+        // function, and its statements are read as items): a cascade. What begins a
+        // line at column 0 (`func helper()`, a stray `}`) is reported, and a lexer's
+        // error puts the parser out of step with nothing.
         if let ParseError::UnrecognizedToken { token, expected } = &e {
-            let earlier = last_idx.is_some() || first_lex.is_some_and(|l| l < token.0);
+            let earlier = last_idx.is_some();
             let wants_item =
                 expected.iter().any(|x| x == "\"fn\"") && expected.iter().any(|x| x == "\"class\"");
             let indented = ctx.src.get(..token.0).is_some_and(|before| {
                 let line_start = before.rfind('\n').map_or(0, |n| n + 1);
                 token.0 > line_start
             });
-            if earlier && wants_item && (indented || matches!(token.1, Tok::RBrace)) {
+            if earlier && wants_item && indented {
                 continue;
             }
         }
@@ -414,6 +428,23 @@ fn from_follows(ctx: &ErrCtx, at: usize) -> bool {
         }
     }
     false
+}
+
+/// Whether a `:` follows the token at `at` in the same statement (`c ? a : b`).
+fn colon_follows(ctx: &ErrCtx, at: usize) -> bool {
+    (at + 1..ctx.toks.len())
+        .map(|i| ctx.tok(Some(i)))
+        .take_while(|t| !matches!(t, None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace)))
+        .any(|t| matches!(t, Some(Tok::Colon)))
+}
+
+/// Whether a `{` follows the token at `at` before the line ends (the block does have
+/// its braces: `for x of xs {`).
+fn brace_on_the_line(ctx: &ErrCtx, at: usize) -> bool {
+    (at + 1..ctx.toks.len())
+        .map(|i| ctx.tok(Some(i)))
+        .take_while(|t| !matches!(t, None | Some(Tok::Semi)))
+        .any(|t| matches!(t, Some(Tok::LBrace)))
 }
 
 /// Whether the token at `at` follows a query's `select` in the same statement and
@@ -743,13 +774,22 @@ fn habit_hint(
         (_, Tok::LId(w)) if w == "then" => Some(
             "wo has no `then` (nor `end`): the block of an `if` is in braces, `if x > 0 { … }`",
         ),
-        // Kotlin's and C#'s `Int?`.
-        (Some(Tok::UId(_)), Tok::Question) => {
+        // Kotlin's and C#'s `Int?`: a type name after `:` or `->`.
+        (Some(Tok::UId(_)), Tok::Question)
+            if matches!(
+                ctx.tok(idx.and_then(|i| i.checked_sub(2))),
+                Some(Tok::Colon | Tok::Arrow)
+            ) =>
+        {
             Some("a nullable type is written with `?` first: `?Int`")
         }
-        // C's `c ? a : b`.
-        (_, Tok::Question) => Some(
+        // C's `c ? a : b` (a `:` follows in the statement).
+        (_, Tok::Question) if idx.is_some_and(|i| colon_follows(ctx, i)) => Some(
             "wo has no `c ? a : b`: choose in an `if` (`let y = 2`, then `if x > 0 { y = 1 }`), or give a default to a nil with `??`",
+        ),
+        // `f()?`, `p?.x`.
+        (_, Tok::Question) => Some(
+            "wo has no `?` operator: `x ?? d` gives a default for a nil, `if p != nil { … }` narrows `p`, and `try … catch` catches a trap",
         ),
         // Python's `f"n={n}"`.
         (Some(Tok::LId(f)), Tok::Text(_)) if f == "f" => {
@@ -757,7 +797,9 @@ fn habit_hint(
         }
         // `if x > 2 print(x)`: a block without braces.
         (Some(_), Tok::LId(_) | Tok::Return | Tok::Break | Tok::Continue)
-            if !after_auto_semi && idx.and_then(|i| header_keyword(ctx, i)).is_some() =>
+            if !after_auto_semi
+                && idx.and_then(|i| header_keyword(ctx, i)).is_some()
+                && idx.is_some_and(|i| !brace_on_the_line(ctx, i)) =>
         {
             Some("a block is in braces, even of one statement: `if x > 2 { print(x) }`")
         }

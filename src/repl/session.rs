@@ -505,8 +505,10 @@ impl Session {
             // keeps its tables (their rows are in it) until it ends.
             if let Some(old) = at.map(|i| &chunks[i]).filter(|o| o.table.is_some()) {
                 if table.is_none() {
-                    let lo = line.saturating_sub(1) + start;
-                    let first_line = text[*start..].find('\n').unwrap_or(text.len() - start);
+                    // At its `class` (the item's text begins with its comments).
+                    let at = start + text[*start..end].find(&format!("class {key}")).unwrap_or(0);
+                    let lo = line.saturating_sub(1) + at;
+                    let first_line = text[at..].find('\n').unwrap_or(text.len() - at);
                     let span = Span {
                         file: FileId(0),
                         lo: u32::try_from(lo).unwrap_or(u32::MAX),

@@ -104,15 +104,11 @@ pub fn durability_message(f: &Failure) -> String {
 /// closed the log for writing: it names that failure as earlier, so that it does not
 /// read as a second one.
 fn refused_message(f: &Failure) -> String {
-    // The change refused is one of those undone: it was never made, as far as the
-    // program can see.
-    let undone = match f.changes_undone.saturating_sub(1) {
-        0 => "this change was not made".to_string(),
-        1 => "this change was not made, and 1 waiting for its sync was undone".to_string(),
-        n => format!("this change was not made, and {n} waiting for their sync were undone"),
-    };
+    // The change refused (its rows, one or many) is made and undone at its commit:
+    // as far as the program can see it was never made. Nothing else waits for a sync
+    // once the log is closed: the failure undid it.
     format!(
-        "{DURABILITY_FAILURE}the log is closed for writing since an earlier failure ({f}); {undone}, nothing acknowledged was lost"
+        "{DURABILITY_FAILURE}the log is closed for writing since an earlier failure ({f}); this change was not made, nothing acknowledged was lost"
     )
 }
 

@@ -25,7 +25,8 @@ type ConstExprs<'m> = HashMap<&'m str, &'m ast::Expr>;
 /// included (each computed once): more is no value the compiler knows.
 const MAX_DEFAULT_STEPS: usize = 10_000;
 
-/// How many bytes of Text the `..` of one column default may build.
+/// How long a Text the `..` of a column default may build (the work is bounded by
+/// [`MAX_DEFAULT_STEPS`]).
 const MAX_DEFAULT_BYTES: usize = 64 * 1024;
 
 /// Computes a column default the compiler can know: what existing rows get when a
@@ -39,7 +40,6 @@ struct Folder<'m> {
     /// a cycle).
     memo: HashMap<&'m str, Option<wo_bytecode::image::ColumnDefault>>,
     steps: usize,
-    bytes: usize,
 }
 
 impl<'m> Folder<'m> {
@@ -48,14 +48,12 @@ impl<'m> Folder<'m> {
             consts,
             memo: HashMap::new(),
             steps: 0,
-            bytes: 0,
         }
     }
 
     /// The value of `e` as a default of a column of type `ty`.
     fn value(&mut self, e: &'m ast::Expr, ty: &Ty) -> Option<wo_bytecode::image::ColumnDefault> {
         self.steps = 0;
-        self.bytes = 0;
         // A constant's value depends on the column's type (`7` is no Float).
         self.memo.clear();
         self.fold(e, ty)
@@ -102,8 +100,7 @@ impl<'m> Folder<'m> {
                     (ast::BinOp::Sub, D::Float(a), D::Float(b)) => D::Float(a - b),
                     (ast::BinOp::Mul, D::Float(a), D::Float(b)) => D::Float(a * b),
                     (ast::BinOp::Concat, D::Text(a), D::Text(b)) => {
-                        self.bytes += a.len() + b.len();
-                        if self.bytes > MAX_DEFAULT_BYTES {
+                        if a.len() + b.len() > MAX_DEFAULT_BYTES {
                             return None;
                         }
                         D::Text(a + &b)

@@ -981,7 +981,11 @@ impl Follower {
                 return Ok(Err(other()));
             };
             if c.head.salts.is_none_or(|s| s.taken_from != salt) {
-                return Ok(Err(other()));
+                // More than one checkpoint since the position, most likely.
+                return Ok(Err(Gone(format!(
+                    "checkpoints replaced the log after lsn {lsn} (the last at lsn {}; or the database mirrored another directory)",
+                    c.head.lsn
+                ))));
             }
             if c.head.salts.is_some_and(|s| s.taken_from == salt) && c.head.lsn == lsn {
                 if let Some(m) = migration {
