@@ -54,9 +54,29 @@ fn compiled(name: &str, src: &str) -> Result<wo_bytecode::Image, Vec<String>> {
         }
         Err(diags) => Err(diags
             .iter()
-            .map(|d| format!("{}: {}", d.code, d.message))
+            .map(|d| format!("{}: {}", d.code, without_line_numbers(&d.message)))
             .collect()),
     }
+}
+
+/// A message with the numbers after `line ` left out: a message may name another
+/// statement's line (`unreachable: the statement on line 34 ends function f`), which
+/// moves when `wo fmt` lays a block out over more lines (the fuzz target `fmt` found
+/// it: `fuzz/regressions/fmt/f4-a-line-number-in-a-message.wo`).
+fn without_line_numbers(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("line ") {
+        let (head, tail) = rest.split_at(at + "line ".len());
+        out.push_str(head);
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            out.push('N');
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[test]
