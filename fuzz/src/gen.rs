@@ -669,7 +669,7 @@ impl Gen<'_, '_> {
                     self.u.int_in_range(-2..=6i64)?,
                     self.u.int_in_range(-2..=6i64)?
                 ),
-                _ => format!("(from r in Row order by r.k desc select r.id)"),
+                _ => "(from r in Row order by r.k desc select r.id)".to_string(),
             },
             Ty::Float => match choice {
                 3..=5 => {
