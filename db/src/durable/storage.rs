@@ -571,7 +571,7 @@ mod tests {
         assert_eq!(parse_note(stale.as_bytes()), None);
         // Cut short, or with more after it.
         let whole = file(7, 100);
-        assert_eq!(parse_note(whole[..whole.len() - 2].as_bytes()), None);
+        assert_eq!(parse_note(&whole.as_bytes()[..whole.len() - 2]), None);
         assert_eq!(parse_note(format!("{whole}x").as_bytes()), Some((7, 100)));
         assert_eq!(parse_note(b"7\ndurable 100 00000000\n"), None);
     }
