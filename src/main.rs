@@ -249,17 +249,17 @@ fn survive_file_size_limit() {
 fn main() -> ExitCode {
     install_panic_hook();
     survive_file_size_limit();
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let done = match Cli::try_parse() {
+        Ok(cli) => dispatch(cli.command),
+        // A parse error other than `--help` and `--version` is a usage error.
+        Err(e) if e.use_stderr() => {
+            let _ = e.print();
+            Err(exit::Failure::Usage)
+        }
+        // `--help` and `--version` print on stdout and succeed, unless the output
+        // cannot be written (74, as for every report); styled as clap styles them, on
+        // a terminal that takes colours.
         Err(e) => {
-            // `--help` and `--version` print on stdout and succeed, unless the output
-            // cannot be written (74, as for every report); every other parse error is
-            // a usage error.
-            if e.use_stderr() {
-                let _ = e.print();
-                return ExitCode::from(exit::Failure::Usage.status());
-            }
-            // Styled as clap styles it, on a terminal that takes colours.
             let styled = std::io::IsTerminal::is_terminal(&std::io::stdout())
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
             if styled {
@@ -267,16 +267,10 @@ fn main() -> ExitCode {
             } else {
                 out_part!("{}", e.render());
             }
-            return match exit::output_failure() {
-                Some(failure) => {
-                    failure.say();
-                    ExitCode::from(failure.status())
-                }
-                None => ExitCode::SUCCESS,
-            };
+            Ok(())
         }
     };
-    match dispatch(cli.command).and_then(|()| exit::output_failure().map_or(Ok(()), Err)) {
+    match done.and_then(|()| exit::output_failure().map_or(Ok(()), Err)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             failure.say();

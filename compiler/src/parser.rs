@@ -236,14 +236,16 @@ fn merge(
         // line at column 0 (`func helper()`, a stray `}`) is reported, and a lexer's
         // error puts the parser out of step with nothing.
         if let ParseError::UnrecognizedToken { token, expected } = &e {
-            let earlier = last_idx.is_some();
-            let wants_item =
-                expected.iter().any(|x| x == "\"fn\"") && expected.iter().any(|x| x == "\"class\"");
-            let indented = ctx.src.get(..token.0).is_some_and(|before| {
-                let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-                token.0 > line_start
-            });
-            if earlier && wants_item && indented {
+            let wants_item = || {
+                expected.iter().any(|x| x == "\"fn\"") && expected.iter().any(|x| x == "\"class\"")
+            };
+            let indented = || {
+                ctx.src.get(..token.0).is_some_and(|before| {
+                    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+                    token.0 > line_start
+                })
+            };
+            if last_idx.is_some() && wants_item() && indented() {
                 continue;
             }
         }
@@ -414,37 +416,43 @@ fn in_order_by(ctx: &ErrCtx, idx: usize) -> bool {
 /// `select t.x from t in T`, SQL's order.
 fn from_follows(ctx: &ErrCtx, at: usize) -> bool {
     let mut depth = 0usize;
-    for i in at + 1..ctx.toks.len() {
-        match ctx.tok(Some(i)) {
-            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => depth += 1,
-            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => match depth.checked_sub(1) {
+    for t in ahead(ctx, at) {
+        match t {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace => match depth.checked_sub(1) {
                 Some(d) => depth = d,
                 None => return false,
             },
-            Some(Tok::Semi) if depth == 0 => return false,
-            Some(Tok::From) if depth == 0 => return true,
-            None => return false,
+            Tok::Semi if depth == 0 => return false,
+            Tok::From if depth == 0 => return true,
             _ => {}
         }
     }
     false
 }
 
+/// The tokens after the one at `at`.
+fn ahead<'c>(ctx: &'c ErrCtx, at: usize) -> impl Iterator<Item = &'c Tok> {
+    ctx.toks
+        .get(at + 1..)
+        .unwrap_or_default()
+        .iter()
+        .map(|t| &t.1)
+}
+
 /// Whether a `:` follows the token at `at` in the same statement (`c ? a : b`).
 fn colon_follows(ctx: &ErrCtx, at: usize) -> bool {
-    (at + 1..ctx.toks.len())
-        .map(|i| ctx.tok(Some(i)))
-        .take_while(|t| !matches!(t, None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace)))
-        .any(|t| matches!(t, Some(Tok::Colon)))
+    ahead(ctx, at)
+        .take_while(|t| !matches!(t, Tok::Semi | Tok::LBrace | Tok::RBrace))
+        .any(|t| matches!(t, Tok::Colon))
 }
 
 /// Whether a `{` follows the token at `at` before the line ends (the block does have
 /// its braces: `for x of xs {`).
 fn brace_on_the_line(ctx: &ErrCtx, at: usize) -> bool {
-    (at + 1..ctx.toks.len())
-        .map(|i| ctx.tok(Some(i)))
-        .take_while(|t| !matches!(t, None | Some(Tok::Semi)))
-        .any(|t| matches!(t, Some(Tok::LBrace)))
+    ahead(ctx, at)
+        .take_while(|t| !matches!(t, Tok::Semi))
+        .any(|t| matches!(t, Tok::LBrace))
 }
 
 /// Whether the token at `at` follows a query's `select` in the same statement and

@@ -581,27 +581,28 @@ impl Session {
                 .iter()
                 .filter(|d| d.severity == Severity::Error)
                 .collect();
-            let (waits, fails) =
-                waiting_functions(&chunks, &new_chunks, &waited, &replaced, &errors);
-            if !waits.is_empty() || !fails.is_empty() {
-                let mut out: Vec<usize> = waits.iter().map(|(i, _)| *i).collect();
-                out.extend(fails.iter().map(|(i, _, _)| *i));
-                out.sort_unstable();
-                let mut taken: Vec<(usize, Chunk)> = Vec::new();
-                for &i in out.iter().rev() {
-                    taken.push((
-                        i,
-                        take_chunk(&mut chunks, i, [&mut new_chunks, &mut waited]),
-                    ));
+            let mut outcomes = waiting_functions(&chunks, &new_chunks, &waited, &replaced, &errors);
+            if !outcomes.is_empty() {
+                // The last first, so that taking one leaves the others' positions
+                // true; then in the order they were declared.
+                outcomes.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
+                let mut taken = Vec::new();
+                for (i, what) in outcomes {
+                    let what = match what {
+                        Waits::For(names) => Ok(names),
+                        Waits::Fails(at, why) => {
+                            let f = &sources.files[i];
+                            let (l, col) = f.line_col(at);
+                            Err(format!("{}:{l}:{col}: {why}", f.name))
+                        }
+                    };
+                    let c = take_chunk(&mut chunks, i, [&mut new_chunks, &mut waited]);
+                    taken.push((c, what));
                 }
-                taken.reverse();
-                for (i, c) in taken {
-                    if let Some((_, names)) = waits.iter().find(|(w, _)| *w == i) {
-                        waiting.push((c, names.clone()));
-                    } else if let Some((_, at, why)) = fails.iter().find(|(w, _, _)| *w == i) {
-                        let f = &sources.files[i];
-                        let (l, col) = f.line_col(*at);
-                        gave_up.push((c, format!("{}:{l}:{col}: {why}", f.name)));
+                for (c, what) in taken.into_iter().rev() {
+                    match what {
+                        Ok(names) => waiting.push((c, names)),
+                        Err(why) => gave_up.push((c, why)),
                     }
                 }
                 continue;
@@ -1145,9 +1146,16 @@ fn take_chunk(chunks: &mut Vec<Chunk>, i: usize, lists: [&mut Vec<usize>; 2]) ->
     chunks.remove(i)
 }
 
-/// A waiting function that fails for another reason: its chunk, where its first
-/// error is in the chunk's file, and the error's message.
-type Failing = (usize, u32, String);
+/// What becomes of a function that does not compile in a declaration input (of the
+/// input, or waiting from an earlier one).
+enum Waits {
+    /// It fails only because it calls functions not declared yet, shown as `` `odd` ``
+    /// (with a near name when there is one): it waits for them.
+    For(Vec<String>),
+    /// It waited, and fails for another reason: where that error is in the chunk's
+    /// file, and its message. It is dropped.
+    Fails(u32, String),
+}
 
 /// The name in an "unknown function `NAME`" diagnostic.
 fn unknown_function(d: &Diagnostic) -> Option<&str> {
@@ -1160,21 +1168,17 @@ fn unknown_function(d: &Diagnostic) -> Option<&str> {
 }
 
 /// Among the chunks of a declaration input (`new_chunks`) and those waiting from
-/// before (`waited`), the functions that fail to compile only because they call
-/// functions not declared yet, with those names as shown (`` `odd` ``, with a near
-/// name when there is one: they wait), and the waiting ones that
-/// fail for another reason, with their first error (where in the chunk's file, and
-/// its message). A function that replaces a declared one (`replaced`) never
-/// waits: the old one would stay in use.
+/// before (`waited`), the functions that wait or are dropped ([`Waits`]), by
+/// position. A function that replaces a declared one (`replaced`) never waits: the
+/// old one would stay in use.
 fn waiting_functions(
     chunks: &[Chunk],
     new_chunks: &[usize],
     waited: &[usize],
     replaced: &[String],
     errors: &[&Diagnostic],
-) -> (Vec<(usize, Vec<String>)>, Vec<Failing>) {
-    let mut waits = Vec::new();
-    let mut fails = Vec::new();
+) -> Vec<(usize, Waits)> {
+    let mut out = Vec::new();
     for &i in new_chunks.iter().chain(waited) {
         let c = &chunks[i];
         if !c.text.trim_start().starts_with("fn ") || replaced.contains(&c.key) {
@@ -1209,17 +1213,17 @@ fn waiting_functions(
             }
         }
         if !names.is_empty() {
-            waits.push((i, names));
+            out.push((i, Waits::For(names)));
         } else if waited.contains(&i) {
             // Why it fails: an error other than the calls it waited for.
             let why = mine
                 .iter()
                 .find(|d| unknown_function(d).is_none())
                 .unwrap_or(&mine[0]);
-            fails.push((i, why.span.lo, why.message.clone()));
+            out.push((i, Waits::Fails(why.span.lo, why.message.clone())));
         }
     }
-    (waits, fails)
+    out
 }
 
 /// A class made from the data directory (`schema::declarations`) with its `ref OLD`

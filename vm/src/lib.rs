@@ -171,6 +171,26 @@ pub fn run_with(
     })
 }
 
+/// Says on stderr that a task never joined trapped `IO` (a durability failure, which
+/// decides what a restart recovers), if one did; `report_follows` when the report of
+/// the trap that decides the status comes after this line. Whether it said so.
+fn say_unjoined_io(vm: &mut Vm<'_>, report_follows: bool) -> bool {
+    let Some(io) = vm.unjoined_durability_failure() else {
+        return false;
+    };
+    let besides = if report_follows {
+        "besides the trap reported below, "
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        vm.host.err,
+        "wo: {besides}a task trapped IO and was never joined: {}",
+        io.message
+    );
+    true
+}
+
 fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
     if let Some(init) = image.init {
         match run_fiber(vm, init.0, Vec::new()) {
@@ -196,14 +216,7 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
             // durability failure in another task is said too, since it decides what
             // a restart recovers.
             if !database::is_durability_failure(&trap) {
-                if let Some(io) = vm.unjoined_durability_failure() {
-                    // The report of the trap that decides comes after this line.
-                    let _ = writeln!(
-                        vm.host.err,
-                        "wo: besides the trap reported below, a task trapped IO and was never joined: {}",
-                        io.message
-                    );
-                }
+                say_unjoined_io(vm, true);
             }
             return RunResult::Trap { trap, stack };
         }
@@ -247,17 +260,8 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
             );
         }
     }
-    if let (false, Some(io)) = (said, vm.unjoined_durability_failure()) {
-        let besides = if matches!(res, Err(RunResult::Trap { .. })) {
-            "besides the trap reported below, "
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            vm.host.err,
-            "wo: {besides}a task trapped IO and was never joined: {}",
-            io.message
-        );
+    let report_follows = matches!(res, Err(RunResult::Trap { .. }));
+    if !said && say_unjoined_io(vm, report_follows) {
         if let Err(RunResult::Exit(_)) = res {
             return RunResult::Exit(74); // EX_IOERR, the status of an uncaught IO trap
         }

@@ -971,14 +971,11 @@ impl Follower {
             // Neither the log nor the checkpoint's previous one is the log followed:
             // it was replaced (by hand, or the directory made anew), or the position
             // is another directory's (a database that mirrored another one).
-            let other = || {
-                Gone(
+            let Some(c) = &pair.ckpt else {
+                return Ok(Err(Gone(
                     "the log is not the one this mirror followed (it was replaced, or the database mirrored another directory)"
                         .into(),
-                )
-            };
-            let Some(c) = &pair.ckpt else {
-                return Ok(Err(other()));
+                )));
             };
             if c.head.salts.is_none_or(|s| s.taken_from != salt) {
                 // More than one checkpoint since the position, most likely.
@@ -987,7 +984,8 @@ impl Follower {
                     c.head.lsn
                 ))));
             }
-            if c.head.salts.is_some_and(|s| s.taken_from == salt) && c.head.lsn == lsn {
+            // The checkpoint was taken from the log followed.
+            if c.head.lsn == lsn {
                 if let Some(m) = migration {
                     // The migration this checkpoint carried out is the first record
                     // of its generation, still to be handed out: from the tables as
