@@ -42,7 +42,7 @@ fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure
     }
     let src = String::from_utf8(bytes)
         .map_err(|_| Failure::BadSource(format!("`{}` is not valid UTF-8", path.display())))?;
-    let formatted = match wo_compiler::fmt::format(&src) {
+    let formatted = match wo_compiler::fmt::format_checked(&path.display().to_string(), &src) {
         Ok(text) => text,
         Err(diags) => {
             let mut sources = SourceMap::default();

@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{root, run_wo, scratch_dir};
-use wo_compiler::{compile, fmt::format, SourceMap};
+use wo_compiler::fmt::{format, meaning};
 
 /// Every `.wo` file under the project's source directories (not `target/`).
 fn project_files() -> Vec<PathBuf> {
@@ -38,44 +38,6 @@ fn project_files() -> Vec<PathBuf> {
         walk(&root().join(dir), &mut out);
     }
     out.sort();
-    out
-}
-
-/// What a compilation gives, with source positions taken out.
-fn compiled(name: &str, src: &str) -> Result<wo_bytecode::Image, Vec<String>> {
-    let mut sources = SourceMap::default();
-    sources.add(name, src.strip_prefix('\u{feff}').unwrap_or(src));
-    match compile(&sources) {
-        Ok(mut image) => {
-            for f in &mut image.functions {
-                f.pos.clear();
-            }
-            Ok(image)
-        }
-        Err(diags) => Err(diags
-            .iter()
-            .map(|d| format!("{}: {}", d.code, without_line_numbers(&d.message)))
-            .collect()),
-    }
-}
-
-/// A message with the numbers after `line ` left out: a message may name another
-/// statement's line (`unreachable: the statement on line 34 ends function f`), which
-/// moves when `wo fmt` lays a block out over more lines (the fuzz target `fmt` found
-/// it: `fuzz/regressions/fmt/f4-a-line-number-in-a-message.wo`).
-fn without_line_numbers(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(at) = rest.find("line ") {
-        let (head, tail) = rest.split_at(at + "line ".len());
-        out.push_str(head);
-        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        if digits > 0 {
-            out.push('N');
-        }
-        rest = &tail[digits..];
-    }
-    out.push_str(rest);
     out
 }
 
@@ -124,7 +86,7 @@ fn the_corpus_formats_idempotently_to_the_same_program() {
             )),
             Err(d) => problems.push(format!("{name}: unindented does not format: {d:?}")),
         }
-        if compiled(&name, &src) != compiled(&name, &once) {
+        if meaning(&name, &src) != meaning(&name, &once) {
             problems.push(format!(
                 "{name}: compiles differently once formatted\n{once}"
             ));

@@ -19,9 +19,10 @@
 //! changed program.
 
 use crate::ast::{Block, Item, Module, StmtKind};
-use crate::diag::{Diagnostic, FileId, Span};
+use crate::diag::{Diagnostic, FileId, SourceMap, Span};
 use crate::lexer::{tokenize, Mode, Tok};
 use crate::parser::parse;
+use wo_bytecode::Image;
 
 /// Spaces per indentation level.
 const INDENT: &str = "  ";
@@ -37,6 +38,74 @@ pub fn format(source: &str) -> Result<String, Vec<Diagnostic>> {
     }
     let out = layout(src, &module);
     verify(src, &out)?;
+    Ok(out)
+}
+
+/// What a text compiles to as a program of one file, where things stand aside: the
+/// image with its source positions cleared, or the diagnostics (code and message,
+/// the numbers after `line ` in a message left out, since a message may name another
+/// statement's line, which moves when a block is laid out over more lines). A text
+/// and its formatted version must have the same meaning.
+#[derive(Debug, PartialEq)]
+pub enum Meaning {
+    Image(Image),
+    Diagnostics(Vec<String>),
+}
+
+/// The [`Meaning`] of `source` compiled alone under the file name `name`.
+pub fn meaning(name: &str, source: &str) -> Meaning {
+    let mut sources = SourceMap::default();
+    sources.add(name, source.strip_prefix('\u{feff}').unwrap_or(source));
+    match crate::compile(&sources) {
+        Ok(mut image) => {
+            for f in &mut image.functions {
+                f.pos.clear();
+            }
+            Meaning::Image(image)
+        }
+        Err(diags) => Meaning::Diagnostics(
+            diags
+                .iter()
+                .map(|d| format!("{}: {}", d.code, without_line_numbers(&d.message)))
+                .collect(),
+        ),
+    }
+}
+
+/// `message` with each number after `line ` replaced by `N`.
+fn without_line_numbers(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("line ") {
+        let (head, tail) = rest.split_at(at + "line ".len());
+        out.push_str(head);
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 {
+            out.push('N');
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// [`format`], then the second safety net of `wo fmt` and the language server's
+/// formatting: the formatted text, compiled alone as `name`, has the original's
+/// [`Meaning`] (the same image or the same diagnostics). Otherwise the text is
+/// refused with an `internal` diagnostic, as [`format`] refuses a change of tokens.
+/// Compiling twice costs little beside the author's time a changed program would.
+pub fn format_checked(name: &str, source: &str) -> Result<String, Vec<Diagnostic>> {
+    let out = format(source)?;
+    same_meaning(name, source, out)
+}
+
+/// `out` when it means what `source` does (or is the same text).
+fn same_meaning(name: &str, source: &str, out: String) -> Result<String, Vec<Diagnostic>> {
+    if out != source && meaning(name, source) != meaning(name, &out) {
+        return Err(refusal(String::from(
+            ": the formatted text would compile differently",
+        )));
+    }
     Ok(out)
 }
 
@@ -609,11 +678,16 @@ fn verify(src: &str, out: &str) -> Result<(), Vec<Diagnostic>> {
         .first()
         .map(|d| format!(": {}", d.message))
         .unwrap_or_default();
-    Err(vec![Diagnostic::error(
+    Err(refusal(detail))
+}
+
+/// The diagnostic of a formatting the safety nets refused.
+fn refusal(detail: String) -> Vec<Diagnostic> {
+    vec![Diagnostic::error(
         "internal",
         Span::new(FileId(0), 0, 0),
         format!("the formatter would change this program (a bug in wo fmt){detail}; the file is left as it is"),
-    )])
+    )]
 }
 
 /// The texts of the tokens that carry meaning: no `;`, no `,` before a closer.
@@ -631,7 +705,30 @@ fn significant<'a>(toks: &[Token<'a>]) -> Vec<&'a str> {
 
 #[cfg(test)]
 mod tests {
-    use super::format;
+    use super::{format, format_checked, meaning, same_meaning, Meaning};
+
+    #[test]
+    fn a_change_of_meaning_that_keeps_the_tokens_is_refused() {
+        // The same tokens: the second text ends the `return` at the line break.
+        let src = "fn f(a: Int) -> Int {\n  return a - 1\n}\nfn main() {}\n";
+        let out = "fn f(a: Int) -> Int {\n  return a\n  - 1\n}\nfn main() {}\n";
+        assert!(matches!(meaning("t.wo", src), Meaning::Image(_)));
+        assert_ne!(meaning("t.wo", src), meaning("t.wo", out));
+        let refused = same_meaning("t.wo", src, out.to_string()).unwrap_err();
+        assert_eq!(refused[0].code, "internal");
+        assert!(
+            refused[0].message.contains("would compile differently"),
+            "{}",
+            refused[0].message
+        );
+        // Layout alone (and a message naming a line that moved) keeps the meaning.
+        let messy = "fn f( a:Int )->Int{ return a-1 }\nfn main(){ let x:Int=\"\" }\n";
+        let tidy = format_checked("t.wo", messy).unwrap();
+        assert_eq!(meaning("t.wo", messy), meaning("t.wo", &tidy));
+        let moved = "fn g() -> Int { return 1; print(2) }\nfn main() {}\n";
+        assert!(matches!(meaning("t.wo", moved), Meaning::Diagnostics(_)));
+        assert!(format_checked("t.wo", moved).unwrap().lines().count() > 2);
+    }
 
     fn fmt(src: &str) -> String {
         match format(src) {

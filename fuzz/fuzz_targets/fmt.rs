@@ -30,8 +30,8 @@ fuzz_target!(|data: &[u8]| {
         ),
         Err(d) => panic!("the formatted text does not format: {d:?}\n{once}"),
     }
-    let before = wo_fuzz::compiled_without_positions(body);
-    let after = wo_fuzz::compiled_without_positions(&once);
+    let before = wo_compiler::fmt::meaning("fuzz.wo", body);
+    let after = wo_compiler::fmt::meaning("fuzz.wo", &once);
     assert!(
         before == after,
         "compiles differently once formatted\n--- before\n{before:?}\n--- after\n{after:?}\n--- formatted\n{once}"

@@ -1,8 +1,8 @@
 //! Bytes -> `read_image` (verified image or error), and every image the verifier
 //! accepts runs in the VM (`wo_fuzz::run_budgeted`: under an instruction budget, and
-//! when it waits (for one input in `IMAGE_SCHEDULER_ONE_IN`: every one), again with its
-//! fibers under the scheduler, in short turns, and a deadline): a verified image must never panic, abort or loop
-//! without spending its budget. The format version is set to
+//! when it waits, again with its fibers under the scheduler, in short turns, and a
+//! deadline): a verified image must never panic, abort or loop without spending its
+//! budget. The format version is set to
 //! this build's and the CRC32 trailer re-sealed after mutation, so the section
 //! decoders and the verifier are reached. `WO_FUZZ_PRINT=1` prints how each run ended, `=2` the image's code too.
 #![no_main]
@@ -23,8 +23,7 @@ fuzz_target!(|data: &[u8]| {
             eprintln!("{}", wo_bytecode::disasm::disasm(&image, &|_, _| None));
         }
         let start = std::time::Instant::now();
-        let scheduler = crc32fast::hash(data) % wo_fuzz::IMAGE_SCHEDULER_ONE_IN == 0;
-        let deadline = scheduler.then_some(wo_fuzz::IMAGE_DEADLINE);
+        let deadline = Some(wo_fuzz::IMAGE_DEADLINE);
         let run = wo_fuzz::run_budgeted(&image, wo_fuzz::BUDGET, wo_fuzz::ALONE_DEADLINE, deadline);
         if print() {
             eprintln!(

@@ -133,10 +133,6 @@ pub const SCHEDULER_TURN: u32 = 1_000;
 /// turns (65,536), 2.8 s with turns of 1,000.
 pub const ALONE_TURN: u32 = 64;
 
-/// The `image` target runs one waiting input in this many under the scheduler (chosen
-/// by a hash of the input, so a run repeats): every one, now that a turn is short.
-pub const IMAGE_SCHEDULER_ONE_IN: u32 = 1;
-
 /// The same for a generated program (`gen`, `durable`), which ends by construction
 /// (see [`GEN_ALONE_DEADLINE`]).
 pub const GEN_DEADLINE: Duration = Duration::from_millis(50);
@@ -377,43 +373,6 @@ pub fn check_format(src: &str, image: Option<&Image>) {
             "the formatted program compiles differently\n{src}\n---\n{once}"
         );
     }
-}
-
-/// What compiling one source file gives, source positions taken out (the `fmt`
-/// target's comparison, as tests/fmt.rs makes it): the image, or the diagnostics'
-/// codes and messages.
-pub fn compiled_without_positions(src: &str) -> Result<Image, Vec<String>> {
-    match compile(src) {
-        Ok(mut image) => {
-            for f in &mut image.functions {
-                f.pos.clear();
-            }
-            Ok(image)
-        }
-        Err(diags) => Err(diags
-            .iter()
-            .map(|d| format!("{}: {}", d.code, without_line_numbers(&d.message)))
-            .collect()),
-    }
-}
-
-/// A message with the numbers after `line ` left out: a message may name another
-/// statement's line (`unreachable: the statement on line 34 ends function f`), which
-/// moves when `wo fmt` lays a block out over more lines.
-fn without_line_numbers(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(at) = rest.find("line ") {
-        let (head, tail) = rest.split_at(at + "line ".len());
-        out.push_str(head);
-        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        if digits > 0 {
-            out.push('N');
-        }
-        rest = &tail[digits..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The data-directory target's input: `[u32 LE wal length][wal][checkpoint]`, the

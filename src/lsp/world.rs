@@ -352,12 +352,15 @@ impl World {
             .docs
             .get(uri)
             .ok_or_else(|| format!("`{uri}` is not open"))?;
-        match wo_compiler::fmt::format(&doc.text) {
+        match wo_compiler::fmt::format_checked(uri.path(), &doc.text) {
             Ok(text) if text == doc.text => Ok(Vec::new()),
             Ok(text) => Ok(vec![TextEdit {
                 range: doc.range(0, doc.text.len(), self.enc),
                 new_text: text,
             }]),
+            Err(diags) if diags.iter().any(|d| d.code == "internal") => {
+                Err(diags.iter().map(|d| d.message.as_str()).collect())
+            }
             Err(diags) => {
                 let first = diags.first().map_or_else(String::new, |d| {
                     let p = doc.position(d.span.lo as usize, self.enc);
