@@ -774,6 +774,21 @@ fn scan_interp(s: &[u8], depth: usize) -> (usize, bool) {
     (i, false)
 }
 
+/// Where a `--` starts in the inside of a closed `${…}`, outside the text literals
+/// nested in it (LANGUAGE.md §2: a comment runs to the end of the line, so one here
+/// would swallow the `}` and the rest of the literal).
+fn comment_at(inner: &[u8], depth: usize) -> Option<usize> {
+    let mut i = 0;
+    while i < inner.len() {
+        match inner[i] {
+            b'"' => i += 1 + scan_text(&inner[i + 1..], depth).0,
+            b'-' if inner.get(i + 1) == Some(&b'-') => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// The logos callback for `'…'` and `` `…` ``, which are not wo: an error with the
 /// fix, and the text it most likely meant, so parsing goes on.
 fn single_quoted(lex: &mut logos::Lexer<Tok>) -> Vec<TextPart> {
@@ -852,6 +867,13 @@ fn decode_text(body: &str, off: usize, ctx: &mut LexCtx) -> Vec<TextPart> {
                     let span = ctx.span(off + i, off + inner_hi + 1);
                     let msg = "empty interpolation `${}`: write an expression inside";
                     ctx.diags.push(Diagnostic::error("syntax", span, msg));
+                } else if let Some(at) = comment_at(inner.as_bytes(), ctx.depth + 1) {
+                    let span = ctx.span(off + inner_lo + at, off + inner_lo + at + 2);
+                    let msg = "a comment cannot be inside `${…}`: `--` would run to the end of the line, past the `}`";
+                    let d = Diagnostic::error("syntax", span, msg).with_note(
+                        "to subtract a negative number, put a space between the minus signs: `a - -1`",
+                    );
+                    ctx.diags.push(d);
                 } else if ctx.depth + 1 > MAX_INTERP_DEPTH {
                     let span = ctx.span(off + i, off + inner_hi + 1);
                     let msg = format!("interpolations are nested too deeply (at most {MAX_INTERP_DEPTH} levels of `${{…}}`)");
