@@ -138,6 +138,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
         before_sync: Some(Box::new(move || {
             let _ = flush_out.flush();
         })),
+        interrupt: None,
     };
     let started = wo_vm::run_with(&program.image, &natives, args, host, options);
     let started = match started {
@@ -167,6 +168,9 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
             Err(Failure::invalid_image(path, reason))
         }
         Ok(RunResult::Fault(msg)) => Err(Failure::Internal(msg)),
+        Ok(RunResult::Interrupted) => Err(Failure::Internal(
+            "internal error: interrupted without an interrupt flag".into(),
+        )),
         Ok(RunResult::Trap { trap, stack }) => {
             report_trap(&trap, &stack);
             Err(Failure::Trap {

@@ -119,6 +119,9 @@ enum Command {
         /// Run only the tests whose name contains TEXT.
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
+        /// Stop a test that runs longer than this and count it failed (0: no limit).
+        #[arg(long, value_name = "SECONDS", default_value_t = test::DEFAULT_TIMEOUT_SECS)]
+        timeout: u64,
     },
     /// Rewrite .wo files in the one canonical layout (comments kept).
     Fmt {
@@ -216,7 +219,11 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Check { paths } => commands::check(&paths),
         Command::Disasm { path } => commands::disasm(&path),
         Command::Repl { data } => repl::repl(data.map(PathBuf::from)),
-        Command::Test { paths, filter } => test::test(&paths, filter.as_deref()),
+        Command::Test {
+            paths,
+            filter,
+            timeout,
+        } => test::test(&paths, filter.as_deref(), timeout),
         Command::Fmt { paths, check } => fmt::fmt(&paths, check),
         Command::Db(DbCommand::Verify { dir }) => commands::db_verify(&dir),
         Command::Db(DbCommand::Checkpoint { dir }) => commands::db_checkpoint(&dir),

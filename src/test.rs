@@ -5,6 +5,10 @@
 //! the test's line, the stack and what it printed below) or calls `exit` with a status
 //! other than 0. One line per test, then `N passed, N failed`.
 //!
+//! A test that runs longer than its time limit (`--timeout SECONDS`, 10 unless set;
+//! 0 for none) is stopped through the VM's interrupt flag, between two instructions
+//! or in a wait, and fails with what it printed so far; the next test runs.
+//!
 //! A `test_…` function that takes parameters or returns a value cannot be run as a
 //! test: `wo test` reports it as a compile error of the program (code `test`, exit
 //! 65). `wo run` and `wo check` treat such functions like any other.
@@ -13,7 +17,9 @@ use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 use wo_bytecode::{FuncIdx, Image};
 use wo_compiler::ast::Item;
@@ -22,6 +28,23 @@ use wo_vm::{Host, RunOptions, RunResult, StartError};
 
 use crate::exit::{Failure, DATAERR};
 use crate::render::{render_all, Tally};
+
+/// `wo test`'s time limit per test unless `--timeout` says otherwise: long enough for
+/// any test of an in-memory program, short enough that a loop that never ends is
+/// found before a CI job's own limit.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
+
+/// Raises `flag` once `limit` has passed, unless the returned sender is dropped first
+/// (the test ended): a thread that sleeps on the channel.
+fn watchdog(limit: Duration, flag: Arc<AtomicBool>) -> mpsc::Sender<()> {
+    let (done, ended) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(limit) {
+            flag.store(true, Ordering::Relaxed);
+        }
+    });
+    done
+}
 
 /// A `test_…` function found in the sources.
 struct TestFn {
@@ -168,7 +191,7 @@ fn compile(
 
 /// How one test ended: `None` when it passed, else the text of its failure line
 /// and the lines to show under it.
-fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
+fn run_one(image: &Image, test: &TestFn, limit: Option<Duration>) -> Option<(String, Vec<String>)> {
     let Some(idx) = image.functions.iter().position(|f| f.name == test.name) else {
         return Some((
             "internal error: the compiled program has no such function".to_string(),
@@ -188,7 +211,13 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
         started: Instant::now(),
     };
     let natives = |name: &str| wo_stdlib::lookup(name);
-    let res = wo_vm::run_with(&image, &natives, Vec::new(), host, RunOptions::default());
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let _running = limit.map(|limit| watchdog(limit, interrupt.clone()));
+    let options = RunOptions {
+        interrupt: Some(interrupt),
+        ..RunOptions::default()
+    };
+    let res = wo_vm::run_with(&image, &natives, Vec::new(), host, options);
     let printed: Vec<String> = String::from_utf8_lossy(&output.borrow().bytes)
         .lines()
         // A blank line is `  |`, without a trailing space.
@@ -220,18 +249,34 @@ fn run_one(image: &Image, test: &TestFn) -> Option<(String, Vec<String>)> {
             // the rest below it, indented, before the stack and the output.
             let mut lines = trap.message.lines();
             let first = lines.next().unwrap_or_default();
-            let rest: Vec<String> = lines.map(|l| format!("    {l}")).collect();
+            let rest: Vec<String> = lines
+                .map(|l| {
+                    if l.is_empty() {
+                        String::new()
+                    } else {
+                        format!("    {l}")
+                    }
+                })
+                .collect();
             below.splice(0..0, rest);
             Some((format!("trap {}: {first}{at}", trap.kind.name()), below))
         }
         Ok(RunResult::Fault(msg)) => Some((msg, printed)),
+        Ok(RunResult::Interrupted) => {
+            let secs = limit.map_or(0, |l| l.as_secs());
+            let why = format!(
+                "timed out after {secs} s (`wo test --timeout SECONDS` sets the limit, 0 none)"
+            );
+            Some((why, printed))
+        }
         Err(StartError::Link(e)) => Some((format!("internal error: {e}"), printed)),
         Err(e) => Some((format!("cannot start: {e}"), printed)),
     }
 }
 
 /// `wo test PATH… [--filter TEXT]`.
-pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
+pub fn test(paths: &[PathBuf], filter: Option<&str>, timeout_secs: u64) -> Result<(), Failure> {
+    let limit = (timeout_secs > 0).then(|| Duration::from_secs(timeout_secs));
     let mut tally = Tally::default();
     let mut worst = 0u8;
     let (mut n_passed, mut n_failed, mut n_untested) = (0usize, 0usize, 0usize);
@@ -248,7 +293,7 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>) -> Result<(), Failure> {
         };
         for test in &tests {
             let mut out = stdout.lock();
-            match run_one(&image, test) {
+            match run_one(&image, test, limit) {
                 None => {
                     n_passed += 1;
                     crate::exit::note_output(writeln!(out, "ok     {} {}", test.place, test.name));

@@ -227,17 +227,94 @@ fn a_multi_line_message_and_mixed_streams_keep_their_lines() {
     write(
         &dir,
         "lines.wo",
-        "use io\n\nfn test_m() {\n  io.write(\"no newline\")\n  print_err(\"to stderr\")\n  print(\"out again\")\n  fail(\"line1\\nline2\")\n}\n\nfn main() {}\n",
+        "use io\n\nfn test_m() {\n  io.write(\"no newline\")\n  print_err(\"to stderr\")\n  print(\"out again\")\n  fail(\"line1\\n\\nline2\")\n}\n\nfn main() {}\n",
     );
     let res = run_wo(&dir, &["test", "lines.wo"]);
     res.expect_status(1);
     assert_eq!(
         res.stdout,
-        "FAILED lines.wo:3 test_m: trap FAIL: line1 at lines.wo:7:3\n    \
+        "FAILED lines.wo:3 test_m: trap FAIL: line1 at lines.wo:7:3\n\
+         \n    \
          line2\n  \
          | no newline\n  \
          | to stderr\n  \
          | out again\n\
          0 passed, 1 failed\n"
     );
+}
+
+/// A test that never ends is stopped at the time limit (`--timeout`, 10 s unless set)
+/// wherever it is: in a loop, inside a transaction (rolled back), waiting for a task
+/// that never ends, asleep. It fails with what it printed, and the next test runs.
+#[test]
+fn a_test_that_never_ends_is_stopped_at_the_time_limit() {
+    let dir = scratch_dir("wo-test-timeout");
+    write(
+        &dir,
+        "hang.wo",
+        r#"use time
+
+@table(name: "things")
+class Thing {
+  n: Int
+}
+
+fn test_loop() {
+  print("starting")
+  while true {}
+}
+
+fn test_in_a_transaction() {
+  transaction {
+    insert Thing { n: 1 }
+    while true {}
+  }
+}
+
+fn spin() -> Int {
+  while true {}
+  return 0
+}
+
+fn test_joins_a_task_that_never_ends() {
+  let t = spawn spin()
+  print(join(t))
+}
+
+fn test_sleeps() {
+  time.sleep(60000)
+}
+
+fn test_after() {
+  assert(count(from t in Thing select t) == 0, "a fresh database")
+}
+
+fn main() {}
+"#,
+    );
+    let started = std::time::Instant::now();
+    let res = run_wo(&dir, &["test", "hang.wo", "--timeout", "1"]);
+    res.expect_status(1);
+    let why = "timed out after 1 s (`wo test --timeout SECONDS` sets the limit, 0 none)";
+    assert_eq!(
+        res.stdout,
+        format!(
+            "FAILED hang.wo:8 test_loop: {why}\n  \
+             | starting\n\
+             FAILED hang.wo:13 test_in_a_transaction: {why}\n\
+             FAILED hang.wo:25 test_joins_a_task_that_never_ends: {why}\n\
+             FAILED hang.wo:30 test_sleeps: {why}\n\
+             ok     hang.wo:34 test_after\n\
+             1 passed, 4 failed\n"
+        )
+    );
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    // 0 is no limit; a bad value is a usage error.
+    let res = run_wo(&dir, &["test", "hang.wo", "--timeout", "soon"]);
+    res.expect_status(64);
+    let res = run_wo(
+        &dir,
+        &["test", "hang.wo", "--timeout", "0", "--filter", "after"],
+    );
+    res.expect_status(0);
 }

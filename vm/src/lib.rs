@@ -76,6 +76,9 @@ pub enum RunResult {
     /// The image broke an invariant the interpreter relies on (for example an Int
     /// instruction found a Text in its register); the text starts `internal error:`.
     Fault(String),
+    /// [`RunOptions::interrupt`] was raised: the run stopped between two instructions
+    /// (or in a wait), an open transaction rolled back.
+    Interrupted,
 }
 
 /// Why an image could not be linked against this VM's builtins.
@@ -119,6 +122,9 @@ pub struct RunOptions {
     pub data_options: Option<wo_db::durable::Options>,
     /// Called before the program waits for a durable commit (flush stdout here).
     pub before_sync: Option<database::BeforeSync>,
+    /// A flag another thread raises to stop the run ([`RunResult::Interrupted`]):
+    /// `wo test`'s time limit.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Why a program could not start.
@@ -145,6 +151,9 @@ pub fn run_with(
     // Linking checks the image before anything runs, so nothing has been written when
     // it fails (the host is dropped, which flushes buffered writers).
     let mut vm = Vm::new(image, natives, host)?;
+    if let Some(flag) = options.interrupt {
+        vm.set_interrupt(flag);
+    }
     if let Some(dir) = &options.data_dir {
         let opts = options.data_options.unwrap_or_default();
         vm.database.open_data_dir(dir, opts, options.before_sync)?;
@@ -288,6 +297,7 @@ fn run_fiber(vm: &mut Vm<'_>, func: u32, args: Vec<Value>) -> Result<Value, RunR
         Status::Yield | Status::Wait(_) => Err(RunResult::Fault(
             "internal error: fiber yielded at the end".into(),
         )),
+        Status::Interrupted if vm.interruptible() => Err(RunResult::Interrupted),
         Status::Interrupted => Err(RunResult::Fault(
             "internal error: interrupted without an interrupt flag".into(),
         )),
