@@ -227,10 +227,17 @@ fn default_image_path(path: &Path) -> PathBuf {
 
 /// `wo build` replaces OUT only when it is absent or a wo image.
 fn refuse_to_overwrite(input: &Path, out: &Path) -> Result<(), Failure> {
-    let Ok(meta) = std::fs::metadata(out) else {
-        return Ok(()); // absent (or unreadable: writing it will say why)
-    };
     let shown = out.display();
+    let Ok(meta) = std::fs::metadata(out) else {
+        // Absent (or unreadable: writing it will say why); a name ending in `/` is a
+        // directory's, which the image cannot be.
+        if out.as_os_str().as_encoded_bytes().ends_with(b"/") {
+            return Err(Failure::Refused(format!(
+                "`{shown}` names a directory; name the image file with `-o`"
+            )));
+        }
+        return Ok(());
+    };
     if meta.is_dir() {
         return Err(Failure::Refused(format!(
             "`{shown}` is a directory; name the image file with `-o`"
@@ -244,6 +251,11 @@ fn refuse_to_overwrite(input: &Path, out: &Path) -> Result<(), Failure> {
         .ok()
         .zip(std::fs::canonicalize(input).ok())
         .is_some_and(|(o, i)| o.starts_with(i));
+    if same(input, out) && program::is_image(input) {
+        return Err(Failure::Refused(format!(
+            "`{shown}` is already a bytecode image (`wo build` of an image checks it and writes it again: name another file with `-o`)"
+        )));
+    }
     if same(input, out) || inside_input {
         return Err(Failure::Refused(format!(
             "refusing to write the image over `{shown}`, which is one of the program's sources"

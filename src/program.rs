@@ -73,6 +73,11 @@ pub fn read_image(path: &Path, bytes: &[u8]) -> Result<Image, Failure> {
 /// go to stderr; `tally` accumulates counts for callers that compile several programs.
 pub fn compile(path: &Path, tally: &mut Tally) -> Result<(Image, SourceMap), Failure> {
     let sources = wo_compiler::load_sources(path).map_err(load_error)?;
+    compile_sources(sources, tally)
+}
+
+/// [`compile`] of sources already loaded.
+fn compile_sources(sources: SourceMap, tally: &mut Tally) -> Result<(Image, SourceMap), Failure> {
     match wo_compiler::compile(&sources) {
         Ok(image) => Ok((image, sources)),
         Err(mut diags) => {
@@ -126,6 +131,11 @@ pub fn load(path: &Path) -> Result<Program, Failure> {
 pub fn check(path: &Path, tally: &mut Tally) -> Result<(), Failure> {
     match classify(path)? {
         Input::Image(bytes) => read_image(path, &bytes).map(drop),
-        Input::Source => compile(path, tally).map(drop),
+        Input::Source => {
+            let mut sources = wo_compiler::load_sources(path).map_err(load_error)?;
+            // A program of tests alone (`wo test` runs it) needs no `main`.
+            crate::test::stand_in_main(&mut sources, false);
+            compile_sources(sources, tally).map(drop)
+        }
     }
 }

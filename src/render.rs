@@ -19,6 +19,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use unicode_width::UnicodeWidthChar;
 use wo_compiler::{Diagnostic, Severity, SourceMap, Span};
 use wo_vm::{StackFrame, Trap, TrapKind};
 
@@ -154,19 +155,30 @@ fn snippet(
         if first > 0 { "…" } else { "" },
         if last < n_chars { "…" } else { "" },
     );
-    let n_marks = end.min(last.max(start + 1)).saturating_sub(start).max(1);
-    // Reproduce tabs in the padding so the markers line up in any tab width.
-    let pad: String = head
+    // Columns in a terminal, not characters: a wide character (CJK, most emoji)
+    // takes two, a combining mark none.
+    let columns = |c: char| UnicodeWidthChar::width(c).unwrap_or(0);
+    let marked_end = end.min(last.max(start + 1));
+    let n_marks = src
         .chars()
-        .map(|_| ' ')
-        .chain(
-            src.chars()
-                .skip(first)
-                .chain(std::iter::repeat(' '))
-                .take(start - first)
-                .map(|c| if c == '\t' { '\t' } else { ' ' }),
-        )
-        .collect();
+        .skip(start)
+        .take(marked_end.saturating_sub(start))
+        .map(columns)
+        .sum::<usize>()
+        .max(1);
+    // Reproduce tabs in the padding so the markers line up in any tab width.
+    let mut pad = String::from(if head.is_empty() { "" } else { " " });
+    for c in src
+        .chars()
+        .skip(first)
+        .chain(std::iter::repeat(' '))
+        .take(start - first)
+    {
+        match c {
+            '\t' => pad.push('\t'),
+            c => pad.extend(std::iter::repeat_n(' ', columns(c))),
+        }
+    }
     let marks = mark.to_string().repeat(n_marks);
     let _ = writeln!(out, "{line:>width$} | {head}{shown}{tail}");
     let sep = if text.is_empty() { "" } else { " " };
@@ -256,6 +268,27 @@ mod tests {
         let text = render(&m, &d);
         let expected = "app.wo:2:15: error: expected `Int`, found `Text`\n  |\n2 | \tlet x: Int = \"é\"\n  | \t             ^^^\n1 | fn main() {\n  |    ---- in this function\n  = note: write `parse_int(…)` to convert\n";
         assert_eq!(text, expected);
+    }
+
+    /// Wide characters take two columns and a combining mark none, before the span
+    /// and in it (helper-57: the carets landed 44 columns left of the span).
+    #[test]
+    fn carets_count_terminal_columns() {
+        let mut m = SourceMap::default();
+        m.add(
+            "w.wo",
+            "fn main() {\n  let s = \"日本🙂e\u{301}\" .. 1\n}\n",
+        );
+        let src = &m.files[0].src;
+        let lo = src.find('"').unwrap();
+        let hi = src.rfind('"').unwrap() + 1;
+        let d = Diagnostic::error("type", Span::new(FileId(0), lo, hi), "wide");
+        let text = render(&m, &d);
+        assert!(text.contains("\n  |           ^^^^^^^^^\n"), "{text}");
+        let at = src.find("..").unwrap();
+        let d = Diagnostic::error("type", Span::new(FileId(0), at, at + 2), "after");
+        let text = render(&m, &d);
+        assert!(text.contains("\n  |                     ^^\n"), "{text}");
     }
 
     #[test]

@@ -126,6 +126,16 @@ fn find_tests(sources: &SourceMap) -> (Vec<TestFn>, Vec<Diagnostic>, bool) {
     (tests, diags, has_main)
 }
 
+/// Adds an empty `fn main` to a program that has none, so that it compiles: `wo
+/// test` never runs `main`, and a program of tests alone needs none. Unless `always`,
+/// only when the program has a `test_…` function (`wo check` of a test program).
+pub fn stand_in_main(sources: &mut SourceMap, always: bool) {
+    let (tests, bad, has_main) = find_tests(sources);
+    if !has_main && (always || !tests.is_empty() || !bad.is_empty()) {
+        sources.add("<wo test>", "fn main() {}\n");
+    }
+}
+
 /// Renders compile diagnostics on stderr, in source order, and counts them.
 fn report_diags(sources: &SourceMap, diags: &mut [Diagnostic], tally: &mut Tally) {
     diags.sort_by_key(|d| {
@@ -158,11 +168,8 @@ fn compile(
         wo_compiler::LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
         _ => Failure::Input(e.to_string()),
     })?;
-    let (tests, mut diags, has_main) = find_tests(&sources);
-    if !has_main {
-        // A file of tests alone needs no `main`: `wo test` never runs it.
-        sources.add("<wo test>", "fn main() {}\n");
-    }
+    let (tests, mut diags, _) = find_tests(&sources);
+    stand_in_main(&mut sources, true);
     let compiled = wo_compiler::compile(&sources);
     let mut image = match compiled {
         Ok(image) if diags.is_empty() => image,

@@ -742,6 +742,24 @@ fn build_refuses_to_overwrite_what_is_not_an_image() {
     }
     // An existing image is replaced.
     run_wo(&dir, &["build", "prog.wo", "-o", "app.wob"]).expect_status(0);
+    // An image is not built again, and a directory that does not exist yet is not an
+    // image's name either (helper-57: "one of the program's sources"; "Is a
+    // directory", exit 74).
+    let res = run_wo(&dir, &["build", "prog.wob"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr
+            .contains("`prog.wob` is already a bytecode image"),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(&dir, &["build", "prog.wo", "-o", "new/"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr.contains("`new/` names a directory"),
+        "{}",
+        res.stderr
+    );
 }
 
 /// Starts `cmd` with piped output, reads its first line of stdout and closes the pipe
@@ -1149,12 +1167,22 @@ fn export_of_a_missing_directory_writes_nothing() {
         let res = run_wo(&dir, &["db", "export", "nonexist", "--format", format]);
         res.expect_status(66);
         assert_eq!(res.stdout, "", "--format {format}");
-        assert!(
-            res.stderr.contains("not a wo data directory"),
-            "{}",
-            res.stderr
+        // A path that is not there is said to be missing (helper-56: "it holds no
+        // `wal`" read as an empty directory).
+        assert_eq!(
+            res.stderr, "wo: no data directory at `nonexist`\n",
+            "--format {format}"
         );
     }
+    std::fs::create_dir(dir.join("empty")).expect("mkdir");
+    let res = run_wo(&dir, &["db", "export", "empty"]);
+    res.expect_status(66);
+    assert!(
+        res.stderr.contains("`empty` is not a wo data directory")
+            || res.stderr.contains("empty is not a wo data directory"),
+        "{}",
+        res.stderr
+    );
 }
 
 /// A table named on the command line that the directory does not store is a usage

@@ -631,6 +631,45 @@ fn a_directory_with_one_main_is_one_program() {
     c.stop();
 }
 
+/// A file in a subdirectory of a program (`wo run proj` compiles `proj/lib/util.wo`
+/// with `proj/main.wo`) is checked with that program, not alone (helper-57: it got
+/// "unknown function `base`" and "the program has no `fn main()`"). A directory of
+/// separate programs above it does not capture it.
+#[test]
+fn a_file_in_a_subdirectory_belongs_to_the_program_above_it() {
+    let dir = scratch("subdirectory");
+    let proj = dir.join("proj");
+    std::fs::create_dir_all(proj.join("lib")).expect("mkdir");
+    let main = "fn main() {\n  print(twice(1))\n}\n\nfn base() -> Int {\n  return 10\n}\n";
+    let util = "fn twice(n: Int) -> Int {\n  return n * 2 + base()\n}\n";
+    std::fs::write(proj.join("main.wo"), main).expect("write");
+    std::fs::write(proj.join("lib/util.wo"), util).expect("write");
+    // Beside `proj`, another program: the directory above holds two.
+    std::fs::write(dir.join("other.wo"), "fn main() {}\n").expect("write");
+    let uri = uri_of(&proj.join("lib/util.wo"));
+    let mut c = Client::start();
+    c.open(&uri, util);
+    assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
+    let def = c.definition(&uri, (1, 18));
+    assert_eq!(def, Some((uri_of(&proj.join("main.wo")), 4, 3)));
+    // A library directory with no program above it: checked alone, as before.
+    let lonely = dir.join("lonely");
+    std::fs::create_dir_all(lonely.join("deep")).expect("mkdir");
+    let lib = "fn f() -> Int {\n  return g()\n}\n";
+    std::fs::write(lonely.join("deep/lib.wo"), lib).expect("write");
+    let uri = uri_of(&lonely.join("deep/lib.wo"));
+    c.open(&uri, lib);
+    let d = c.diagnostics(&uri);
+    assert!(
+        d.iter().any(|d| d["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown function `g`")),
+        "{d:?}"
+    );
+    c.stop();
+}
+
 #[test]
 fn an_unknown_method_is_an_error_response_and_the_server_goes_on() {
     let (mut c, uri) = open_app("unknown");

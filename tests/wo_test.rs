@@ -103,8 +103,21 @@ fn a_file_of_tests_needs_no_main() {
     let res = run_wo(&dir, &["test", "t.wo"]);
     res.expect_status(0);
     assert_eq!(res.stdout, "ok     t.wo:1 test_sum\n1 passed, 0 failed\n");
-    // `wo run` still wants one.
+    // `wo check` takes it as the test program it is (helper-57: it said "the
+    // program has no `fn main()`" where `wo test` ran it, so check-then-test failed
+    // in CI); `wo run` still wants one, and so does `wo check` of a file without tests.
+    let res = run_wo(&dir, &["check", "t.wo"]);
+    res.expect_status(0);
+    assert_eq!(res.stderr, "");
     run_wo(&dir, &["run", "t.wo"]).expect_status(65);
+    write(&dir, "lib.wo", "fn sum() -> Int {\n  return 2\n}\n");
+    let res = run_wo(&dir, &["check", "lib.wo"]);
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("the program has no `fn main()`"),
+        "{}",
+        res.stderr
+    );
 }
 
 #[test]

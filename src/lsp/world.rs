@@ -27,6 +27,10 @@ use super::query::{self, At, Item, Kind};
 /// A directory with more `.wo` files than this is not taken as one program.
 const MAX_PROGRAM_FILES: usize = 256;
 
+/// How many parent directories a file without a `fn main` in its own directory looks
+/// through for the program it belongs to.
+const MAX_CLIMB: usize = 3;
+
 /// One program: its files (in the compiler's file order) and its last analysis.
 struct Program {
     files: Vec<Url>,
@@ -127,18 +131,63 @@ impl World {
         self.stale.insert(key);
     }
 
-    /// The key and the files of the program `uri` is part of.
+    /// The key and the files of the program `uri` is part of: the `.wo` files below
+    /// its directory when they form one program (at most one `fn main`); when they
+    /// have no `fn main`, the files below the nearest of its parent directories (up
+    /// to [`MAX_CLIMB`], not past a repository's top, marked by `.git`) whose files
+    /// have exactly one, since `wo run DIR` compiles a program's subdirectories with
+    /// it. Otherwise the file alone.
     fn program_of(&self, uri: &Url) -> (Url, Vec<Url>) {
         let alone = (uri.clone(), vec![uri.clone()]);
         let Some(path) = path_of(uri) else {
             return alone;
         };
-        let Some(dir) = path.parent() else {
+        let Some(own_dir) = path.parent() else {
             return alone;
         };
-        let mut paths = Vec::new();
-        if !wo_files(dir, &mut paths, &mut HashSet::new()) || !paths.contains(&path) {
+        let Some((mut paths, mains)) = self.group(own_dir, &path) else {
             return alone;
+        };
+        let mut dir = own_dir;
+        if mains > 1 {
+            return alone;
+        }
+        if mains == 0 {
+            let mut up = own_dir;
+            for _ in 0..MAX_CLIMB {
+                if up.join(".git").exists() {
+                    break;
+                }
+                let Some(parent) = up.parent() else { break };
+                match self.group(parent, &path) {
+                    Some((found, 1)) => {
+                        (dir, paths) = (parent, found);
+                        break;
+                    }
+                    Some((_, 0)) => up = parent,
+                    _ => break,
+                }
+            }
+        }
+        if paths.len() == 1 {
+            return alone;
+        }
+        let files: Vec<Url> = paths
+            .iter()
+            .filter_map(|p| Url::from_file_path(p).ok())
+            .collect();
+        match Url::from_directory_path(dir) {
+            Ok(key) => (key, files),
+            Err(()) => alone,
+        }
+    }
+
+    /// The `.wo` files below `dir` (sorted) and how many declare `fn main`; `None`
+    /// when there are too many to be one program or `path` is not among them.
+    fn group(&self, dir: &Path, path: &Path) -> Option<(Vec<PathBuf>, usize)> {
+        let mut paths = Vec::new();
+        if !wo_files(dir, &mut paths, &mut HashSet::new()) || !paths.iter().any(|p| p == path) {
+            return None;
         }
         paths.sort();
         let mains = paths
@@ -152,17 +201,7 @@ impl World {
                 declares_main(&text)
             })
             .count();
-        if paths.len() == 1 || mains > 1 {
-            return alone;
-        }
-        let files: Vec<Url> = paths
-            .iter()
-            .filter_map(|p| Url::from_file_path(p).ok())
-            .collect();
-        match Url::from_directory_path(dir) {
-            Ok(key) => (key, files),
-            Err(()) => alone,
-        }
+        Some((paths, mains))
     }
 
     /// Analyses every stale program; returns the diagnostics of the open documents of

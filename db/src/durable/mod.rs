@@ -187,7 +187,7 @@ pub enum OpenError {
     Usage { message: String },
     /// The directory exists but holds neither a log nor a checkpoint (exit 66): the
     /// maintenance commands refuse it rather than make it a data directory.
-    #[error("{} is not a wo data directory: it holds no `wal` and no `checkpoint`", dir.display())]
+    #[error("{}", not_a_data_directory(dir))]
     NotADataDirectory { dir: PathBuf },
     /// Recovery needed more memory than it could get (exit 74).
     #[error("out of memory while opening {}: {what}", dir.display())]
@@ -195,6 +195,17 @@ pub enum OpenError {
     /// `verify` found the directory changed under it every time it read it (exit 75).
     #[error("data directory {} changed under every attempt to read it (a writer checkpointing constantly?); try again", dir.display())]
     Busy { dir: PathBuf },
+}
+
+/// [`OpenError::NotADataDirectory`]'s message: a path that is not there is said to be
+/// missing, not to hold nothing.
+fn not_a_data_directory(dir: &Path) -> String {
+    let shown = dir.display();
+    if std::fs::symlink_metadata(dir).is_err() {
+        format!("no data directory at `{shown}`")
+    } else {
+        format!("{shown} is not a wo data directory: it holds no `wal` and no `checkpoint`")
+    }
 }
 
 impl OpenError {
