@@ -506,10 +506,21 @@ fn completion_offers_members_columns_modules_and_names_in_scope() {
         !items.contains(&"print".to_string()),
         "only modules: {items:?}"
     );
+    // Nothing in a comment or in a text, but in an interpolation (helper-57: `-- p.`
+    // and `print("p.")` offered the columns).
+    let quiet = APP.replace(
+        "  print(len(adults))\n",
+        "  -- pt.\n  print(\"pt.\")\n  print(\"${pt.}\")\n  print(\"\\\"${\"a\"} pt.\")\n",
+    );
+    change_all(&mut c, &uri, 3, &quiet);
+    for (marker, after) in [("-- pt.", 6), ("(\"pt.", 5), ("} pt.", 5)] {
+        let items = c.completion(&uri, pos_of(&quiet, marker, 0, after));
+        assert_eq!(items, Vec::<String>::new(), "after {marker:?}");
+    }
     // A function whose body no longer parses at all: the names come from the last
     // analysis that parsed.
     let broken = APP.replace("  print(len(adults))\n", "  pt.\n  use\n");
-    change_all(&mut c, &uri, 3, &broken);
+    change_all(&mut c, &uri, 4, &broken);
     let items = c.completion(&uri, pos_of(&broken, "  pt.\n", 0, 5));
     for want in ["x", "y", "norm"] {
         assert!(items.contains(&want.to_string()), "{want} in {items:?}");

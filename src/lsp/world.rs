@@ -454,6 +454,41 @@ fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// Whether the end of `line` (a line up to the cursor) is in a comment, or in the text
+/// of a literal and not in one of its `${…}`: no completion there. A literal ends at
+/// its line's end (LANGUAGE.md §2), so the line is enough.
+fn in_comment_or_text(line: &str) -> bool {
+    // What is open: `None` a text, `Some(n)` an interpolation with `n` open braces.
+    let mut open: Vec<Option<usize>> = Vec::new();
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match (open.last_mut(), b[i]) {
+            (Some(None), b'\\') => i += 1,
+            (Some(None), b'"') => {
+                open.pop();
+            }
+            (Some(None), b'$') if b.get(i + 1) == Some(&b'{') => {
+                open.push(Some(1));
+                i += 1;
+            }
+            (Some(None), _) => {}
+            (_, b'-') if b.get(i + 1) == Some(&b'-') => return true,
+            (_, b'"') => open.push(None),
+            (Some(Some(n)), b'{') => *n += 1,
+            (Some(Some(n)), b'}') => {
+                *n -= 1;
+                if *n == 0 {
+                    open.pop();
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    matches!(open.last(), Some(None))
+}
+
 /// What may be written at `off` of file `file`: after `use `, a module; after `@`, an
 /// annotation; after `x.`, the members of `x`'s type; else any name in scope.
 fn complete(p: &Program, file: FileId, text: &str, off: usize) -> Vec<Item> {
@@ -467,6 +502,9 @@ fn complete(p: &Program, file: FileId, text: &str, off: usize) -> Vec<Item> {
     };
     let line_start = text[..off].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[line_start..off];
+    if in_comment_or_text(line) {
+        return Vec::new();
+    }
     let word_len = line.len() - line.trim_end_matches(is_ident).len();
     let before = &line[..line.len() - word_len];
     if before.trim() == "use" {
@@ -596,5 +634,33 @@ fn symbol(s: query::Symbol, doc: &Document, enc: Encoding) -> DocumentSymbol {
         range: doc.range(s.span.lo as usize, s.span.hi as usize, enc),
         selection_range: doc.range(s.name_span.lo as usize, s.name_span.hi as usize, enc),
         children: (!children.is_empty()).then_some(children),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_comment_or_text;
+
+    #[test]
+    fn comments_and_texts_but_not_interpolations() {
+        for quiet in [
+            "-- p.",
+            "  x = 1 -- p.",
+            "print(\"p.",
+            "\"a\\\" p.",
+            "\"${a} p.",
+            "\"${\"}\"} p.",
+        ] {
+            assert!(in_comment_or_text(quiet), "{quiet}");
+        }
+        for open in [
+            "p.",
+            "print(\"a\", p.",
+            "\"${p.",
+            "\"${ {\"k\": 1}[p.",
+            "\"${\"a\" .. p.",
+        ] {
+            assert!(!in_comment_or_text(open), "{open}");
+        }
     }
 }
