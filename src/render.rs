@@ -150,14 +150,19 @@ fn snippet(
             .min(n_chars - MAX_SHOWN);
         (first, first + MAX_SHOWN)
     };
-    let shown: String = src.chars().skip(first).take(last - first).collect();
+    let shown: String = src
+        .chars()
+        .skip(first)
+        .take(last - first)
+        .map(visible)
+        .collect();
     let (head, tail) = (
         if first > 0 { "…" } else { "" },
         if last < n_chars { "…" } else { "" },
     );
     // Columns in a terminal, not characters: a wide character (CJK, most emoji)
     // takes two, a combining mark none.
-    let columns = |c: char| UnicodeWidthChar::width(c).unwrap_or(0);
+    let columns = |c: char| UnicodeWidthChar::width(visible(c)).unwrap_or(0);
     let marked_end = end.min(last.max(start + 1));
     let n_marks = src
         .chars()
@@ -183,6 +188,17 @@ fn snippet(
     let _ = writeln!(out, "{line:>width$} | {head}{shown}{tail}");
     let sep = if text.is_empty() { "" } else { " " };
     let _ = writeln!(out, "{:width$} | {pad}{marks}{sep}{text}", "");
+}
+
+/// A control character of a source line as its picture (`\r` as `␍`), so that showing
+/// the line cannot move the terminal's cursor; a tab stays a tab.
+fn visible(c: char) -> char {
+    match c {
+        '\t' => c,
+        '\0'..='\x1f' => char::from_u32(0x2400 + c as u32).unwrap_or('?'),
+        '\x7f' => '\u{2421}',
+        _ => c,
+    }
 }
 
 /// Prints an uncaught trap on stderr: `trap DIV0: division by zero`, then one

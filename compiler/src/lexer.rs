@@ -434,6 +434,19 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
     if mode == Mode::Interp {
         out.push((base, Tok::Interp, base));
     }
+    // Lines that end in `\r` alone (classic Mac OS) would read as one line, every
+    // statement after the first a syntax error: say why, once, at the first.
+    let lone_cr = src
+        .as_bytes()
+        .windows(2)
+        .position(|w| w[0] == b'\r' && w[1] != b'\n')
+        .filter(|_| mode == Mode::File);
+    if let Some(at) = lone_cr {
+        let span = Span::new(file, base + at, base + at + 1);
+        let msg = "a carriage return alone is not a line break: this file's lines end in `\\r` (classic Mac OS)";
+        let note = "save the file with `\\n` line ends (`\\r\\n` works too)";
+        errs.push(Diagnostic::error("lex", span, msg).with_note(note));
+    }
     // The end of the previous token or error, relative to `src`.
     let mut prev_end = 0usize;
     // The span of the bad characters seen since the last good token.
