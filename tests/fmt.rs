@@ -57,7 +57,7 @@ fn the_corpus_formats_idempotently_to_the_same_program() {
             Err(d) => {
                 // Refused: only because the file does not parse.
                 let body = src.strip_prefix('\u{feff}').unwrap_or(&src);
-                if wo_compiler::parse(body, wo_compiler::FileId(0))
+                if wo_compiler::parse_file(body, wo_compiler::FileId(0))
                     .1
                     .is_empty()
                 {

@@ -32,7 +32,7 @@ const INDENT: &str = "  ";
 /// the text after it.
 pub fn format(source: &str) -> Result<String, Vec<Diagnostic>> {
     let src = source.strip_prefix('\u{feff}').unwrap_or(source);
-    let (module, diags) = parse(src, FileId(0));
+    let (module, diags) = crate::parse_file(src, FileId(0));
     if !diags.is_empty() {
         return Err(diags);
     }

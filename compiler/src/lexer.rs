@@ -419,6 +419,22 @@ pub struct Lexed {
     pub cut: Option<usize>,
 }
 
+/// The error for a file whose lines end in `\r` alone (classic Mac OS), at the first
+/// such `\r`: read as blank space, they make the file one line, every statement
+/// after the first a syntax error. A `\r` with nothing but blank space after it
+/// changes nothing and is let be.
+pub fn lone_carriage_return(src: &str, file: FileId) -> Option<Diagnostic> {
+    let text_end = src.trim_end().len();
+    let at = src
+        .as_bytes()
+        .windows(2)
+        .position(|w| w[0] == b'\r' && w[1] != b'\n')
+        .filter(|&at| at < text_end)?;
+    let msg = "a carriage return alone is not a line break: this file's lines end in `\\r` (classic Mac OS)";
+    let note = "save the file with `\\n` line ends (`\\r\\n` works too)";
+    Some(Diagnostic::error("lex", Span::new(file, at, at + 1), msg).with_note(note))
+}
+
 /// Lexes `src` (which starts at absolute offset `base` of `file`, inside `depth`
 /// interpolations) and applies the token filter.
 pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) -> Lexed {
@@ -433,19 +449,6 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
     let mut errs: Vec<Diagnostic> = Vec::new();
     if mode == Mode::Interp {
         out.push((base, Tok::Interp, base));
-    }
-    // Lines that end in `\r` alone (classic Mac OS) would read as one line, every
-    // statement after the first a syntax error: say why, once, at the first.
-    let lone_cr = src
-        .as_bytes()
-        .windows(2)
-        .position(|w| w[0] == b'\r' && w[1] != b'\n')
-        .filter(|_| mode == Mode::File);
-    if let Some(at) = lone_cr {
-        let span = Span::new(file, base + at, base + at + 1);
-        let msg = "a carriage return alone is not a line break: this file's lines end in `\\r` (classic Mac OS)";
-        let note = "save the file with `\\n` line ends (`\\r\\n` works too)";
-        errs.push(Diagnostic::error("lex", span, msg).with_note(note));
     }
     // The end of the previous token or error, relative to `src`.
     let mut prev_end = 0usize;

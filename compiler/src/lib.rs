@@ -71,13 +71,7 @@ pub struct Analysis {
 /// Parses and checks `sources` (and generates code, for its diagnostics, when checking
 /// found no error), recording [`facts::Facts`].
 pub fn analyze(sources: &SourceMap) -> Analysis {
-    let mut diags = Vec::new();
-    let mut modules = Vec::new();
-    for (i, f) in sources.files.iter().enumerate() {
-        let (m, d) = parse(&f.src, FileId(i as u32));
-        diags.extend(d);
-        modules.push(m);
-    }
+    let (modules, mut diags) = parse_files(sources);
     let (program, facts) = check::check_with_facts(&modules, sources, &mut diags);
     if !diags.iter().any(|d| d.severity == Severity::Error) {
         if let Err(d) = codegen::generate(&program, sources) {
@@ -92,14 +86,31 @@ pub fn analyze(sources: &SourceMap) -> Analysis {
     }
 }
 
-fn compile_here(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
+/// Parses every file of `sources` ([`parse_file`]).
+fn parse_files(sources: &SourceMap) -> (Vec<ast::Module>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut modules = Vec::new();
     for (i, f) in sources.files.iter().enumerate() {
-        let (m, d) = parse(&f.src, FileId(i as u32));
+        let (m, d) = parse_file(&f.src, FileId(i as u32));
         diags.extend(d);
         modules.push(m);
     }
+    (modules, diags)
+}
+
+/// Parses one whole file. A file whose lines end in `\r` alone gets that one error
+/// instead of the syntax errors of reading it as one line
+/// ([`lexer::lone_carriage_return`]).
+pub fn parse_file(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
+    let (module, diags) = parse(src, file);
+    match lexer::lone_carriage_return(src, file) {
+        Some(cr) => (module, vec![cr]),
+        None => (module, diags),
+    }
+}
+
+fn compile_here(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
+    let (modules, mut diags) = parse_files(sources);
     let program = check::check(&modules, sources, &mut diags);
     if diags.iter().any(|d| d.severity == Severity::Error) {
         return Err(diags);

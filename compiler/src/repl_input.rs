@@ -210,6 +210,20 @@ mod tests {
     use Completeness::*;
 
     #[test]
+    fn a_carriage_return_alone_before_blank_space_changes_nothing() {
+        for text in ["print(\r", "1 + 1\r", "x\r  \n\n"] {
+            let verdict = completeness(text);
+            for tail in ["\n", "  \n\n", "\r \r"] {
+                assert_eq!(
+                    completeness(&format!("{text}{tail}")),
+                    verdict,
+                    "{text:?}{tail:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_compilers_rule_decides() {
         assert_eq!(completeness("1 + 1\n"), Complete);
         assert_eq!(completeness("let x = 1 +\n"), Incomplete);

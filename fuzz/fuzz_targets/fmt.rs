@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let body = src.strip_prefix('\u{feff}').unwrap_or(src);
-    let parses = wo_compiler::parse(body, wo_compiler::FileId(0))
+    let parses = wo_compiler::parse_file(body, wo_compiler::FileId(0))
         .1
         .is_empty();
     let once = match format(src) {

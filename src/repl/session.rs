@@ -289,7 +289,7 @@ impl Session {
         let mut diags = Vec::new();
         let mut modules = Vec::new();
         for (i, f) in sources.files.iter().enumerate() {
-            let (m, d) = wo_compiler::parse(&f.src, FileId(i as u32));
+            let (m, d) = wo_compiler::parse_file(&f.src, FileId(i as u32));
             diags.extend(d);
             modules.push(m);
         }
