@@ -244,9 +244,11 @@ fn run_one(image: &Image, test: &TestFn, limit: Option<Duration>) -> Option<(Str
                 .first()
                 .map(|f| format!(" at {}:{}:{}", f.file, f.line, f.col))
                 .unwrap_or_default();
-            // The stack when there is more than the test itself.
-            // Shortened as `wo run` shortens it (repeated frames, a deep recursion).
-            let mut below: Vec<String> = if stack.len() > 1 {
+            // The stack when there is more than the test itself (a task's trap has
+            // only the task's frames). Shortened as `wo run` shortens it (repeated
+            // frames, a deep recursion).
+            let only_the_test = stack.len() == 1 && *stack[0].function == *test.name;
+            let mut below: Vec<String> = if !stack.is_empty() && !only_the_test {
                 crate::render::stack_lines(&stack)
             } else {
                 Vec::new()

@@ -331,3 +331,24 @@ fn main() {}
     );
     res.expect_status(0);
 }
+
+/// A task's trap that fails a test shows where the task was (helper-57: the stack of
+/// a task never joined, one frame long, was taken for the test's own and left out).
+#[test]
+fn a_trap_in_a_task_shows_the_task_frame() {
+    let dir = scratch_dir("wo-test-task");
+    write(
+        &dir,
+        "u.wo",
+        "fn boom() -> Int {\n  fail(\"boom\")\n  return 1\n}\n\nfn test_unjoined() {\n  let t = spawn boom()\n  yield()\n}\n\nfn test_own() {\n  fail(\"own\")\n}\n",
+    );
+    let res = run_wo(&dir, &["test", "u.wo"]);
+    res.expect_status(1);
+    assert_eq!(
+        res.stdout,
+        "FAILED u.wo:6 test_unjoined: trap FAIL: boom at u.wo:2:3\n  \
+         at boom (u.wo:2:3)\n\
+         FAILED u.wo:11 test_own: trap FAIL: own at u.wo:12:3\n\
+         0 passed, 2 failed\n"
+    );
+}
