@@ -512,7 +512,17 @@ fn completion_offers_members_columns_modules_and_names_in_scope() {
         "  print(len(adults))\n",
         "  -- pt.\n  print(\"pt.\")\n  print(\"${pt.}\")\n  print(\"\\\"${\"a\"} pt.\")\n",
     );
+    let quiet = quiet.replace(
+        "  print(time.ticks())\n",
+        "  print(time.ticks())\n  print(q.)\n",
+    );
     change_all(&mut c, &uri, 3, &quiet);
+    // A query's variable after its query (`adults` selects `q.name` a line above).
+    let items = c.completion(&uri, pos_of(&quiet, "print(q.)", 0, 8));
+    assert!(
+        !items.contains(&"age".to_string()),
+        "q is out of scope: {items:?}"
+    );
     for (marker, after) in [("-- pt.", 6), ("(\"pt.", 5), ("} pt.", 5)] {
         let items = c.completion(&uri, pos_of(&quiet, marker, 0, after));
         assert_eq!(items, Vec::<String>::new(), "after {marker:?}");

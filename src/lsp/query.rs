@@ -267,6 +267,17 @@ impl<'a> At<'a> {
             .map(|(_, t)| t.clone())
     }
 
+    /// Whether `name` is known not to be a local at `off`: `off` is in a function of
+    /// the parsed file, and no local or parameter of that name is in scope there (a
+    /// query's variable after its query, another function's local).
+    pub fn out_of_scope(&self, name: &str, off: usize) -> bool {
+        let Some(m) = self.analysis.modules.get(self.file.0 as usize) else {
+            return false;
+        };
+        let mut locals = Vec::new();
+        scope_at(m, off, &mut locals) && !locals.iter().any(|(n, _)| n == name)
+    }
+
     /// The class named `name`.
     pub fn class_named(&self, name: &str) -> Option<usize> {
         let classes = &self.analysis.program.classes;
@@ -457,25 +468,27 @@ impl Item {
 
 /// The locals visible at `off` (parameters, `let`s before it in enclosing blocks, loop,
 /// query and `catch` variables), outermost first, as (name, declaring span).
-fn scope_at(m: &ast::Module, off: usize, out: &mut Vec<(String, Span)>) {
+/// Collects the locals in scope at `off`; whether `off` is in a function at all.
+fn scope_at(m: &ast::Module, off: usize, out: &mut Vec<(String, Span)>) -> bool {
     let within = |lo: Span, hi: Span| (lo.lo as usize) <= off && off <= (hi.hi as usize);
     for item in &m.items {
         match item {
             ast::Item::Fn(f) if within(f.span, f.body.span) => {
                 fn_scope(f, None, off, out);
-                return;
+                return true;
             }
             ast::Item::Class(c) => {
                 for f in &c.methods {
                     if within(f.span, f.body.span) {
                         fn_scope(f, Some(c.name.span), off, out);
-                        return;
+                        return true;
                     }
                 }
             }
             _ => {}
         }
     }
+    false
 }
 
 fn fn_scope(f: &ast::FnDecl, method: Option<Span>, off: usize, out: &mut Vec<(String, Span)>) {

@@ -559,6 +559,9 @@ fn complete(p: &Program, file: FileId, text: &str, off: usize) -> Vec<Item> {
     if let Some(m) = members(&at, query_var(&at, &text[..off], recv_word)) {
         return m;
     }
+    if at.out_of_scope(recv_word, off) {
+        return Vec::new();
+    }
     if let Some(m) = members(&at, at.local_before(recv_word, off)) {
         return m;
     }
@@ -577,11 +580,18 @@ fn complete(p: &Program, file: FileId, text: &str, off: usize) -> Vec<Item> {
 }
 
 /// The type of `var` in the last `from var in SOURCE` of `text`: SOURCE's rows, or the
-/// elements of a list SOURCE.
+/// elements of a list SOURCE. Not once that query has ended (its `select` clause on
+/// an earlier line than the end of `text`): the variable is out of scope after it.
 fn query_var(at: &At, text: &str, var: &str) -> Option<Ty> {
     let pat = format!("from {var} in ");
     let i = text.rfind(&pat)? + pat.len();
     let rest = &text[i..];
+    let ended = rest
+        .rfind("select")
+        .is_some_and(|s| rest[s..].contains('\n'));
+    if ended {
+        return None;
+    }
     let source: String = rest.chars().take_while(|c| is_ident(*c)).collect();
     if source.starts_with(|c: char| c.is_ascii_uppercase()) {
         return at.class_named(&source).map(Ty::Class);
