@@ -24,14 +24,33 @@ pub struct Program {
 
 /// What PATH names.
 enum Input {
-    Source,
+    Program(Sources),
     Image(Vec<u8>),
+}
+
+/// Where a program's sources are.
+enum Sources {
+    /// A directory of `.wo` files.
+    Dir,
+    /// One source file, read (once: a pipe or a FIFO cannot be read again, as in `wo
+    /// run /dev/stdin` or `wo run <(…)`).
+    File(Vec<u8>),
+}
+
+impl Sources {
+    /// The sources of the program at `path`.
+    fn load(self, path: &Path) -> Result<SourceMap, Failure> {
+        match self {
+            Sources::Dir => wo_compiler::load_sources(path).map_err(load_error),
+            Sources::File(bytes) => wo_compiler::source_of_bytes(path, bytes).map_err(load_error),
+        }
+    }
 }
 
 fn classify(path: &Path) -> Result<Input, Failure> {
     let meta = std::fs::metadata(path).map_err(|e| input_error(path, &e))?;
     if meta.is_dir() {
-        return Ok(Input::Source);
+        return Ok(Input::Program(Sources::Dir));
     }
     let bytes = std::fs::read(path).map_err(|e| input_error(path, &e))?;
     if bytes.starts_with(MAGIC) {
@@ -39,7 +58,7 @@ fn classify(path: &Path) -> Result<Input, Failure> {
     } else if path.extension().is_some_and(|e| e == "wob") {
         Err(Failure::invalid_image(path, "missing the `WOB\\0` magic"))
     } else {
-        Ok(Input::Source)
+        Ok(Input::Program(Sources::File(bytes)))
     }
 }
 
@@ -69,14 +88,8 @@ pub fn read_image(path: &Path, bytes: &[u8]) -> Result<Image, Failure> {
     wo_bytecode::format::read_image(bytes).map_err(|e| Failure::invalid_image(path, e))
 }
 
-/// Compiles the sources under `path`. Diagnostics (all of them) and the summary line
-/// go to stderr; `tally` accumulates counts for callers that compile several programs.
-pub fn compile(path: &Path, tally: &mut Tally) -> Result<(Image, SourceMap), Failure> {
-    let sources = wo_compiler::load_sources(path).map_err(load_error)?;
-    compile_sources(sources, tally)
-}
-
-/// [`compile`] of sources already loaded.
+/// Compiles a program's sources. Diagnostics (all of them) and the summary line go to
+/// stderr; `tally` accumulates counts for callers that compile several programs.
 fn compile_sources(sources: SourceMap, tally: &mut Tally) -> Result<(Image, SourceMap), Failure> {
     match wo_compiler::compile(&sources) {
         Ok(image) => Ok((image, sources)),
@@ -111,9 +124,10 @@ pub fn load(path: &Path) -> Result<Program, Failure> {
             image: read_image(path, &bytes)?,
             sources: None,
         }),
-        Input::Source => {
+        Input::Program(sources) => {
+            let sources = sources.load(path)?;
             let mut tally = Tally::default();
-            let res = compile(path, &mut tally);
+            let res = compile_sources(sources, &mut tally);
             if let Some(summary) = tally.summary() {
                 say!("{summary}");
             }
@@ -131,8 +145,8 @@ pub fn load(path: &Path) -> Result<Program, Failure> {
 pub fn check(path: &Path, tally: &mut Tally) -> Result<(), Failure> {
     match classify(path)? {
         Input::Image(bytes) => read_image(path, &bytes).map(drop),
-        Input::Source => {
-            let mut sources = wo_compiler::load_sources(path).map_err(load_error)?;
+        Input::Program(sources) => {
+            let mut sources = sources.load(path)?;
             // A program of tests alone (`wo test` runs it) needs no `main`.
             crate::test::stand_in_main(&mut sources, false);
             compile_sources(sources, tally).map(drop)

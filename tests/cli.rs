@@ -1220,3 +1220,48 @@ fn a_table_named_on_the_command_line_that_is_not_stored_is_a_usage_error() {
         );
     }
 }
+
+/// A program read from a FIFO or a pipe is read once (helper-55: `wo run` opened it
+/// twice, to look for an image's magic and then to compile it, so `echo … | wo run
+/// /dev/stdin` found an empty program and `wo run FIFO` waited for a second writer
+/// forever).
+#[test]
+fn a_program_from_a_fifo_is_read_once() {
+    let dir = scratch_dir("fifo-program");
+    let fifo = dir.join("prog.wo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    for (args, want) in [
+        (&["run", "prog.wo"][..], "from a fifo\n"),
+        (&["check", "prog.wo"], ""),
+    ] {
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::fs::write(fifo, "fn main() {\n  print(\"from a fifo\")\n}\n")
+            })
+        };
+        let mut cmd = common::wo();
+        cmd.current_dir(&dir).args(args);
+        let res = common::output_within(cmd, std::time::Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("`wo {args:?}` waited for a second writer"));
+        res.expect_status(0);
+        assert_eq!(res.stdout, want);
+        writer.join().expect("writer").expect("written");
+    }
+    // A pipe on stdin, as `echo … | wo run /dev/stdin`.
+    let mut child = common::wo()
+        .args(["run", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("wo starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    std::io::Write::write_all(&mut stdin, b"fn main() {\n  print(7)\n}\n").expect("write");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "7\n", "{out:?}");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}

@@ -80,13 +80,28 @@ pub fn load_sources(path: &Path) -> Result<SourceMap, LoadError> {
             path: p.clone(),
             source,
         })?;
-        let mut src =
-            String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8 { path: p.clone() })?;
-        // A byte order mark some editors write is not part of the program.
-        if src.starts_with('\u{feff}') {
-            src.drain(..'\u{feff}'.len_utf8());
-        }
-        map.add(p.display().to_string(), src);
+        add_source(&mut map, &p, bytes)?;
     }
     Ok(map)
+}
+
+/// The program of one file whose bytes are already read (a pipe or a FIFO can be read
+/// only once: `wo run /dev/stdin`, `wo run <(…)`).
+pub fn source_of_bytes(path: &Path, bytes: Vec<u8>) -> Result<SourceMap, LoadError> {
+    let mut map = SourceMap::default();
+    add_source(&mut map, path, bytes)?;
+    Ok(map)
+}
+
+/// Adds the file `path` whose content is `bytes` to `map`.
+fn add_source(map: &mut SourceMap, path: &Path, bytes: Vec<u8>) -> Result<(), LoadError> {
+    let mut src = String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8 {
+        path: path.to_path_buf(),
+    })?;
+    // A byte order mark some editors write is not part of the program.
+    if src.starts_with('\u{feff}') {
+        src.drain(..'\u{feff}'.len_utf8());
+    }
+    map.add(path.display().to_string(), src);
+    Ok(())
 }
