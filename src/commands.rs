@@ -33,9 +33,11 @@ fn end_on_closed_pipe<T>(res: std::io::Result<T>) -> std::io::Result<T> {
     res
 }
 
-/// A program's stderr (`print_err`): a pipe whose reader left ends the program as a
-/// closed stdout does, quietly and with status 0, after what it printed on stdout is
-/// flushed (stdout may go elsewhere: `wo run p.wo 2>&1 >out.txt | head -1`).
+/// A program's stderr (`print_err`, written after what it printed on stdout is
+/// flushed). A pipe whose reader left is a failed write like any other (`print_err`
+/// traps `IO`, exit 74 uncaught), not the quiet end of a closed stdout: stdout may go
+/// elsewhere (`2> >(logger) > out.txt`), and a status 0 would pass its output cut
+/// short for complete.
 pub(crate) struct ProgramStderr(pub(crate) SharedStdout);
 
 impl Write for ProgramStderr {
@@ -44,11 +46,7 @@ impl Write for ProgramStderr {
         // to one place (`2>&1`). A stdout that fails is stdout's to report, at its next
         // write or when the program ends, so this line still reaches stderr.
         let _ = self.0 .0.borrow_mut().flush();
-        let res = std::io::stderr().write(buf);
-        if matches!(&res, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
-            let _ = self.0.flush();
-        }
-        end_on_closed_pipe(res)
+        std::io::stderr().write(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -829,11 +829,14 @@ fn first_error_line_then_close(
     (first, status.code())
 }
 
-/// A closed stderr pipe ends a program as a closed stdout does (quietly, status 0),
-/// after its stdout is flushed; and a command's own messages to it are dropped without
-/// a panic (it was an abort, status 134, for `wo check` with many errors).
+/// A closed stderr pipe is a failed write: `print_err` traps `IO` (uncaught, exit 74,
+/// after stdout is flushed; a program may catch it and go on), not the quiet status 0
+/// of a closed stdout, which passed stdout's output cut short for complete
+/// (helper-55: `wo run p.wo 2> >(head -0) > out.txt` gave 0 and an empty out.txt). A
+/// command's own messages to it are dropped without a panic (it was an abort, status
+/// 134, for `wo check` with many errors).
 #[test]
-fn a_closed_stderr_pipe_ends_quietly_and_never_aborts() {
+fn a_closed_stderr_pipe_is_a_failed_write_and_never_aborts() {
     let dir = scratch_dir("closed-stderr");
     write(
         &dir,
@@ -844,9 +847,22 @@ fn a_closed_stderr_pipe_ends_quietly_and_never_aborts() {
     cmd.current_dir(&dir).args(["run", "p.wo"]);
     let (first, status) = first_error_line_then_close(cmd, &dir.join("out.txt"));
     assert_eq!(first, "line 0\n");
-    assert_eq!(status, Some(0));
+    assert_eq!(status, Some(74));
     let out = std::fs::read_to_string(dir.join("out.txt")).expect("read stdout");
     assert_eq!(out, "kept\n", "stdout was flushed before the end");
+    // Caught, the program goes on without its log.
+    write(
+        &dir,
+        "c.wo",
+        "fn main() -> Int {\n  for i in range(1000000) {\n    try {\n      print_err(\"line ${i}\")\n    } catch (e) {\n      print(\"stderr is gone\")\n      break\n    }\n  }\n  print(\"done\")\n  return 5\n}\n",
+    );
+    let mut cmd = common::wo();
+    cmd.current_dir(&dir).args(["run", "c.wo"]);
+    let (first, status) = first_error_line_then_close(cmd, &dir.join("out.txt"));
+    assert_eq!(first, "line 0\n");
+    assert_eq!(status, Some(5));
+    let out = std::fs::read_to_string(dir.join("out.txt")).expect("read stdout");
+    assert_eq!(out, "stderr is gone\ndone\n");
 
     let bad: String = (0..3000)
         .map(|i| format!("let x{i}: Int = \"a\"\n"))
