@@ -253,6 +253,34 @@ fn survive_file_size_limit() {
     }
 }
 
+/// What to say after clap's message for a habit it cannot know: a program's
+/// arguments written without `--` (`wo run app.wo x`, as `python3 app.py x` takes
+/// them).
+fn usage_hint(e: &clap::Error) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) != Some("run") || args.iter().any(|a| a == "--") {
+        return None;
+    }
+    let bad = match e.get(clap::error::ContextKind::InvalidArg) {
+        Some(clap::error::ContextValue::String(s)) => s.clone(),
+        _ => return None,
+    };
+    if bad.starts_with('-') {
+        return None; // clap's own tip says `-- --flag`
+    }
+    // (After `run` and the program's path, the first place it stands.)
+    let at = 2 + args.iter().skip(2).position(|a| *a == bad)?;
+    let mut fixed = args.clone();
+    fixed.insert(at, "--".to_string());
+    Some(format!(
+        "hint: a program's arguments come after `--`: `wo {}`",
+        fixed.join(" ")
+    ))
+}
+
 fn main() -> ExitCode {
     install_panic_hook();
     survive_file_size_limit();
@@ -261,6 +289,9 @@ fn main() -> ExitCode {
         // A parse error other than `--help` and `--version` is a usage error.
         Err(e) if e.use_stderr() => {
             let _ = e.print();
+            if let Some(hint) = usage_hint(&e) {
+                say!("{hint}");
+            }
             Err(exit::Failure::Usage)
         }
         // `--help` and `--version` print on stdout and succeed, unless the output

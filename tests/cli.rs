@@ -1281,3 +1281,26 @@ fn a_program_from_a_fifo_is_read_once() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "7\n", "{out:?}");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+/// A program's arguments written without `--` get the fixed command line after clap's
+/// usage error (helper-55: `wo run f.wo arg` said only "unexpected argument").
+#[test]
+fn arguments_without_the_separator_get_a_hint() {
+    let dir = scratch_dir("args-hint");
+    write(
+        &dir,
+        "a.wo",
+        "fn main(args: multi Text) {\n  print(args)\n}\n",
+    );
+    let res = run_wo(&dir, &["run", "a.wo", "x", "y"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr
+            .ends_with("hint: a program's arguments come after `--`: `wo run a.wo -- x y`\n"),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(&dir, &["run", "a.wo", "--", "x", "y"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "[\"x\", \"y\"]\n");
+}

@@ -211,6 +211,11 @@ pub enum Tok {
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9]+)?", float_value)]
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9]+", float_value)]
     Float(f64),
+    /// `#` to the end of the line: another language's comment, an error (with the
+    /// fix) that takes the rest of the line with it, so its words are not read as
+    /// code. Never produced.
+    #[regex(r"#[^\n]*", hash_comment)]
+    HashComment,
     /// A text literal with its escapes decoded and its interpolations parsed.
     #[token("\"", text_value)]
     #[regex(r"'[^'\n]*'", single_quoted)]
@@ -805,6 +810,16 @@ fn comment_at(inner: &[u8], depth: usize) -> Option<usize> {
     None
 }
 
+/// The logos callback for `#…`: an error at the `#`, and the line skipped.
+fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
+    let start = lex.span().start;
+    let span = lex.extras.span(start, start + 1);
+    let d = Diagnostic::error("lex", span, "`#` does not start a comment in wo")
+        .with_note("a comment starts with `--` and runs to the end of the line: `-- like this`");
+    lex.extras.diags.push(d);
+    logos::Skip
+}
+
 /// The logos callback for `'…'` and `` `…` ``, which are not wo: an error with the
 /// fix, and the text it most likely meant, so parsing goes on.
 fn single_quoted(lex: &mut logos::Lexer<Tok>) -> Vec<TextPart> {
@@ -1115,10 +1130,22 @@ mod tests {
 
     #[test]
     fn unknown_characters_are_errors() {
-        let diags = tokenize("a # b ~~ c", FileId(0), 0, 0, Mode::File).diags;
+        let diags = tokenize("a ~ b ~~ c", FileId(0), 0, 0, Mode::File).diags;
         assert_eq!(diags.len(), 2);
-        assert_eq!(diags[0].message, "unexpected character `#`");
+        assert_eq!(diags[0].message, "unexpected character `~`");
         assert_eq!(diags[1].message, "unexpected characters `~~`");
         assert_eq!(diags[1].code, "lex");
+        // `#` takes the rest of its line: one error, and `b ~~ c` is not read.
+        let lexed = tokenize("a # b ~~ c\nd", FileId(0), 0, 0, Mode::File);
+        assert_eq!(lexed.diags.len(), 1);
+        assert_eq!(lexed.diags[0].message, "`#` does not start a comment in wo");
+        assert_eq!(
+            lexed
+                .toks
+                .iter()
+                .filter(|t| matches!(t.1, Tok::LId(_)))
+                .count(),
+            2
+        );
     }
 }

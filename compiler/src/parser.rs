@@ -869,6 +869,16 @@ fn habit_hint(
             Some("wo has no `:=`: declare with `let x = 5`, assign with `x = 5`")
         }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
+        // A C++ comment where a statement starts.
+        (Some(Tok::LBrace | Tok::Semi | Tok::RBrace) | None, Tok::Slash)
+            if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::Slash)) =>
+        {
+            Some("a comment starts with `--` and runs to the end of the line: `-- like this`")
+        }
+        // Python's floor division `7 // 2`, or a C++ comment after code.
+        (Some(Tok::Slash), Tok::Slash) => Some(
+            "wo has no `//`: `/` of two Ints divides whole numbers (`7 / 2` is 3), and a comment starts with `--`",
+        ),
         (Some(Tok::Minus), Tok::Minus | Tok::Semi) => Some("wo has no `--`: write `x -= 1`"),
         (_, Tok::Assign) => {
             // `=` inside the header of an `if` or a `while`, or in a query's `where`:

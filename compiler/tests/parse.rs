@@ -761,7 +761,7 @@ fn lexical_errors() {
     assert_eq!(
         diags("fn main() {\n  let a = 1 # 2\n  let b = 9223372036854775808\n  let c = -9223372036854775809\n  let d = 1e999\n  let e = \"abc\n  let f = \"\\q\"\n}\n"),
         [
-            "2:13: [lex] unexpected character `#`",
+            "2:13: [lex] `#` does not start a comment in wo",
             "3:11: [lex] integer literal `9223372036854775808` is out of range for `Int`",
             "4:12: [lex] integer literal `-9223372036854775809` is out of range for `Int`",
             "5:11: [lex] float literal `1e999` is out of range for `Float`",

@@ -104,6 +104,29 @@ fn builtin(name: &'static str, args: Vec<Expr>, ty: Ty, span: Span) -> Expr {
     Expr::new(E::Builtin { name, args }, ty, span)
 }
 
+/// The builtin that other languages' name for it means (Python's `str`, `upper`,
+/// `startswith`, `append`; JavaScript's `toUpperCase`, `indexOf`, `includes`; Lua's
+/// `tostring`), for a note on an unknown function, method or field.
+pub(crate) fn habit(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "str" | "string" | "tostring" | "toString" | "to_string" | "String" => "text",
+        "upper" | "uppercase" | "toUpperCase" | "toupper" => "to_upper",
+        "lower" | "lowercase" | "toLowerCase" | "tolower" => "to_lower",
+        "strip" | "trim_space" => "trim",
+        "startswith" | "startsWith" | "hasPrefix" => "starts_with",
+        "endswith" | "endsWith" | "hasSuffix" => "ends_with",
+        "find" | "indexOf" | "index" => "index_of",
+        "includes" => "contains",
+        "append" | "add" => "push",
+        "length" | "size" | "count" => "len",
+        "parseInt" | "parseint" | "atoi" => "parse_int",
+        "parseFloat" | "parsefloat" | "atof" => "parse_float",
+        "println" | "puts" | "echo" | "printf" => "print",
+        "substring" => "substr",
+        _ => return None,
+    })
+}
+
 pub(crate) fn call(
     c: &mut Checker<'_>,
     name: &str,
@@ -126,6 +149,8 @@ pub(crate) fn call(
             d = d.with_note("a task is waited for with `join`: `join(t)` gives its result");
         } else if matches!(name, "go" | "async" | "thread" | "start") {
             d = d.with_note("a task is started with `spawn`: `let t = spawn f(x)`");
+        } else if let Some(b) = habit(name) {
+            d = d.with_note(format!("wo's name for it is `{b}`: `{b}(…)`"));
         } else {
             let funcs = c.func_index.keys().map(String::as_str);
             if let Some(s) = suggest(name, funcs.chain(CORE.iter().copied())) {

@@ -183,8 +183,10 @@ impl<'a> Checker<'a> {
                         &obj,
                         "a `?T` may be nil: narrow it with `if x != nil { … }` first",
                     ));
-                } else if builtin::is_builtin(&method.name) {
-                    let m = &method.name;
+                } else if let Some(m) = builtin::is_builtin(&method.name)
+                    .then_some(method.name.as_str())
+                    .or_else(|| builtin::habit(&method.name))
+                {
                     let x = self
                         .sources
                         .text(obj.span)

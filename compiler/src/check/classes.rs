@@ -1,7 +1,7 @@
 //! Classes: field access, constructor literals and field defaults.
 use std::collections::HashMap;
 
-use super::{did_you_mean, nil_note, suggest, Checker, FnCtx};
+use super::{builtin, did_you_mean, nil_note, suggest, Checker, FnCtx};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
 use crate::facts::Target;
@@ -121,6 +121,8 @@ impl<'a> Checker<'a> {
                         "a map's values are reached by key: `m[\"{}\"]`",
                         name.name
                     ));
+                } else if let Some(b) = builtin::habit(&name.name) {
+                    d = d.with_note(format!("`{b}` is a function: write `{b}(…)`"));
                 }
                 self.diags.push(d);
                 None
