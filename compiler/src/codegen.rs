@@ -488,7 +488,7 @@ impl<'a> Gen<'a> {
                 self.expr(f, list, Some(l));
                 f.emit(Op::ListLen { a: n, b: l });
                 self.counted_loop(f, i, n, body, |f| {
-                    f.emit(Op::ListGet { a: v, b: l, c: i });
+                    f.emit(Op::ListEntry { a: v, b: l, c: i });
                 });
             }
             T::ForText { var, text, body } => {

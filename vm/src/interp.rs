@@ -1226,6 +1226,20 @@ impl<'img> Vm<'img> {
                     };
                     put(&mut r!(a), v);
                 }
+                Op::ListEntry { a, b, c } => {
+                    let i = int!(c);
+                    let v = match &r!(b) {
+                        Value::List(l) => {
+                            let l = l.borrow();
+                            match usize::try_from(i).ok().and_then(|i| l.get(i)) {
+                                Some(v) => copy(v),
+                                None => trap!(Bounds, bounds_msg_for(i, l.len())),
+                            }
+                        }
+                        other => fault!("expected a list, found {}", type_name(other)),
+                    };
+                    put(&mut r!(a), v);
+                }
                 Op::ListSet { a, b, c } => {
                     let i = int!(b);
                     let v = r!(c).clone();
@@ -1636,6 +1650,14 @@ fn copy(v: &Value) -> Value {
 
 fn bounds_msg(i: i64, len: usize) -> String {
     format!("index {i} out of range for list of length {len}")
+}
+
+/// `LIST_ENTRY` is a `for` loop's step: past the end, elements were removed during
+/// the loop (it read the length once, at its start).
+fn bounds_msg_for(i: i64, len: usize) -> String {
+    format!(
+        "the `for` loop reached element {i} of a list that has {len} now: elements removed during the loop move the later ones down (so one is skipped per removal); to remove while walking a list, keep the elements to keep in a new list, or walk the indexes from the end: `for i in range(len(xs) - 1, -1, -1)`"
+    )
 }
 
 /// `MAP_ENTRY` is a `for` loop's step: past the end, entries were removed during the

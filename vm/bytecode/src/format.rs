@@ -28,9 +28,9 @@ pub const MAGIC: [u8; 4] = *b"WOB\0";
 /// (`0x70`–`0x79`) and the `order_by` and `skip_take` builtins. Version 6 added the
 /// renames (`@was`, `@table(was:)`) and literal defaults of table columns; version 5
 /// images (the same without them) are still read. Version 8 added `TEXT_NEXT`
-/// (`0x39`) and version 9 `JUMP_UNLESS_EQ_K` (`0x3a`); older images, which cannot
-/// hold them, are read as they were.
-pub const FORMAT_VERSION: u16 = 9;
+/// (`0x39`), version 9 `JUMP_UNLESS_EQ_K` (`0x3a`) and version 10 `LIST_ENTRY`
+/// (`0x59`); older images, which cannot hold them, are read as they were.
+pub const FORMAT_VERSION: u16 = 10;
 /// The oldest version this build reads.
 pub const OLDEST_VERSION: u16 = 5;
 
@@ -656,6 +656,7 @@ pub fn since_version(op: &Op) -> u16 {
     match op {
         Op::TextNext { .. } => 8,
         Op::JumpUnlessEqConst { .. } => 9,
+        Op::ListEntry { .. } => 10,
         _ => OLDEST_VERSION,
     }
 }

@@ -371,6 +371,9 @@ opcodes! {
     MapLen = 0x57, "MAP_LEN" { a: Reg, b: Reg }
     /// `R[k], R[v] = the R[i]-th entry of map R[m]` in insertion order; traps BOUNDS.
     MapEntry = 0x58, "MAP_ENTRY" { k: Reg, v: Reg, m: Reg, i: Reg }
+    /// `R[a] = R[b][R[c]]` on a list as a `for` loop's step; traps BOUNDS, saying that
+    /// elements were removed during the loop.
+    ListEntry = 0x59, "LIST_ENTRY" { a: Reg, b: Reg, c: Reg }
 
     /// `R[a] = new object of class c` with fields `R[b] …` in declaration order.
     NewObj = 0x60, "NEW_OBJ" { a: Reg, c: ClassIdx, b: Reg }

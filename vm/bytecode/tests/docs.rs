@@ -230,6 +230,8 @@ fn format_version_covers_opcodes_and_builtins() {
         (8, 0x0c7c_136a),
         // Version 9 added JUMP_UNLESS_EQ_K (0x3a).
         (9, 0xb40e_d7d1),
+        // Version 10 added LIST_ENTRY (0x59).
+        (10, 0xc813_aa08),
     ];
     let found = (FORMAT_VERSION, fingerprint());
     assert!(

@@ -609,6 +609,11 @@ pub fn every_op() -> Function {
             m: r(2),
             i: r(3),
         },
+        Op::ListEntry {
+            a: r(0),
+            b: r(1),
+            c: r(2),
+        },
         Op::NewObj {
             a: r(0),
             c: ClassIdx(0),
