@@ -37,7 +37,8 @@ fn end_on_closed_pipe<T>(res: std::io::Result<T>) -> std::io::Result<T> {
 /// flushed). A pipe whose reader left is a failed write like any other (`print_err`
 /// traps `IO`, exit 74 uncaught), not the quiet end of a closed stdout: stdout may go
 /// elsewhere (`2> >(logger) > out.txt`), and a status 0 would pass its output cut
-/// short for complete.
+/// short for complete. Unless stdout is that same pipe (`2>&1 | head -1`): then the
+/// reader left both, and the program ends as for a closed stdout.
 pub(crate) struct ProgramStderr(pub(crate) SharedStdout);
 
 impl Write for ProgramStderr {
@@ -46,7 +47,11 @@ impl Write for ProgramStderr {
         // to one place (`2>&1`). A stdout that fails is stdout's to report, at its next
         // write or when the program ends, so this line still reaches stderr.
         let _ = self.0 .0.borrow_mut().flush();
-        std::io::stderr().write(buf)
+        let res = std::io::stderr().write(buf);
+        if matches!(&res, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) && same_pipe() {
+            std::process::exit(0);
+        }
+        res
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -62,6 +67,17 @@ impl Write for SharedStdout {
     fn flush(&mut self) -> std::io::Result<()> {
         end_on_closed_pipe(self.0.borrow_mut().flush())
     }
+}
+
+/// Whether stdout and stderr are one open file (`2>&1`): the same device and inode.
+fn same_pipe() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |fd: u32| {
+        std::fs::metadata(format!("/proc/self/fd/{fd}"))
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
+    };
+    matches!((id(1), id(2)), (Some(a), Some(b)) if a == b)
 }
 
 /// The data directory: `--data`, else a non-empty `WO_DATA`.
@@ -259,12 +275,7 @@ fn refuse_to_overwrite(input: &Path, out: &Path) -> Result<(), Failure> {
             "refusing to write the image over `{shown}`, which is one of the program's sources"
         )));
     }
-    let mut head = [0u8; 4];
-    let is_image = std::fs::File::open(out)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok()
-        && &head == program::MAGIC;
-    if !is_image {
+    if !program::is_image(out) {
         return Err(Failure::Refused(format!(
             "refusing to replace `{shown}`: it exists and is not a wo image"
         )));

@@ -260,7 +260,10 @@ fn usage_hint(e: &clap::Error) -> Option<String> {
     if e.kind() != clap::error::ErrorKind::UnknownArgument {
         return None;
     }
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     if args.first().map(String::as_str) != Some("run") || args.iter().any(|a| a == "--") {
         return None;
     }
@@ -275,10 +278,21 @@ fn usage_hint(e: &clap::Error) -> Option<String> {
     let at = 2 + args.iter().skip(2).position(|a| *a == bad)?;
     let mut fixed = args.clone();
     fixed.insert(at, "--".to_string());
+    let shown: Vec<String> = fixed.iter().map(|a| shell_word(a)).collect();
     Some(format!(
         "hint: a program's arguments come after `--`: `wo {}`",
-        fixed.join(" ")
+        shown.join(" ")
     ))
+}
+
+/// `a` as a shell reads it back: quoted when it holds anything but plain characters.
+fn shell_word(a: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !a.is_empty() && a.chars().all(plain) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
 }
 
 fn main() -> ExitCode {

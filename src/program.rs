@@ -148,7 +148,7 @@ pub fn check(path: &Path, tally: &mut Tally) -> Result<(), Failure> {
         Input::Program(sources) => {
             let mut sources = sources.load(path)?;
             // A program of tests alone (`wo test` runs it) needs no `main`.
-            crate::test::stand_in_main(&mut sources, false);
+            crate::test::stand_in_main(&mut sources);
             compile_sources(sources, tally).map(drop)
         }
     }

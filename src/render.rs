@@ -19,7 +19,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use unicode_width::UnicodeWidthChar;
+use unicode_width::UnicodeWidthStr;
 use wo_compiler::{Diagnostic, Severity, SourceMap, Span};
 use wo_vm::{StackFrame, Trap, TrapKind};
 
@@ -162,27 +162,30 @@ fn snippet(
     );
     // Columns in a terminal, not characters: a wide character (CJK, most emoji)
     // takes two, a combining mark none.
-    let columns = |c: char| UnicodeWidthChar::width(visible(c)).unwrap_or(0);
+    // (Measured on runs of characters, so an emoji sequence, `❤️` or one joined with
+    // U+200D, counts as the terminal shows it.)
     let marked_end = end.min(last.max(start + 1));
-    let n_marks = src
+    let span_text: String = src
         .chars()
         .skip(start)
         .take(marked_end.saturating_sub(start))
-        .map(columns)
-        .sum::<usize>()
-        .max(1);
+        .map(|c| if c == '\t' { ' ' } else { visible(c) })
+        .collect();
+    let n_marks = UnicodeWidthStr::width(span_text.as_str()).max(1);
     // Reproduce tabs in the padding so the markers line up in any tab width.
     let mut pad = String::from(if head.is_empty() { "" } else { " " });
-    for c in src
+    let before: String = src
         .chars()
         .skip(first)
         .chain(std::iter::repeat(' '))
         .take(start - first)
-    {
-        match c {
-            '\t' => pad.push('\t'),
-            c => pad.extend(std::iter::repeat_n(' ', columns(c))),
+        .map(visible)
+        .collect();
+    for (i, run) in before.split('\t').enumerate() {
+        if i > 0 {
+            pad.push('\t');
         }
+        pad.extend(std::iter::repeat_n(' ', UnicodeWidthStr::width(run)));
     }
     let marks = mark.to_string().repeat(n_marks);
     let _ = writeln!(out, "{line:>width$} | {head}{shown}{tail}");
@@ -190,13 +193,16 @@ fn snippet(
     let _ = writeln!(out, "{:width$} | {pad}{marks}{sep}{text}", "");
 }
 
-/// A control character of a source line as its picture (`\r` as `␍`), so that showing
-/// the line cannot move the terminal's cursor; a tab stays a tab.
+/// A control character of a source line as its picture (`\r` as `␍`), and one the
+/// terminal would act on or that reorders text (C1 controls, bidirectional overrides
+/// and isolates) as `�`, so that showing the line cannot move the cursor or hide
+/// what it says; a tab stays a tab.
 fn visible(c: char) -> char {
     match c {
         '\t' => c,
         '\0'..='\x1f' => char::from_u32(0x2400 + c as u32).unwrap_or('?'),
         '\x7f' => '\u{2421}',
+        '\u{80}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => '\u{fffd}',
         _ => c,
     }
 }

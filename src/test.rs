@@ -38,11 +38,14 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 10;
 /// (the test ended): a thread that sleeps on the channel.
 fn watchdog(limit: Duration, flag: Arc<AtomicBool>) -> mpsc::Sender<()> {
     let (done, ended) = mpsc::channel::<()>();
-    std::thread::spawn(move || {
-        if let Err(mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(limit) {
-            flag.store(true, Ordering::Relaxed);
-        }
-    });
+    // A thread that cannot be started (a process limit) leaves the test unlimited.
+    let _ = std::thread::Builder::new()
+        .name("wo-test-watchdog".into())
+        .spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(limit) {
+                flag.store(true, Ordering::Relaxed);
+            }
+        });
     done
 }
 
@@ -126,15 +129,17 @@ fn find_tests(sources: &SourceMap) -> (Vec<TestFn>, Vec<Diagnostic>, bool) {
     (tests, diags, has_main)
 }
 
-/// Adds an empty `fn main` to a program that has none, so that it compiles: `wo
-/// test` never runs `main`, and a program of tests alone needs none. Unless `always`,
-/// only when the program has a `test_…` function (`wo check` of a test program).
-pub fn stand_in_main(sources: &mut SourceMap, always: bool) {
+/// Adds an empty `fn main` to a program of tests alone (one with a `test_…` function
+/// and no `main`), so that `wo check` compiles it as `wo test` does.
+pub fn stand_in_main(sources: &mut SourceMap) {
     let (tests, bad, has_main) = find_tests(sources);
-    if !has_main && (always || !tests.is_empty() || !bad.is_empty()) {
-        sources.add("<wo test>", "fn main() {}\n");
+    if !has_main && (!tests.is_empty() || !bad.is_empty()) {
+        sources.add("<wo test>", STAND_IN_MAIN);
     }
 }
+
+/// The `main` of a program of tests alone.
+const STAND_IN_MAIN: &str = "fn main() {}\n";
 
 /// Renders compile diagnostics on stderr, in source order, and counts them.
 fn report_diags(sources: &SourceMap, diags: &mut [Diagnostic], tally: &mut Tally) {
@@ -168,8 +173,10 @@ fn compile(
         wo_compiler::LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
         _ => Failure::Input(e.to_string()),
     })?;
-    let (tests, mut diags, _) = find_tests(&sources);
-    stand_in_main(&mut sources, true);
+    let (tests, mut diags, has_main) = find_tests(&sources);
+    if !has_main {
+        sources.add("<wo test>", STAND_IN_MAIN);
+    }
     let compiled = wo_compiler::compile(&sources);
     let mut image = match compiled {
         Ok(image) if diags.is_empty() => image,

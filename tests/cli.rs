@@ -864,6 +864,27 @@ fn a_closed_stderr_pipe_is_a_failed_write_and_never_aborts() {
     let out = std::fs::read_to_string(dir.join("out.txt")).expect("read stdout");
     assert_eq!(out, "stderr is gone\ndone\n");
 
+    // Both streams into one pipe (`2>&1 | head -1`): the reader left both, so the
+    // program ends as for a closed stdout, quietly with status 0.
+    {
+        use std::io::{BufRead, BufReader};
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        let mut cmd = common::wo();
+        cmd.current_dir(&dir)
+            .args(["run", "p.wo"])
+            .stdout(writer.try_clone().expect("dup"))
+            .stderr(writer);
+        let mut child = cmd.spawn().expect("wo starts");
+        drop(cmd);
+        let mut first = String::new();
+        let mut reader = BufReader::new(reader);
+        reader.read_line(&mut first).expect("read");
+        assert_eq!(first, "kept\n");
+        reader.read_line(&mut first).expect("read");
+        drop(reader);
+        assert_eq!(child.wait().expect("wo ends").code(), Some(0));
+    }
+
     let bad: String = (0..3000)
         .map(|i| format!("let x{i}: Int = \"a\"\n"))
         .collect();
@@ -1034,24 +1055,24 @@ fn directory_programs_skip_hidden_files_and_symlink_loops() {
 fn diagnostics_on_a_long_line_show_a_window_of_it() {
     let mut line = String::from("  let x = \"\"");
     for _ in 0..60 {
-        line.push_str(&format!(" # \"{}\"", "a".repeat(260)));
+        line.push_str(&format!(" ~ \"{}\"", "a".repeat(260)));
     }
     assert!(line.len() > 15_000);
     let src = format!("fn main() {{\n{line}\n}}\n");
     let res = run_src("long-line", &src, &[]);
     res.expect_status(65);
-    assert_eq!(res.stderr.matches("unexpected character `#`").count(), 60);
+    assert_eq!(res.stderr.matches("unexpected character `~`").count(), 60);
     for l in res.stderr.lines() {
         assert!(l.chars().count() <= 220, "a shown line is cut: {l}");
     }
-    // Each snippet keeps its marker under the `#` it points at.
+    // Each snippet keeps its marker under the `~` it points at.
     let lines: Vec<&str> = res.stderr.lines().collect();
     for w in lines.windows(2) {
         if let Some(at) = w[1].find('^') {
             if w[0].starts_with("2 |") {
                 let shown: Vec<char> = w[0].chars().collect();
                 let col = w[1][..at].chars().count();
-                assert_eq!(shown.get(col), Some(&'#'), "{}\n{}", w[0], w[1]);
+                assert_eq!(shown.get(col), Some(&'~'), "{}\n{}", w[0], w[1]);
             }
         }
     }

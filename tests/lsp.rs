@@ -673,7 +673,24 @@ fn a_file_in_a_subdirectory_belongs_to_the_program_above_it() {
     assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
     let def = c.definition(&uri, (1, 18));
     assert_eq!(def, Some((uri_of(&proj.join("main.wo")), 4, 3)));
-    // A library directory with no program above it: checked alone, as before.
+    // Not past a repository's top: a program above the `.git` does not capture it.
+    let outer = dir.join("outer");
+    std::fs::create_dir_all(outer.join("repo/.git")).expect("mkdir");
+    std::fs::create_dir_all(outer.join("repo/lib")).expect("mkdir");
+    std::fs::write(outer.join("main.wo"), main).expect("write");
+    let inner = "fn g() -> Int {\n  return base()\n}\n";
+    std::fs::write(outer.join("repo/lib/g.wo"), inner).expect("write");
+    let uri = uri_of(&outer.join("repo/lib/g.wo"));
+    c.open(&uri, inner);
+    let d = c.diagnostics(&uri);
+    assert!(
+        d.iter().any(|d| d["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown function `base`")),
+        "{d:?}"
+    );
+    // A library directory with a directory of two programs above it: checked alone.
     let lonely = dir.join("lonely");
     std::fs::create_dir_all(lonely.join("deep")).expect("mkdir");
     let lib = "fn f() -> Int {\n  return g()\n}\n";

@@ -257,8 +257,9 @@ fn a_multi_line_message_and_mixed_streams_keep_their_lines() {
 }
 
 /// A test that never ends is stopped at the time limit (`--timeout`, 10 s unless set)
-/// wherever it is: in a loop, inside a transaction (rolled back), waiting for a task
-/// that never ends, asleep. It fails with what it printed, and the next test runs.
+/// wherever it is: in a loop, inside a transaction, waiting for a task that never
+/// ends, asleep. It fails with what it printed, and the next test runs (in a fresh
+/// VM, as every test).
 #[test]
 fn a_test_that_never_ends_is_stopped_at_the_time_limit() {
     let dir = scratch_dir("wo-test-timeout");
@@ -302,6 +303,10 @@ fn test_after() {
   assert(count(from t in Thing select t) == 0, "a fresh database")
 }
 
+fn test_naps() {
+  time.sleep(1500)
+}
+
 fn main() {}
 "#,
     );
@@ -318,18 +323,24 @@ fn main() {}
              FAILED hang.wo:25 test_joins_a_task_that_never_ends: {why}\n\
              FAILED hang.wo:30 test_sleeps: {why}\n\
              ok     hang.wo:34 test_after\n\
-             1 passed, 4 failed\n"
+             FAILED hang.wo:38 test_naps: {why}\n\
+             1 passed, 5 failed\n"
         )
     );
     assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
-    // 0 is no limit; a bad value is a usage error.
+    // 0 is no limit (the nap of 1.5 s passes), as is a limit it keeps within; a bad
+    // value is a usage error.
     let res = run_wo(&dir, &["test", "hang.wo", "--timeout", "soon"]);
     res.expect_status(64);
-    let res = run_wo(
-        &dir,
-        &["test", "hang.wo", "--timeout", "0", "--filter", "after"],
-    );
-    res.expect_status(0);
+    for limit in ["0", "5"] {
+        let args = ["test", "hang.wo", "--timeout", limit, "--filter", "naps"];
+        let res = run_wo(&dir, &args);
+        res.expect_status(0);
+        assert_eq!(
+            res.stdout,
+            "ok     hang.wo:38 test_naps\n1 passed, 0 failed\n"
+        );
+    }
 }
 
 /// A task's trap that fails a test shows where the task was (helper-57: the stack of

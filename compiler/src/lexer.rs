@@ -426,15 +426,20 @@ pub struct Lexed {
 
 /// The error for a file whose lines end in `\r` alone (classic Mac OS), at the first
 /// such `\r`: read as blank space, they make the file one line, every statement
-/// after the first a syntax error. A `\r` with nothing but blank space after it
-/// changes nothing and is let be.
+/// after the first a syntax error. A `\r` inside a text literal is the literal's, and
+/// one with nothing but blank space after it changes nothing: both are let be.
 pub fn lone_carriage_return(src: &str, file: FileId) -> Option<Diagnostic> {
     let text_end = src.trim_end().len();
-    let at = src
-        .as_bytes()
-        .windows(2)
-        .position(|w| w[0] == b'\r' && w[1] != b'\n')
-        .filter(|&at| at < text_end)?;
+    let texts: Vec<(usize, usize)> = tokenize(src, file, 0, 0, Mode::File)
+        .toks
+        .iter()
+        .filter(|(_, t, _)| matches!(t, Tok::Text(_)))
+        .map(|&(lo, _, hi)| (lo, hi))
+        .collect();
+    let in_text = |at: usize| texts.iter().any(|&(lo, hi)| lo <= at && at < hi);
+    let bytes = src.as_bytes();
+    let at = (0..text_end)
+        .find(|&at| bytes[at] == b'\r' && bytes.get(at + 1) != Some(&b'\n') && !in_text(at))?;
     let msg = "a carriage return alone is not a line break: this file's lines end in `\\r` (classic Mac OS)";
     let note = "save the file with `\\n` line ends (`\\r\\n` works too)";
     Some(Diagnostic::error("lex", Span::new(file, at, at + 1), msg).with_note(note))
@@ -814,8 +819,12 @@ fn comment_at(inner: &[u8], depth: usize) -> Option<usize> {
 fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
     let start = lex.span().start;
     let span = lex.extras.span(start, start + 1);
-    let d = Diagnostic::error("lex", span, "`#` does not start a comment in wo")
-        .with_note("a comment starts with `--` and runs to the end of the line: `-- like this`");
+    let note = if start + lex.extras.base == 0 && lex.slice().starts_with("#!") {
+        "wo has no `#!` line: run the file with `wo run FILE`; a comment starts with `--`"
+    } else {
+        "a comment starts with `--` and runs to the end of the line: `-- like this`"
+    };
+    let d = Diagnostic::error("lex", span, "`#` does not start a comment in wo").with_note(note);
     lex.extras.diags.push(d);
     logos::Skip
 }

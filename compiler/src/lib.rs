@@ -87,7 +87,7 @@ pub fn analyze(sources: &SourceMap) -> Analysis {
 }
 
 /// Parses every file of `sources` ([`parse_file`]).
-fn parse_files(sources: &SourceMap) -> (Vec<ast::Module>, Vec<Diagnostic>) {
+pub fn parse_files(sources: &SourceMap) -> (Vec<ast::Module>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut modules = Vec::new();
     for (i, f) in sources.files.iter().enumerate() {
@@ -98,11 +98,15 @@ fn parse_files(sources: &SourceMap) -> (Vec<ast::Module>, Vec<Diagnostic>) {
     (modules, diags)
 }
 
-/// Parses one whole file. A file whose lines end in `\r` alone gets that one error
-/// instead of the syntax errors of reading it as one line
-/// ([`lexer::lone_carriage_return`]).
+/// Parses one whole file. A file that does not parse and whose lines end in `\r`
+/// alone gets that one error instead of the syntax errors of reading it as one line
+/// ([`lexer::lone_carriage_return`]); one that parses is left alone (a `\r` in a
+/// comment, or `\r\r\n` line ends, harm nothing).
 pub fn parse_file(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     let (module, diags) = parse(src, file);
+    if diags.is_empty() {
+        return (module, diags);
+    }
     match lexer::lone_carriage_return(src, file) {
         Some(cr) => (module, vec![cr]),
         None => (module, diags),

@@ -31,6 +31,10 @@ const MAX_PROGRAM_FILES: usize = 256;
 /// through for the program it belongs to.
 const MAX_CLIMB: usize = 3;
 
+/// A directory whose tree has more entries than this (files and directories, `.wo`
+/// or not) is not taken as one program, and not walked further.
+const MAX_PROGRAM_ENTRIES: usize = 4096;
+
 /// One program: its files (in the compiler's file order) and its last analysis.
 struct Program {
     files: Vec<Url>,
@@ -134,7 +138,8 @@ impl World {
     /// The key and the files of the program `uri` is part of: the `.wo` files below
     /// its directory when they form one program (at most one `fn main`); when they
     /// have no `fn main`, the files below the nearest of its parent directories (up
-    /// to [`MAX_CLIMB`], not past a repository's top, marked by `.git`) whose files
+    /// to [`MAX_CLIMB`], not past a repository's top, marked by `.git`, nor to the home
+    /// directory or `/`; each walk bounded by [`MAX_PROGRAM_ENTRIES`]) whose files
     /// have exactly one, since `wo run DIR` compiles a program's subdirectories with
     /// it. Otherwise the file alone.
     fn program_of(&self, uri: &Url) -> (Url, Vec<Url>) {
@@ -154,8 +159,14 @@ impl World {
         }
         if mains == 0 {
             let mut up = own_dir;
+            let home = std::env::var_os("HOME").map(PathBuf::from);
             for _ in 0..MAX_CLIMB {
-                if up.join(".git").exists() {
+                // Not past a repository's top, nor to the home directory or `/`.
+                let parent = up.parent();
+                if up.join(".git").exists()
+                    || home.as_deref() == parent
+                    || parent.is_none_or(|p| p.parent().is_none())
+                {
                     break;
                 }
                 let Some(parent) = up.parent() else { break };
@@ -186,7 +197,10 @@ impl World {
     /// when there are too many to be one program or `path` is not among them.
     fn group(&self, dir: &Path, path: &Path) -> Option<(Vec<PathBuf>, usize)> {
         let mut paths = Vec::new();
-        if !wo_files(dir, &mut paths, &mut HashSet::new()) || !paths.iter().any(|p| p == path) {
+        let mut budget = MAX_PROGRAM_ENTRIES;
+        if !wo_files(dir, &mut paths, &mut HashSet::new(), &mut budget)
+            || !paths.iter().any(|p| p == path)
+        {
             return None;
         }
         paths.sort();
@@ -413,7 +427,12 @@ impl World {
 
 /// Collects the `.wo` files under `dir` as `wo_compiler::load_sources` does (names
 /// starting with `.` skipped); false when there are too many to be one program.
-fn wo_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> bool {
+fn wo_files(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut HashSet<PathBuf>,
+    budget: &mut usize,
+) -> bool {
     let Ok(real) = std::fs::canonicalize(dir) else {
         return true;
     };
@@ -424,12 +443,17 @@ fn wo_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> 
         return true;
     };
     for entry in entries.flatten() {
+        // Every entry counts, `.wo` or not: a home directory is not walked whole.
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
         let path = entry.path();
         if path.is_dir() {
-            if !wo_files(&path, out, seen) {
+            if !wo_files(&path, out, seen, budget) {
                 return false;
             }
         } else if path.extension().is_some_and(|e| e == "wo") {
@@ -586,10 +610,7 @@ fn query_var(at: &At, text: &str, var: &str) -> Option<Ty> {
     let pat = format!("from {var} in ");
     let i = text.rfind(&pat)? + pat.len();
     let rest = &text[i..];
-    let ended = rest
-        .rfind("select")
-        .is_some_and(|s| rest[s..].contains('\n'));
-    if ended {
+    if query_ended(rest) {
         return None;
     }
     let source: String = rest.chars().take_while(|c| is_ident(*c)).collect();
@@ -600,6 +621,24 @@ fn query_var(at: &At, text: &str, var: &str) -> Option<Ty> {
         Ty::List(t) => Some(*t),
         _ => None,
     }
+}
+
+/// Whether the query whose text (after `from x in `) is `rest`, up to the cursor, has
+/// ended: a `select` clause, then the end of its statement (a `;`, written or put at
+/// a line break where the statement can end). By tokens, so `is_selected` or a
+/// `select` in a text is no clause, and a constructor `select R {` open over lines
+/// is still the query.
+fn query_ended(rest: &str) -> bool {
+    use wo_compiler::lexer::{tokenize, Mode, Tok};
+    let toks = tokenize(rest, FileId(0), 0, 0, Mode::File).toks;
+    // (`tokenize` ends the text with a `;` of its own: the cursor is not an end.)
+    let toks = match toks.last() {
+        Some((_, Tok::Semi, _)) => &toks[..toks.len() - 1],
+        _ => &toks[..],
+    };
+    toks.iter()
+        .position(|(_, t, _)| matches!(t, Tok::Select))
+        .is_some_and(|at| toks[at..].iter().any(|(_, t, _)| matches!(t, Tok::Semi)))
 }
 
 fn completion_item(i: Item) -> CompletionItem {
@@ -649,7 +688,22 @@ fn symbol(s: query::Symbol, doc: &Document, enc: Encoding) -> DocumentSymbol {
 
 #[cfg(test)]
 mod tests {
-    use super::in_comment_or_text;
+    use super::{in_comment_or_text, query_ended};
+
+    #[test]
+    fn a_query_ends_after_its_select_and_its_statement() {
+        for ended in ["E select q.name\n  print(q.", "E select q.name; print(q."] {
+            assert!(query_ended(ended), "{ended:?}");
+        }
+        for open in [
+            "E\n    where q.is_selected and\n      q.",
+            "E select R {\n      n: q.",
+            "E select q.",
+            "E where q.a == \"select\"\n    order by q.",
+        ] {
+            assert!(!query_ended(open), "{open:?}");
+        }
+    }
 
     #[test]
     fn comments_and_texts_but_not_interpolations() {

@@ -286,13 +286,7 @@ impl Session {
             Some(w) => sources.add(w.file, w.source()),
             None => sources.add("<session>", format!("fn {WRAPPER}() {{\n}}\n")),
         };
-        let mut diags = Vec::new();
-        let mut modules = Vec::new();
-        for (i, f) in sources.files.iter().enumerate() {
-            let (m, d) = wo_compiler::parse_file(&f.src, FileId(i as u32));
-            diags.extend(d);
-            modules.push(m);
-        }
+        let (modules, mut diags) = wo_compiler::parse_files(&sources);
         let mut program = wo_compiler::check::check(&modules, &sources, &mut diags);
         // A session has no `main`: the wrapper is its entry.
         diags.retain(|d| d.code != "main");

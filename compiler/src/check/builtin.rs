@@ -149,11 +149,15 @@ pub(crate) fn call(
             d = d.with_note("a task is waited for with `join`: `join(t)` gives its result");
         } else if matches!(name, "go" | "async" | "thread" | "start") {
             d = d.with_note("a task is started with `spawn`: `let t = spawn f(x)`");
-        } else if let Some(b) = habit(name) {
-            d = d.with_note(format!("wo's name for it is `{b}`: `{b}(…)`"));
         } else {
-            let funcs = c.func_index.keys().map(String::as_str);
-            if let Some(s) = suggest(name, funcs.chain(CORE.iter().copied())) {
+            // The program's own functions first (`add` with an `ad` declared), then
+            // other languages' names for builtins, then the builtins.
+            let own = suggest(name, c.func_index.keys().map(String::as_str));
+            if let Some(s) = own {
+                d = d.with_note(format!("did you mean `{s}`?"));
+            } else if let Some(b) = habit(name) {
+                d = d.with_note(format!("wo's name for it is `{b}`: `{b}(…)`"));
+            } else if let Some(s) = suggest(name, CORE.iter().copied()) {
                 d = d.with_note(format!("did you mean `{s}`?"));
             }
         }

@@ -201,10 +201,15 @@ pub enum OpenError {
 /// missing, not to hold nothing.
 fn not_a_data_directory(dir: &Path) -> String {
     let shown = dir.display();
-    if std::fs::symlink_metadata(dir).is_err() {
-        format!("no data directory at `{shown}`")
-    } else {
-        format!("{shown} is not a wo data directory: it holds no `wal` and no `checkpoint`")
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            format!("no data directory at `{shown}`")
+        }
+        Err(e) => format!("cannot read `{shown}`: {e}"),
+        Ok(m) if !m.is_dir() => format!("`{shown}` is a file, not a wo data directory"),
+        Ok(_) => {
+            format!("`{shown}` is not a wo data directory: it holds no `wal` and no `checkpoint`")
+        }
     }
 }
 
