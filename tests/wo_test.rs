@@ -299,6 +299,13 @@ fn test_sleeps() {
   time.sleep(60000)
 }
 
+fn test_sleeps_in_a_transaction() {
+  transaction {
+    insert Thing { n: 2 }
+    time.sleep(60000)
+  }
+}
+
 fn test_after() {
   assert(count(from t in Thing select t) == 0, "a fresh database")
 }
@@ -322,9 +329,10 @@ fn main() {}
              FAILED hang.wo:13 test_in_a_transaction: {why}\n\
              FAILED hang.wo:25 test_joins_a_task_that_never_ends: {why}\n\
              FAILED hang.wo:30 test_sleeps: {why}\n\
-             ok     hang.wo:34 test_after\n\
-             FAILED hang.wo:38 test_naps: {why}\n\
-             1 passed, 5 failed\n"
+             FAILED hang.wo:34 test_sleeps_in_a_transaction: {why}\n\
+             ok     hang.wo:41 test_after\n\
+             FAILED hang.wo:45 test_naps: {why}\n\
+             1 passed, 6 failed\n"
         )
     );
     assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
@@ -338,7 +346,7 @@ fn main() {}
         res.expect_status(0);
         assert_eq!(
             res.stdout,
-            "ok     hang.wo:38 test_naps\n1 passed, 0 failed\n"
+            "ok     hang.wo:45 test_naps\n1 passed, 0 failed\n"
         );
     }
 }

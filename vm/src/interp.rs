@@ -628,6 +628,7 @@ impl<'img> Vm<'img> {
         let host = &mut self.host;
         let database = &mut self.database;
         let scratch = &mut self.scratch;
+        let interrupt = &self.interrupt;
         let Fiber {
             id: fiber_id,
             regs,
@@ -1143,8 +1144,27 @@ impl<'img> Vm<'img> {
                                 save!();
                                 return Step::Wait(Wait::Sleep(d));
                             }
+                            // The whole program sleeps, in slices when it can be
+                            // interrupted (`wo repl`'s Ctrl-C, `wo test`'s limit):
+                            // then the transaction rolls back, as in a loop.
                             let _ = host.out.flush();
-                            std::thread::sleep(d);
+                            let until = std::time::Instant::now() + d;
+                            loop {
+                                let rest =
+                                    until.saturating_duration_since(std::time::Instant::now());
+                                if rest.is_zero() {
+                                    break;
+                                }
+                                let Some(flag) = interrupt else {
+                                    std::thread::sleep(rest);
+                                    break;
+                                };
+                                std::thread::sleep(rest.min(std::time::Duration::from_millis(50)));
+                                if flag.load(std::sync::atomic::Ordering::Relaxed) {
+                                    save!();
+                                    return Step::Yield;
+                                }
+                            }
                         }
                     }
                 }
