@@ -697,7 +697,7 @@ impl Session {
                 for &i in &waited {
                     let c = &chunks[i];
                     say!(
-                        "note: `{}` ({}:{}) is declared now: what it waited for is",
+                        "note: `{}` ({}:{}) is declared now: what it waited for is declared",
                         c.key,
                         c.file,
                         c.line
@@ -860,9 +860,11 @@ impl Session {
                     value = true;
                 }
                 Err((sources, diags)) => {
+                    // (Also `try f() catch (e) g()` of two sides without a value,
+                    // whose message says more after the same words.)
                     if !diags
                         .iter()
-                        .any(|d| d.message == "this expression has no value")
+                        .any(|d| d.message.starts_with("this expression has no value"))
                     {
                         say_part!("{}", render_all(&sources, &diags));
                         return Outcome::Failed;
