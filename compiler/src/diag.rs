@@ -81,6 +81,10 @@ pub struct SourceFile {
     pub name: String,
     pub src: String,
     line_starts: Vec<usize>,
+    /// For each line, the offset of its first byte that is not ASCII (or its end):
+    /// a column before it is a byte count, so positions on a long ASCII line (a list
+    /// literal of 200,000 elements) cost no walk over the line.
+    first_wide: Vec<usize>,
 }
 
 impl SourceFile {
@@ -97,10 +101,23 @@ impl SourceFile {
         let src = src.into();
         let mut line_starts = vec![0];
         line_starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        let bytes = src.as_bytes();
+        let first_wide = line_starts
+            .iter()
+            .enumerate()
+            .map(|(i, &start)| {
+                let end = line_starts.get(i + 1).copied().unwrap_or(bytes.len());
+                bytes[start..end]
+                    .iter()
+                    .position(|b| !b.is_ascii())
+                    .map_or(end, |p| start + p)
+            })
+            .collect();
         SourceFile {
             name: name.into(),
             src,
             line_starts,
+            first_wide,
         }
     }
 
@@ -119,11 +136,17 @@ impl SourceFile {
             Err(i) => i - 1,
         };
         let start = self.line_starts[line_idx];
-        let col = self
-            .src
-            .get(start..offset)
-            .map(|s| s.chars().count())
-            .unwrap_or(offset - start);
+        let wide = self.first_wide[line_idx];
+        let col = if offset <= wide {
+            offset - start
+        } else {
+            (wide - start)
+                + self
+                    .src
+                    .get(wide..offset)
+                    .map(|s| s.chars().count())
+                    .unwrap_or(offset - wide)
+        };
         (line_idx as u32 + 1, col as u32 + 1)
     }
 
@@ -167,5 +190,25 @@ impl SourceMap {
     pub fn text(&self, span: Span) -> Option<&str> {
         let f = self.files.get(span.file.0 as usize)?;
         f.src.get(span.lo as usize..span.hi as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SourceFile;
+
+    /// Columns count characters: bytes up to a line's first non-ASCII one, characters
+    /// after it.
+    #[test]
+    fn columns_count_characters_on_ascii_and_wide_lines() {
+        let f = SourceFile::new("t.wo", "ab cd\naé 日x\n\nz");
+        let col = |needle: &str| f.line_col(f.src.find(needle).unwrap() as u32);
+        assert_eq!(col("cd"), (1, 4));
+        assert_eq!(col("é"), (2, 2));
+        assert_eq!(col("日"), (2, 4));
+        assert_eq!(col("x"), (2, 5));
+        assert_eq!(col("z"), (4, 1));
+        assert_eq!(f.line_col(f.src.len() as u32), (4, 2));
+        assert_eq!(f.line_col(u32::MAX), (4, 2));
     }
 }
