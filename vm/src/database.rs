@@ -349,7 +349,7 @@ impl Database {
         Err(match changed {
             Some((i, a)) => match new_tables.get(i).filter(|b| b.name == a.name) {
                 Some(b) => format!(
-                    "table `{}` has the columns ({}); this declaration gives ({}): a table's columns cannot change during a session",
+                    "table `{}` has the columns ({}); this declaration gives ({}): a table's columns cannot change during a session (to change them, run the program that declares them with `wo run PROGRAM --data DIR`, which migrates the directory, or see `wo db migrate`; then start the session again)",
                     a.name,
                     columns_text(a, old_tables),
                     columns_text(b, new_tables)
