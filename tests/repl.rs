@@ -742,6 +742,7 @@ mod pty {
         line(&mut s, "let t = spawn g()", "", "wo> ");
         line(&mut s, "yield()", "trap DIV0", "wo> ");
         line(&mut s, "spawn spin()", "task", "wo> ");
+        line(&mut s, "let sp = spawn spin()", "", "wo> ");
         // Ctrl-C once the input runs (the line editor has left raw mode).
         line(&mut s, "fn forever() {", "", "... ");
         line(&mut s, "  print(\"spinning\")", "", "... ");
@@ -756,6 +757,13 @@ mod pty {
         line(&mut s, "spawn g()", "task", "wo> ");
         line(&mut s, "yield()", "trap DIV0", "wo> ");
         line(&mut s, "print(\"after\")", "after", "wo> ");
+        // A task the interrupt stopped says so when joined (helper-59: "deadlock").
+        line(
+            &mut s,
+            "join(sp)",
+            "stopped by an interrupt (Ctrl-C)",
+            "wo> ",
+        );
         s.send_line(".quit").unwrap();
         s.exp_eof().unwrap();
     }

@@ -54,6 +54,18 @@ impl Fibers {
     /// ids go on from where they were, so a task handle kept from before never names
     /// a fiber spawned after (its `join` can never complete: deadlock, `FAIL`).
     pub fn stopped(self) -> Fibers {
+        // Their tasks end in a trap that says so, raised by a later `join` (not a
+        // "deadlock"), and counted as reported: the interrupt said it already.
+        for (_, task) in self.sched.fibers.values() {
+            *task.state.borrow_mut() = TaskState::Trapped {
+                trap: Trap::new(
+                    TrapKind::Fail,
+                    "the task was stopped by an interrupt (Ctrl-C) of an earlier input",
+                ),
+                stack: Vec::new(),
+                joined: true,
+            };
+        }
         Fibers {
             sched: Sched::default(),
             ..self
