@@ -1232,28 +1232,19 @@ impl<'img> Vm<'img> {
                     let items = fr[lo..lo + usize::from(n)].to_vec();
                     put(&mut r!(a), Value::new_list(items));
                 }
-                Op::ListGet { a, b, c } => {
+                // The same read; a `for` loop's step (LIST_ENTRY) says why it went
+                // past the end.
+                Op::ListGet { a, b, c } | Op::ListEntry { a, b, c } => {
                     let i = int!(c);
                     let v = match &r!(b) {
                         Value::List(l) => {
                             let l = l.borrow();
                             match usize::try_from(i).ok().and_then(|i| l.get(i)) {
                                 Some(v) => copy(v),
+                                None if matches!(*op, Op::ListEntry { .. }) => {
+                                    trap!(Bounds, bounds_msg_for(i, l.len()))
+                                }
                                 None => trap!(Bounds, bounds_msg(i, l.len())),
-                            }
-                        }
-                        other => fault!("expected a list, found {}", type_name(other)),
-                    };
-                    put(&mut r!(a), v);
-                }
-                Op::ListEntry { a, b, c } => {
-                    let i = int!(c);
-                    let v = match &r!(b) {
-                        Value::List(l) => {
-                            let l = l.borrow();
-                            match usize::try_from(i).ok().and_then(|i| l.get(i)) {
-                                Some(v) => copy(v),
-                                None => trap!(Bounds, bounds_msg_for(i, l.len())),
                             }
                         }
                         other => fault!("expected a list, found {}", type_name(other)),
