@@ -757,6 +757,28 @@ mod pty {
         line(&mut s, "spawn g()", "task", "wo> ");
         line(&mut s, "yield()", "trap DIV0", "wo> ");
         line(&mut s, "print(\"after\")", "after", "wo> ");
+        // A task stopped inside its own transaction too (helper-60: it was not kept,
+        // so its task stayed running and a join said "deadlock").
+        line(&mut s, "use time", "", "wo> ");
+        line(
+            &mut s,
+            "fn txsleep() -> Int { transaction { time.sleep(100000) }\n return 1 }",
+            "",
+            "wo> ",
+        );
+        line(&mut s, "let tt = spawn txsleep()", "", "wo> ");
+        s.send_line("print(\"yielding\"); yield()").unwrap();
+        s.exp_string("yielding").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        s.send_control('c').unwrap();
+        s.exp_string("interrupted").unwrap();
+        s.exp_string("wo> ").unwrap();
+        line(
+            &mut s,
+            "join(tt)",
+            "stopped by an interrupt (Ctrl-C)",
+            "wo> ",
+        );
         // A task the interrupt stopped says so when joined (helper-59: "deadlock").
         line(
             &mut s,

@@ -424,12 +424,27 @@ pub struct Lexed {
     pub cut: Option<usize>,
 }
 
-/// The error for a file whose lines end in `\r` alone (classic Mac OS), at the first
-/// such `\r`: read as blank space, they make the file one line, every statement
-/// after the first a syntax error. A `\r` inside a text literal is the literal's, and
-/// one with nothing but blank space after it changes nothing: both are let be.
+/// The error for a file whose lines end in `\r` alone (classic Mac OS): its first
+/// line ends in one, with text after it. Read as blank space, such line ends make the
+/// file one line: every statement after the first a syntax error, or, after a `--`
+/// comment, nothing at all (the comment runs to the end of the file). A `\r` in a
+/// text literal is the literal's, `\r\r\n` ends a line, and a file whose first line
+/// ends in `\n` has `\n` line ends, whatever `\r` comes later (in a comment, say).
 pub fn lone_carriage_return(src: &str, file: FileId) -> Option<Diagnostic> {
-    let text_end = src.trim_end().len();
+    let bytes = src.as_bytes();
+    let first_line_end = src
+        .find('\n')
+        .unwrap_or(src.len())
+        .min(src.trim_end().len());
+    let lone = |at: usize| {
+        bytes[at] == b'\r'
+            && bytes.get(at + 1) != Some(&b'\n')
+            && !bytes[at + 1..].starts_with(b"\r\n")
+    };
+    // Most files have no `\r` on their first line: no need to lex them.
+    if !(0..first_line_end).any(lone) {
+        return None;
+    }
     let texts: Vec<(usize, usize)> = tokenize(src, file, 0, 0, Mode::File)
         .toks
         .iter()
@@ -437,9 +452,7 @@ pub fn lone_carriage_return(src: &str, file: FileId) -> Option<Diagnostic> {
         .map(|&(lo, _, hi)| (lo, hi))
         .collect();
     let in_text = |at: usize| texts.iter().any(|&(lo, hi)| lo <= at && at < hi);
-    let bytes = src.as_bytes();
-    let at = (0..text_end)
-        .find(|&at| bytes[at] == b'\r' && bytes.get(at + 1) != Some(&b'\n') && !in_text(at))?;
+    let at = (0..first_line_end).find(|&at| lone(at) && !in_text(at))?;
     let msg = "a carriage return alone is not a line break: this file's lines end in `\\r` (classic Mac OS)";
     let note = "save the file with `\\n` line ends (`\\r\\n` works too)";
     Some(Diagnostic::error("lex", Span::new(file, at, at + 1), msg).with_note(note))
@@ -1135,6 +1148,21 @@ mod tests {
         let diags = tokenize("\"abc\nx", FileId(0), 0, 0, Mode::File).diags;
         assert_eq!(diags.len(), 1);
         assert!(diags[0].message.contains("raw newline"));
+    }
+
+    #[test]
+    fn lone_carriage_returns_are_a_files_line_ends_or_nothing() {
+        let lone = |src: &str| lone_carriage_return(src, FileId(0)).map(|d| d.span.lo);
+        // Line ends of classic Mac OS, a comment first (which would take the file).
+        assert_eq!(lone("-- c\rfn f() {}\r"), Some(4));
+        assert_eq!(lone("fn f() {\r  g()\r}\r"), Some(8));
+        // `\n` line ends, whatever `\r` comes later; `\r\r\n`; a `\r` in a text; one
+        // with only blank space after it.
+        assert_eq!(lone("fn f() {\n  g() -- a\rb\n}\n"), None);
+        assert_eq!(lone("fn f() {\r\r\n}\r\r\n"), None);
+        assert_eq!(lone("print(\"a\rb\")\n"), None);
+        assert_eq!(lone("f()\r  \r"), None);
+        assert_eq!(lone(""), None);
     }
 
     #[test]

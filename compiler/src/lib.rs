@@ -98,15 +98,11 @@ pub fn parse_files(sources: &SourceMap) -> (Vec<ast::Module>, Vec<Diagnostic>) {
     (modules, diags)
 }
 
-/// Parses one whole file. A file that does not parse and whose lines end in `\r`
-/// alone gets that one error instead of the syntax errors of reading it as one line
-/// ([`lexer::lone_carriage_return`]); one that parses is left alone (a `\r` in a
-/// comment, or `\r\r\n` line ends, harm nothing).
+/// Parses one whole file. A file whose lines end in `\r` alone gets that one error
+/// instead of what reading it as one line gives ([`lexer::lone_carriage_return`]):
+/// syntax errors, or, after a `--` comment, a file that parses and holds nothing.
 pub fn parse_file(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     let (module, diags) = parse(src, file);
-    if diags.is_empty() {
-        return (module, diags);
-    }
     match lexer::lone_carriage_return(src, file) {
         Some(cr) => (module, vec![cr]),
         None => (module, diags),

@@ -31,8 +31,8 @@ const MAX_PROGRAM_FILES: usize = 256;
 /// through for the program it belongs to.
 const MAX_CLIMB: usize = 3;
 
-/// A directory whose tree has more entries than this (files and directories, `.wo`
-/// or not) is not taken as one program, and not walked further.
+/// A directory whose tree has more subdirectories than this is not taken as one
+/// program, and not walked further.
 const MAX_PROGRAM_ENTRIES: usize = 4096;
 
 /// One program: its files (in the compiler's file order) and its last analysis.
@@ -164,6 +164,7 @@ impl World {
                 // Not past a repository's top, nor to the home directory or `/`.
                 let parent = up.parent();
                 if up.join(".git").exists()
+                    || home.as_deref() == Some(up)
                     || home.as_deref() == parent
                     || parent.is_none_or(|p| p.parent().is_none())
                 {
@@ -443,16 +444,17 @@ fn wo_files(
         return true;
     };
     for entry in entries.flatten() {
-        // Every entry counts, `.wo` or not: a home directory is not walked whole.
-        if *budget == 0 {
-            return false;
-        }
-        *budget -= 1;
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
         let path = entry.path();
         if path.is_dir() {
+            // Directories count (a home directory is not walked whole), and `.wo`
+            // files, but not other files: a program with many assets is still one.
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
             if !wo_files(&path, out, seen, budget) {
                 return false;
             }

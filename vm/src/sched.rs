@@ -54,17 +54,8 @@ impl Fibers {
     /// ids go on from where they were, so a task handle kept from before never names
     /// a fiber spawned after (its `join` can never complete: deadlock, `FAIL`).
     pub fn stopped(self) -> Fibers {
-        // Their tasks end in a trap that says so, raised by a later `join` (not a
-        // "deadlock"), and counted as reported: the interrupt said it already.
         for (_, task) in self.sched.fibers.values() {
-            *task.state.borrow_mut() = TaskState::Trapped {
-                trap: Trap::new(
-                    TrapKind::Fail,
-                    "the task was stopped by an interrupt (Ctrl-C) of an earlier input",
-                ),
-                stack: Vec::new(),
-                joined: true,
-            };
+            stopped_by_interrupt(task);
         }
         Fibers {
             sched: Sched::default(),
@@ -242,7 +233,13 @@ impl Vm<'_> {
                 self.end_task(&task, trapped(trap, stack));
                 return None;
             }
-            end @ (Status::Exit(_) | Status::Fault(_) | Status::Interrupted) => return Some(end),
+            Status::Interrupted => {
+                // (Inside its transaction: the fiber is not kept, so its task ends
+                // here, as those of the fibers still queued end in `Fibers::stopped`.)
+                stopped_by_interrupt(&task);
+                return Some(Status::Interrupted);
+            }
+            end @ (Status::Exit(_) | Status::Fault(_)) => return Some(end),
         }
         self.sched.fibers.insert(id, (fiber, task));
         None
@@ -546,6 +543,20 @@ impl Vm<'_> {
 }
 
 /// The state of a task whose function a trap left: kept for `join`, not yet joined.
+/// Ends the task of a fiber an interrupt stopped (`wo repl`'s Ctrl-C) in a trap that
+/// says so, raised by a later `join` (not a "deadlock"), and counted as reported: the
+/// interrupt said it already.
+fn stopped_by_interrupt(task: &TaskCell) {
+    *task.state.borrow_mut() = TaskState::Trapped {
+        trap: Trap::new(
+            TrapKind::Fail,
+            "the task was stopped by an interrupt (Ctrl-C) of an earlier input",
+        ),
+        stack: Vec::new(),
+        joined: true,
+    };
+}
+
 fn trapped(trap: Trap, stack: Vec<StackFrame>) -> TaskState {
     TaskState::Trapped {
         trap,
