@@ -323,15 +323,25 @@ pub fn disasm(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The maintenance commands' DIR must be a directory (66 otherwise, saying what it is).
+fn need_data_dir(dir: &Path) -> Result<(), Failure> {
+    let shown = dir.display();
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Failure::Input(format!(
+            "`{shown}` is a file, not a wo data directory"
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(Failure::Input(format!("no data directory at `{shown}`")))
+        }
+        Err(e) => Err(Failure::Input(format!("cannot read `{shown}`: {e}"))),
+    }
+}
+
 /// `wo db verify DIR`: what the directory holds and the first problem, read-only.
 /// Exit 65 when opening it would be refused.
 pub fn db_verify(dir: &Path) -> Result<(), Failure> {
-    if !dir.is_dir() {
-        return Err(Failure::Input(format!(
-            "no data directory at `{}`",
-            dir.display()
-        )));
-    }
+    need_data_dir(dir)?;
     let report = wo_vm::durable::verify(dir).map_err(|e| Failure::data(&e))?;
     out!("{report}");
     match report.problem {
@@ -346,12 +356,7 @@ pub fn db_verify(dir: &Path) -> Result<(), Failure> {
 /// `wo db checkpoint DIR`: opens the directory with the schema it stores, writes a
 /// checkpoint and starts a new, empty log.
 pub fn db_checkpoint(dir: &Path) -> Result<(), Failure> {
-    if !dir.is_dir() {
-        return Err(Failure::Input(format!(
-            "no data directory at `{}`",
-            dir.display()
-        )));
-    }
+    need_data_dir(dir)?;
     let options = wo_vm::durable::Options {
         progress: Some(replay_progress()),
         ..wo_vm::durable::Options::default()
@@ -378,12 +383,7 @@ pub fn db_checkpoint(dir: &Path) -> Result<(), Failure> {
 /// and the rows it touches), and with `--apply` the migration as one crash-atomic
 /// step (docs/schema.md).
 pub fn db_migrate(dir: &Path, path: &Path, apply: bool, drop: Vec<String>) -> Result<(), Failure> {
-    if !dir.is_dir() {
-        return Err(Failure::Input(format!(
-            "no data directory at `{}`",
-            dir.display()
-        )));
-    }
+    need_data_dir(dir)?;
     let program = program::load(path)?;
     let (schema, evolution) = wo_vm::database::engine_schema(&program.image);
     let options = wo_vm::durable::Options {

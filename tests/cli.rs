@@ -1211,6 +1211,20 @@ fn export_of_a_missing_directory_writes_nothing() {
             "--format {format}"
         );
     }
+    // A file is said to be one, by every command that takes a data directory.
+    std::fs::write(dir.join("afile"), "x").expect("write");
+    for args in [
+        &["db", "verify", "afile"][..],
+        &["db", "checkpoint", "afile"],
+        &["db", "export", "afile"],
+    ] {
+        let res = run_wo(&dir, args);
+        res.expect_status(66);
+        assert_eq!(
+            res.stderr, "wo: `afile` is a file, not a wo data directory\n",
+            "{args:?}"
+        );
+    }
     std::fs::create_dir(dir.join("empty")).expect("mkdir");
     let res = run_wo(&dir, &["db", "export", "empty"]);
     res.expect_status(66);
