@@ -347,7 +347,10 @@ pub fn compile(src: &str) -> Result<Image, Vec<wo_compiler::Diagnostic>> {
 /// it, formatting the result changes nothing, and when the source compiled (`image`)
 /// the formatted one compiles to the same image, source positions aside.
 pub fn check_format(src: &str, image: Option<&Image>) {
-    if !wo_compiler::parse_file(src, wo_compiler::FileId(0)).1.is_empty() {
+    if !wo_compiler::parse_file(src, wo_compiler::FileId(0))
+        .1
+        .is_empty()
+    {
         return;
     }
     let once = wo_compiler::fmt::format(src)
