@@ -323,19 +323,13 @@ pub fn disasm(path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The maintenance commands' DIR must be a directory (66 otherwise, saying what it is).
+/// The maintenance commands' DIR must be a directory (66 otherwise, saying what it
+/// is, as the data directory's own check says it).
 fn need_data_dir(dir: &Path) -> Result<(), Failure> {
-    let shown = dir.display();
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(Failure::Input(format!(
-            "`{shown}` is a file, not a wo data directory"
-        ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(Failure::Input(format!("no data directory at `{shown}`")))
-        }
-        Err(e) => Err(Failure::Input(format!("cannot read `{shown}`: {e}"))),
+    if dir.is_dir() {
+        return Ok(());
     }
+    Err(Failure::Input(wo_vm::durable::not_a_data_directory(dir)))
 }
 
 /// `wo db verify DIR`: what the directory holds and the first problem, read-only.

@@ -162,15 +162,15 @@ impl World {
             let home = std::env::var_os("HOME").map(PathBuf::from);
             for _ in 0..MAX_CLIMB {
                 // Not past a repository's top, nor to the home directory or `/`.
-                let parent = up.parent();
+                let Some(parent) = up.parent().filter(|p| p.parent().is_some()) else {
+                    break;
+                };
                 if up.join(".git").exists()
                     || home.as_deref() == Some(up)
-                    || home.as_deref() == parent
-                    || parent.is_none_or(|p| p.parent().is_none())
+                    || home.as_deref() == Some(parent)
                 {
                     break;
                 }
-                let Some(parent) = up.parent() else { break };
                 match self.group(parent, &path) {
                     Some((found, 1)) => {
                         (dir, paths) = (parent, found);

@@ -197,9 +197,10 @@ pub enum OpenError {
     Busy { dir: PathBuf },
 }
 
-/// [`OpenError::NotADataDirectory`]'s message: a path that is not there is said to be
-/// missing, not to hold nothing.
-fn not_a_data_directory(dir: &Path) -> String {
+/// [`OpenError::NotADataDirectory`]'s message (and that of `wo db`'s commands for a
+/// DIR that is not a directory): a path that is not there is said to be missing, a
+/// file to be a file, not to hold nothing.
+pub fn not_a_data_directory(dir: &Path) -> String {
     let shown = dir.display();
     match std::fs::metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
