@@ -26,7 +26,7 @@ use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use wo_db::durable::{self, Fate, FaultKind, OpKind, OpenError, SimStorage, Storage};
 use wo_fuzz::durable::{options, rows, run_durable, DIR};
-use wo_fuzz::gen::{program, TABLE_ATTR, TABLE_VARIANTS};
+use wo_fuzz::gen::{program_of, TABLE_ATTR, TABLE_VARIANTS};
 use wo_fuzz::{compile, run_budgeted, spawns, End, BUDGET, GEN_ALONE_DEADLINE, GEN_DEADLINE};
 
 const EIO: i32 = 5;
@@ -100,7 +100,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(variant) = u.arbitrary::<u8>() else {
         return;
     };
-    let Ok(prog) = program(&mut u) else {
+    let consumed = data.len() - u.len();
+    let Ok(prog) = program_of(data, consumed, &mut u) else {
         return;
     };
     let src = with_acks(&prog.replace(

@@ -7,12 +7,12 @@
 #![no_main]
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
-use wo_fuzz::gen::{program, TABLE_ATTR, TABLE_VARIANTS};
+use wo_fuzz::gen::{program_of, TABLE_ATTR, TABLE_VARIANTS};
 use wo_fuzz::{compile, run_budgeted, End, BUDGET, GEN_ALONE_DEADLINE, GEN_DEADLINE};
 
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
-    let Ok(prog) = program(&mut u) else {
+    let Ok(prog) = program_of(data, 0, &mut u) else {
         return;
     };
     if std::env::var_os("WO_FUZZ_PRINT").is_some() {

@@ -5,10 +5,15 @@
 //! same program with its table hash-indexed, sorted-indexed and unindexed).
 //!
 //! The program has one table `Row { k: Int, t: Text }` whose annotation is the
-//! placeholder [`TABLE_ATTR`], a fixed helper `worker` (fibers that write rows and
-//! yield), up to three generated helpers that call and spawn only earlier ones (so no
-//! unbounded recursion, and every fiber ends), and `main`.
+//! placeholder [`TABLE_ATTR`], a class `Box` (objects: fields, a nullable reference
+//! that can close a cycle, a list field, a method; narrowing of `?Box` locals), a
+//! fixed helper `worker` (fibers that write rows and yield), up to three generated
+//! helpers that call and spawn only earlier ones (so no unbounded recursion, and every
+//! fiber ends), and `main`.
 //! Fibers: `spawn` of a helper (its task joined later, at once or never), `yield()`.
+//!
+//! A reproducer is kept in literal form (see [`program_of`]), so that it keeps its
+//! program when the generator changes.
 
 use arbitrary::{Result, Unstructured};
 use std::fmt::Write as _;
@@ -27,6 +32,7 @@ enum Ty {
     List,
     Float,
     Map,
+    Obj,
 }
 
 impl Ty {
@@ -38,6 +44,7 @@ impl Ty {
             Ty::List => "multi Int",
             Ty::Float => "Float",
             Ty::Map => "map<Text, Int>",
+            Ty::Obj => "Box",
         }
     }
 }
@@ -90,6 +97,58 @@ const WORKER: &str = "fn worker(n: Int, t: Text) -> Int {
 
 ";
 
+/// Every program's class of objects (`Ty::Obj`): `next` can close a cycle (freed by
+/// the VM's cycle collector, printed as `…`), `xs` is a list shared with whoever reads
+/// it, `bump` changes its receiver.
+const BOX: &str = "class Box {
+  n: Int
+  t: Text = \"b\"
+  next: ?Box
+  xs: multi Int
+  fn bump(d: Int) -> Int {
+    self.n += d
+    return self.n
+  }
+}
+
+";
+
+/// Marks an input that carries its program as text: after the bytes the target reads
+/// before the program (none for `gen`; the fault plan and variant for `durable`),
+/// this marker, then the program (with [`TABLE_ATTR`]).
+pub const LITERAL: &[u8] = b"\0wo-fuzz literal program\n";
+
+/// Whether inputs in literal form are taken as such: only when `WO_FUZZ_LITERAL` is
+/// set (as `fuzz/run.sh` does for `fuzz/regressions/`), so the fuzzer, which would
+/// find the marker by its comparisons, never turns `gen` into a second `compile`.
+fn literal_allowed() -> bool {
+    static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ALLOWED.get_or_init(|| std::env::var_os("WO_FUZZ_LITERAL").is_some())
+}
+
+/// The program of an input: the text after [`LITERAL`] when the rest of the input
+/// starts with it (and literal inputs are allowed), else [`program`]'s.
+///
+/// With `WO_FUZZ_SAVE_LITERAL=FILE`, the input is also written to FILE in literal
+/// form: the `consumed` bytes read before (`data[..consumed]`), the marker and the
+/// program. That is how a crash becomes a reproducer under `fuzz/regressions/`.
+pub fn program_of(data: &[u8], consumed: usize, u: &mut Unstructured<'_>) -> Result<String> {
+    let prog = match u.peek_bytes(LITERAL.len()) {
+        Some(head) if head == LITERAL && literal_allowed() => {
+            let rest = &u.bytes(u.len())?[LITERAL.len()..];
+            String::from_utf8(rest.to_vec()).map_err(|_| arbitrary::Error::IncorrectFormat)?
+        }
+        _ => program(u)?,
+    };
+    if let Some(path) = std::env::var_os("WO_FUZZ_SAVE_LITERAL") {
+        let mut bytes = data[..consumed].to_vec();
+        bytes.extend_from_slice(LITERAL);
+        bytes.extend_from_slice(prog.as_bytes());
+        std::fs::write(&path, bytes).expect("WO_FUZZ_SAVE_LITERAL: cannot write the file");
+    }
+    Ok(prog)
+}
+
 /// Writes a program from `u`. The text contains [`TABLE_ATTR`] once.
 pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
     let mut g = Gen {
@@ -105,6 +164,7 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
     };
     g.out.push_str(TABLE_ATTR);
     g.out.push_str("\nclass Row {\n  k: Int\n  t: Text\n}\n\n");
+    g.out.push_str(BOX);
     g.out.push_str(WORKER);
     g.funcs.push(Func {
         name: "worker".to_string(),
@@ -118,8 +178,15 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
         for _ in 0..n_params {
             params.push(g.ty()?);
         }
-        let ret =
-            *g.u.choose(&[Ty::Int, Ty::Text, Ty::Bool, Ty::List, Ty::Float, Ty::Map])?;
+        let ret = *g.u.choose(&[
+            Ty::Int,
+            Ty::Text,
+            Ty::Bool,
+            Ty::List,
+            Ty::Float,
+            Ty::Map,
+            Ty::Obj,
+        ])?;
         let name = format!("f{i}");
         let sig: Vec<String> = params
             .iter()
@@ -165,6 +232,7 @@ impl Gen<'_, '_> {
             Ty::List,
             Ty::Float,
             Ty::Map,
+            Ty::Obj,
         ])?)
     }
 
@@ -245,7 +313,7 @@ impl Gen<'_, '_> {
         // Spawning, joining and `join(spawn …)` twice as likely as the others: they
         // need a helper to exist, so they would be rare in the short programs most
         // inputs make.
-        let choice = match self.u.int_in_range(0..=25)? {
+        let choice = match self.u.int_in_range(0..=28)? {
             23 => 16,
             24 => 17,
             25 => 19,
@@ -470,9 +538,95 @@ impl Gen<'_, '_> {
                 let call = self.call_of(i, 0)?;
                 self.line(&format!("print(join(spawn {call}))"));
             }
+            26 => self.object_stmt()?,
+            // Narrowing (LANGUAGE.md §3): a `?Box` local is a `Box` in the block of
+            // `if m != nil`, and in that of `while w != nil` up to its assignment.
+            27 if nested_ok => {
+                let m = self.fresh("m");
+                let o = self.expr(Ty::Obj, 1)?;
+                self.line(&format!("let {m} = {o}.next"));
+                self.line(&format!("if {m} != nil {{"));
+                self.vars.push(Var {
+                    name: m,
+                    ty: Ty::Obj,
+                    fixed: true,
+                    task: false,
+                });
+                self.indent += 1;
+                self.block_body(depth + 1)?;
+                self.indent -= 1;
+                self.vars.pop();
+                self.line("}");
+            }
+            28 if nested_ok => {
+                // A walk along `next` (which may be a cycle), at most five steps.
+                let (w, c) = (self.fresh("w"), self.fresh("c"));
+                let o = self.expr(Ty::Obj, 1)?;
+                self.line(&format!("let {w}: ?Box = {o}"));
+                self.line(&format!("let {c} = 0"));
+                self.line(&format!("while {w} != nil {{"));
+                self.indent += 1;
+                self.line(&format!("{c} += 1"));
+                self.line(&format!("if {c} > 5 {{"));
+                self.line("  break");
+                self.line("}");
+                self.line(&format!("print({w}.n)"));
+                self.vars.push(Var {
+                    name: w.clone(),
+                    ty: Ty::Obj,
+                    fixed: true,
+                    task: false,
+                });
+                self.block_body(depth + 1)?;
+                self.vars.pop();
+                self.line(&format!("{w} = {w}.next"));
+                self.indent -= 1;
+                self.line("}");
+            }
             _ => {
                 let e = self.expr(Ty::Int, 0)?;
                 self.line(&format!("print({e})"));
+            }
+        }
+        Ok(())
+    }
+
+    /// A statement on an object: a field written (`next` perhaps closing a cycle), a
+    /// list field grown, the method called.
+    fn object_stmt(&mut self) -> Result<()> {
+        let Some(o) = self.var_of(Ty::Obj, false)? else {
+            let e = self.expr(Ty::Obj, 0)?;
+            self.line(&format!("print({e})"));
+            return Ok(());
+        };
+        match self.u.int_in_range(0..=5)? {
+            0 => {
+                let e = self.expr(Ty::Int, 1)?;
+                self.line(&format!("{o}.n = {e}"));
+            }
+            1 => {
+                let e = self.expr(Ty::Text, 1)?;
+                self.line(&format!("{o}.t = {e}"));
+            }
+            2 => {
+                let e = if self.u.ratio(1, 4)? {
+                    "nil".to_string()
+                } else {
+                    self.expr(Ty::Obj, 1)?
+                };
+                self.line(&format!("{o}.next = {e}"));
+            }
+            3 => {
+                let e = self.expr(Ty::Int, 1)?;
+                self.line(&format!("push({o}.xs, {e})"));
+            }
+            4 => {
+                let e = self.expr(Ty::List, 1)?;
+                self.line(&format!("{o}.xs = {e}"));
+            }
+            _ => {
+                let e = self.expr(Ty::Int, 1)?;
+                self.line(&format!("print({o}.bump({e}))"));
             }
         }
         Ok(())
@@ -521,7 +675,7 @@ impl Gen<'_, '_> {
         let choice = if leaf {
             0
         } else {
-            self.u.int_in_range(0..=12)?
+            self.u.int_in_range(0..=14)?
         };
         if choice == 1 {
             if self.u.ratio(1, 4)? {
@@ -573,6 +727,16 @@ impl Gen<'_, '_> {
                         format!("({m}[{k}] ?? {})", self.expr(Ty::Int, d)?)
                     }
                 }
+                13 => {
+                    let o = self.expr(Ty::Obj, d)?;
+                    match self.u.int_in_range(0..=3)? {
+                        0 => format!("({o}.n)"),
+                        1 => format!("({o}.bump({}))", self.expr(Ty::Int, d)?),
+                        2 => format!("len({o}.xs)"),
+                        // `NIL` when `next` is nil.
+                        _ => format!("(unwrap({o}.next).n)"),
+                    }
+                }
                 _ => self.try_catch(Ty::Int, d)?,
             },
             Ty::Bool => match choice {
@@ -600,6 +764,10 @@ impl Gen<'_, '_> {
                     self.expr(Ty::Map, d)?,
                     self.expr(Ty::Text, d)?
                 ),
+                13 => {
+                    let op = *self.u.choose(&["==", "!="])?;
+                    format!("({}.next {op} nil)", self.expr(Ty::Obj, d)?)
+                }
                 _ => format!("(Row.find({}) == nil)", self.expr(Ty::Int, d)?),
             },
             Ty::Text => match choice {
@@ -636,6 +804,14 @@ impl Gen<'_, '_> {
                 },
                 10 => format!("text({})", self.expr(Ty::Float, d)?),
                 11 => format!("text({})", self.expr(Ty::Map, d)?),
+                13 => {
+                    let o = self.expr(Ty::Obj, d)?;
+                    if self.u.arbitrary()? {
+                        format!("({o}.t)")
+                    } else {
+                        format!("text({o})")
+                    }
+                }
                 12 if self.u.arbitrary()? => format!(
                     "chars({})[{}]",
                     self.expr(Ty::Text, d)?,
@@ -664,6 +840,7 @@ impl Gen<'_, '_> {
                     self.expr(Ty::Int, d)?
                 ),
                 10 => format!("values({})", self.expr(Ty::Map, d)?),
+                13 => format!("({}.xs)", self.expr(Ty::Obj, d)?),
                 11 => format!(
                     "range({}, {})",
                     self.u.int_in_range(-2..=6i64)?,
@@ -692,6 +869,28 @@ impl Gen<'_, '_> {
                     self.expr(Ty::Float, d)?
                 ),
                 _ => self.try_catch(Ty::Float, d)?,
+            },
+            Ty::Obj => match choice {
+                3..=5 => {
+                    let (n, xs) = (self.expr(Ty::Int, d)?, self.expr(Ty::List, d)?);
+                    let mut fields = format!("n: {n}, xs: {xs}");
+                    if self.u.arbitrary()? {
+                        let _ = write!(fields, ", t: {}", self.expr(Ty::Text, d)?);
+                    }
+                    if self.u.arbitrary()? {
+                        let _ = write!(fields, ", next: {}", self.expr(Ty::Obj, d)?);
+                    }
+                    format!("Box {{ {fields} }}")
+                }
+                6 | 7 => format!(
+                    "({}.next ?? {})",
+                    self.expr(Ty::Obj, d)?,
+                    self.expr(Ty::Obj, d)?
+                ),
+                // `NIL` when `next` is nil.
+                8 => format!("unwrap({}.next)", self.expr(Ty::Obj, d)?),
+                9 => self.try_catch(Ty::Obj, d)?,
+                _ => self.literal(Ty::Obj)?,
             },
             Ty::Map => {
                 let n = self.u.int_in_range(1..=3)?;
@@ -802,6 +1001,14 @@ impl Gen<'_, '_> {
                     items.push(format!("\"{k}\": {}", self.u.int_in_range(-2..=9i64)?));
                 }
                 format!("({{{}}})", items.join(", "))
+            }
+            Ty::Obj => {
+                let n = self.u.int_in_range(-2..=9i64)?;
+                if self.u.arbitrary()? {
+                    format!("Box {{ n: {n}, xs: [] }}")
+                } else {
+                    format!("Box {{ n: {n}, t: \"o\", xs: [{n}] }}")
+                }
             }
         })
     }
