@@ -424,27 +424,24 @@ pub struct Lexed {
     pub cut: Option<usize>,
 }
 
-/// The error for a file whose lines end in `\r` alone (classic Mac OS): its first
-/// line ends in one, with text after it. Read as blank space, such line ends make the
-/// file one line: every statement after the first a syntax error, or, after a `--`
-/// comment, nothing at all (the comment runs to the end of the file). A `\r` in a
-/// text literal is the literal's, `\r\r\n` ends a line, and a file whose first line
-/// ends in `\n` has `\n` line ends, whatever `\r` comes later (in a comment, say).
+/// The error for a carriage return alone (not before a line feed) outside a text
+/// literal, at the first one: wo's lines end in `\n` or `\r\n` (`\r\r\n` too). On the
+/// first line it means a file whose lines end in `\r` (classic Mac OS): read as blank
+/// space, such line ends would make the file one line, every statement after the
+/// first a syntax error or, after a `--` comment, nothing at all (the comment runs to
+/// the end of the file). Anywhere else it is a stray one, refused too: in a comment
+/// it would be harmless, but a rule that looked at the first line only would make
+/// `wo fmt`, which drops leading blank lines, turn a file that compiles into one that
+/// does not. A `\r` in a text literal is the literal's; blank space at the end of the
+/// file is not looked at.
 pub fn lone_carriage_return(src: &str, file: FileId) -> Option<Diagnostic> {
     let bytes = src.as_bytes();
-    let first_line_end = src
-        .find('\n')
-        .unwrap_or(src.len())
-        .min(src.trim_end().len());
-    let lone = |at: usize| {
-        bytes[at] == b'\r'
-            && bytes.get(at + 1) != Some(&b'\n')
-            && !bytes[at + 1..].starts_with(b"\r\n")
-    };
-    // Most files have no `\r` on their first line: no need to lex them.
-    if !(0..first_line_end).any(lone) {
-        return None;
-    }
+    let end = src.trim_end().len();
+    let lone =
+        |&at: &usize| bytes.get(at + 1) != Some(&b'\n') && !bytes[at + 1..].starts_with(b"\r\n");
+    let returns = || src[..end].match_indices('\r').map(|(at, _)| at);
+    // Most files have no lone `\r`: no need to lex them.
+    returns().find(lone)?;
     let texts: Vec<(usize, usize)> = tokenize(src, file, 0, 0, Mode::File)
         .toks
         .iter()
@@ -452,10 +449,18 @@ pub fn lone_carriage_return(src: &str, file: FileId) -> Option<Diagnostic> {
         .map(|&(lo, _, hi)| (lo, hi))
         .collect();
     let in_text = |at: usize| texts.iter().any(|&(lo, hi)| lo <= at && at < hi);
-    let at = (0..first_line_end).find(|&at| lone(at) && !in_text(at))?;
-    let msg = "a carriage return alone is not a line break: this file's lines end in `\\r` (classic Mac OS)";
-    let note = "save the file with `\\n` line ends (`\\r\\n` works too)";
-    Some(Diagnostic::error("lex", Span::new(file, at, at + 1), msg).with_note(note))
+    let at = returns().filter(lone).find(|&at| !in_text(at))?;
+    let span = Span::new(file, at, at + 1);
+    let first_line = !src[..at].contains('\n');
+    Some(if first_line {
+        let msg = "a carriage return alone is not a line break: this file's lines end in `\\r` (classic Mac OS)";
+        let note = "save the file with `\\n` line ends (`\\r\\n` works too)";
+        Diagnostic::error("lex", span, msg).with_note(note)
+    } else {
+        let msg = "a carriage return alone is not a line break: lines end in `\\n` or `\\r\\n`";
+        let note = "delete the stray `\\r` (in a text, write `\\r`)";
+        Diagnostic::error("lex", span, msg).with_note(note)
+    })
 }
 
 /// Lexes `src` (which starts at absolute offset `base` of `file`, inside `depth`
@@ -1156,10 +1161,13 @@ mod tests {
         // Line ends of classic Mac OS, a comment first (which would take the file).
         assert_eq!(lone("-- c\rfn f() {}\r"), Some(4));
         assert_eq!(lone("fn f() {\r  g()\r}\r"), Some(8));
-        // `\n` line ends, whatever `\r` comes later; `\r\r\n`; a `\r` in a text; one
+        // A stray one later, in a comment too (once `wo fmt` dropped the blank line
+        // before it, it would be on the first line); `\r\r\n`; a `\r` in a text; one
         // with only blank space after it.
-        assert_eq!(lone("fn f() {\n  g() -- a\rb\n}\n"), None);
+        assert_eq!(lone("fn f() {\n  g() -- a\rb\n}\n"), Some(19));
+        assert_eq!(lone("\n--.\t\r\0}\x0c"), Some(5));
         assert_eq!(lone("fn f() {\r\r\n}\r\r\n"), None);
+        assert_eq!(lone("print(\"a\rb\")\r\n-- c\r\n"), None);
         assert_eq!(lone("print(\"a\rb\")\n"), None);
         assert_eq!(lone("f()\r  \r"), None);
         assert_eq!(lone(""), None);
