@@ -2211,6 +2211,46 @@ fn export_beside_an_idle_writer_includes_what_it_acknowledged() {
     assert!(status.success(), "the writer: {status:?}");
 }
 
+/// An export beside a program that holds the directory but has not synced yet (it
+/// only reads, or is starting up) includes what the program before it acknowledged
+/// (helper-61: it left out the last committed transaction, since the new holder's
+/// lock file replaced the former holder's durable note, and nothing in the log proves
+/// its last record durable). No timing: the holder says it is ready on stdout and
+/// blocks on stdin while the export runs.
+#[test]
+fn export_beside_a_new_holder_includes_what_the_former_one_acknowledged() {
+    let cwd = scratch("export_new_holder");
+    let prog = cwd.join("app.wo");
+    std::fs::write(
+        &prog,
+        "use io\n\n@table\nclass Acct {\n  n: Int\n}\n\nfn main(args: multi Text) {\n  if len(args) > 0 {\n    transaction {\n      for i in range(1000) {\n        insert Acct { n: i }\n      }\n    }\n    return\n  }\n  print(\"holding ${count(from a in Acct select a)}\")\n  io.read_line()\n}\n",
+    )
+    .unwrap();
+    let dir = cwd.join("d");
+    let mut add = common::wo();
+    add.arg("run")
+        .arg(&prog)
+        .arg("--data")
+        .arg(&dir)
+        .args(["--", "add"]);
+    let res = output(add);
+    assert_eq!(res.status, Some(0), "add: {}", res.stderr);
+    let mut holder = common::wo();
+    holder.arg("run").arg(&prog).arg("--data").arg(&dir);
+    holder.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = holder.spawn().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "holding 1000");
+    let mut export = common::wo();
+    export.args(["db", "export"]).arg(&dir);
+    let res = output(export);
+    assert_eq!(res.status, Some(0), "export: {}", res.stderr);
+    assert_eq!(res.stdout.lines().count(), 1000, "{}", res.stderr);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
 /// Whether this machine lets a test start a process in a pid namespace of its own
 /// (`unshare -p`, as root or with user namespaces): where it does not, the tests that
 /// need one say so and check nothing.

@@ -98,7 +98,9 @@ pub trait LockGuard: Send + Debug {
 ///
 /// The note is the lock file's second line, `durable <LSN, 20 digits> <CRC32, 8 hex
 /// digits>\n`, rewritten in place; the CRC covers the holder's pid and the LSN, so a
-/// read torn by a concurrent rewrite, or a note a former holder left, is ignored.
+/// read torn by a concurrent rewrite, or a note a former holder left, is ignored. A
+/// new holder carries a former holder's whole note over under its own pid when it
+/// takes the lock (`RealStorage::lock`): the records it covers stay durable.
 /// It is never synced (a reader trusts it only while its writer holds the lock) and
 /// written with `pwritev`, not `pwrite64`, so that fault tests counting the log's
 /// writes count only those.
@@ -484,7 +486,18 @@ impl Storage for RealStorage {
             Err(e) => return Err(LockError::Io("flock", e.into())),
         }
         // The pid is informative only: plain `write` (not `pwrite64`), never synced.
-        let text = format!("{pid}\n");
+        // The former holder's whole note is carried over under the new pid: what a
+        // sync made durable stays durable, and until this holder's first sync (which
+        // may never come: a program that only reads, `wo db migrate` planning) readers
+        // beside it would otherwise take the former holder's last acknowledged
+        // records for in doubt and leave them out.
+        let pid_line = format!("{pid}\n");
+        let mut former = [0u8; 128];
+        let n = retry(|| rustix::io::pread(&fd, &mut former, 0)).unwrap_or(0);
+        let text = match parse_note(&former[..n]) {
+            Some((_, lsn)) => format!("{pid_line}{}", note_line(pid, lsn)),
+            None => pid_line.clone(),
+        };
         rustix::fs::ftruncate(&fd, 0).map_err(|e| LockError::Io("ftruncate", e.into()))?;
         rustix::io::write(&fd, text.as_bytes()).map_err(|e| LockError::Io("write", e.into()))?;
         // A marker for readers that cannot see the flocks: the kernel's table of
@@ -501,7 +514,7 @@ impl Storage for RealStorage {
             _dir: dir_fd,
             fd: Arc::new(fd),
             pid,
-            note_at: text.len() as u64,
+            note_at: pid_line.len() as u64,
         }))
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
