@@ -278,21 +278,14 @@ fn usage_hint(e: &clap::Error) -> Option<String> {
     let at = 2 + args.iter().skip(2).position(|a| *a == bad)?;
     let mut fixed = args.clone();
     fixed.insert(at, "--".to_string());
-    let shown: Vec<String> = fixed.iter().map(|a| shell_word(a)).collect();
+    let shown: Vec<String> = fixed
+        .iter()
+        .map(|a| wo_vm::durable::shell_word(a))
+        .collect();
     Some(format!(
         "hint: a program's arguments come after `--`: `wo {}`",
         shown.join(" ")
     ))
-}
-
-/// `a` as a shell reads it back: quoted when it holds anything but plain characters.
-fn shell_word(a: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !a.is_empty() && a.chars().all(plain) {
-        a.to_string()
-    } else {
-        format!("'{}'", a.replace('\'', "'\\''"))
-    }
 }
 
 fn main() -> ExitCode {

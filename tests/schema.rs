@@ -309,6 +309,56 @@ fn a_new_table_is_recorded_on_open_with_a_notice() {
     assert_eq!(files(&dir.join("d")), before);
 }
 
+/// A class renamed without `@table(was: …)` makes a new, empty table while the old
+/// one keeps the rows: the plan and the notice on open say so, naming the stored
+/// table and the fix (helper-61: nothing mentioned the rows left behind).
+#[test]
+fn a_new_table_beside_an_undeclared_stored_one_hints_at_a_rename() {
+    let dir = with_people("rename-without-was");
+    write(
+        &dir,
+        "renamed.wo",
+        "@table\nclass Member {\n  name: Text\n}\n\nfn main() {\n  print(count(from m in Member select m))\n}\n",
+    );
+    let hint = "the program does not declare stored table `people` (4 rows), which is kept as it is; if `Member` is `people` renamed, say so with `@table(was: \"people\")` on `Member` before anything is stored in it";
+    let plan = run_wo(&dir, &["db", "migrate", "d", "renamed.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout.contains("[on open] new table `Member`"),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stdout.contains(hint), "{}", plan.stdout);
+    let res = run(&dir, "renamed.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "0\n");
+    assert_eq!(
+        res.stderr.trim_end(),
+        format!("wo: d: schema migrated: new table `Member`\nwo: d: hint: {hint}")
+    );
+}
+
+/// The command a refusal suggests can be pasted: paths with a space are quoted.
+#[test]
+fn the_suggested_migrate_command_quotes_its_paths() {
+    let dir = with_people("quoted paths");
+    std::fs::rename(dir.join("d"), dir.join("my data")).unwrap();
+    write(
+        &dir,
+        "no age.wo",
+        "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n}\n\nfn main() {}\n",
+    );
+    let res = run_wo(&dir, &["run", "no age.wo", "--data", "my data"]);
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .contains("run `wo db migrate 'my data' 'no age.wo' --apply` to apply it"),
+        "{}",
+        res.stderr
+    );
+    run_wo(&dir, &["db", "migrate", "my data", "no age.wo", "--apply"]).expect_status(0);
+}
+
 fn feed(mut child: std::process::Child, input: &str) -> (Option<i32>, String, String) {
     use std::io::Write;
     child

@@ -134,7 +134,8 @@ pub struct Step {
     /// The stored rows it touches.
     pub rows: u64,
     pub kind: StepKind,
-    /// For a refusal: what to do instead.
+    /// For a refusal: what to do instead. For a new table while a stored one goes
+    /// undeclared: that the new one may be it, renamed without saying so.
     pub hint: Option<String>,
 }
 
@@ -192,6 +193,34 @@ impl fmt::Display for Plan {
         }
         Ok(())
     }
+}
+
+/// The hint for new table `name` when stored tables go undeclared (`undeclared`:
+/// their names and rows): a class renamed without `@table(was: …)` makes a new, empty
+/// table, and its rows stay in the old one, which nothing mentioned.
+fn undeclared_hint(name: &str, undeclared: &[(&str, u64)]) -> Option<String> {
+    let shown: Vec<String> = undeclared
+        .iter()
+        .take(3)
+        .map(|(n, rows)| format!("`{n}` ({})", rows_text(*rows)))
+        .collect();
+    let (first, _) = undeclared.first()?;
+    let more = undeclared.len().saturating_sub(3);
+    Some(if undeclared.len() == 1 {
+        format!(
+            "the program does not declare stored table {}, which is kept as it is; if `{name}` is `{first}` renamed, say so with `@table(was: \"{first}\")` on `{name}` before anything is stored in it",
+            shown[0]
+        )
+    } else {
+        let list = if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        };
+        format!(
+            "the program does not declare stored tables {list}, which are kept as they are; if `{name}` is one of them renamed, say so with `@table(was: \"…\")` on `{name}` before anything is stored in it"
+        )
+    })
 }
 
 /// `1 row`, `2 rows`.
@@ -256,6 +285,9 @@ pub(crate) fn plan(
     // Program table -> the database table it comes from.
     let mut src_of: Vec<Option<TableId>> = vec![None; np];
     let mut claimed = vec![false; dbs.tables.len()];
+    // The steps that add a new table (a hint is added below when a stored table goes
+    // undeclared: the new one may be it, renamed without saying so).
+    let mut new_tables = Vec::new();
     for (i, pt) in program.tables.iter().enumerate() {
         if !pt.durable {
             continue;
@@ -294,6 +326,7 @@ pub(crate) fn plan(
                 hint: None,
             });
         } else {
+            new_tables.push((steps.len(), pt.name.clone()));
             steps.push(Step {
                 what: format!("new table `{}`", pt.name),
                 rows: 0,
@@ -341,6 +374,18 @@ pub(crate) fn plan(
                 })
             }
         }
+    }
+    let undeclared: Vec<(&str, u64)> = stored
+        .iter()
+        .filter(|n| {
+            !declared(n)
+                && !drops.contains(n)
+                && !mig.renamed_tables.iter().any(|(from, _)| from == *n)
+        })
+        .map(|n| (n.as_str(), db_pos(n).map_or(0, |p| db.len(p) as u64)))
+        .collect();
+    for (i, name) in &new_tables {
+        steps[*i].hint = undeclared_hint(name, &undeclared);
     }
     // New positions: the program's tables, then the kept ones.
     let mut newpos: Vec<Option<TableId>> = vec![None; dbs.tables.len()];
@@ -688,9 +733,11 @@ pub(crate) fn refusal(plan: &Plan, apply: bool, dir: &Path, program: &str) -> Op
                 format!("{d}: {} ({}): refused; {h}", s.what, rows_text(s.rows))
             }
             _ => format!(
-                "{d}: {} ({}): not applied on open; run `wo db migrate {d} {program} --apply` to apply it",
+                "{d}: {} ({}): not applied on open; run `wo db migrate {} {} --apply` to apply it",
                 s.what,
-                rows_text(s.rows)
+                rows_text(s.rows),
+                super::shell_word(&d.to_string()),
+                super::shell_word(program)
             ),
         })
         .collect();

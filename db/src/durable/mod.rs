@@ -367,6 +367,18 @@ fn foreign_entries(dir: &Path, entries: Vec<String>) -> Option<String> {
     ))
 }
 
+/// `a` as a shell reads it back: quoted when it holds anything but plain characters.
+/// For the commands that messages suggest (`wo db migrate DIR PROGRAM --apply`), so
+/// that a path with a space can be pasted.
+pub fn shell_word(a: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !a.is_empty() && a.chars().all(plain) {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
 /// What `wo db migrate` asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MigrateRequest {
@@ -612,9 +624,15 @@ fn open_as(
 }
 
 /// The notice of a migration applied on open: what changed, naming tables and columns.
+/// A step's hint (a new table while a stored one goes undeclared) follows on a line
+/// of its own.
 fn migrated_notice(dir: &Path, plan: &Plan) -> String {
     let what: Vec<&str> = plan.steps.iter().map(|s| s.what.as_str()).collect();
-    format!("{}: schema migrated: {}", dir.display(), what.join("; "))
+    let mut out = format!("{}: schema migrated: {}", dir.display(), what.join("; "));
+    for hint in plan.steps.iter().filter_map(|s| s.hint.as_deref()) {
+        out.push_str(&format!("\nwo: {}: hint: {hint}", dir.display()));
+    }
+    out
 }
 
 /// What [`recover`] found in the log.
@@ -1061,8 +1079,11 @@ fn bind_schema(stored: &StoredSchema, db: &mut Db, dir: &Path) -> Result<Vec<Tab
                 if !schema.tables[t].durable {
                     return Err(OpenError::Schema {
                         message: format!(
-                            "{d} holds durable table `{}`, which the program declares `durable: false`: remove `durable: false` to go on with its rows, give the in-memory table another name (`@table(name: \"…\", durable: false)`), or drop the stored table with `wo db migrate {d} OTHER.wo --drop {} --apply`, where OTHER.wo is a program that does not declare `{}` (`fn main() {{}}` will do: the other stored tables are kept as they are)",
-                            st.name, st.name, st.name
+                            "{d} holds durable table `{}`, which the program declares `durable: false`: remove `durable: false` to go on with its rows, give the in-memory table another name (`@table(name: \"…\", durable: false)`), or drop the stored table with `wo db migrate {} OTHER.wo --drop {} --apply`, where OTHER.wo is a program that does not declare `{}` (`fn main() {{}}` will do: the other stored tables are kept as they are)",
+                            st.name,
+                            shell_word(&d.to_string()),
+                            shell_word(&st.name),
+                            st.name
                         ),
                     });
                 }
