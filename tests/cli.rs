@@ -1225,6 +1225,29 @@ fn export_of_a_missing_directory_writes_nothing() {
             "{args:?}"
         );
     }
+    // And by `wo run --data` and `wo repl --data`, which said `mkdir failed on afile:
+    // Not a directory`, exit 74 (helper-61, helper-62); a file among the parents, and
+    // a missing parent, are named too.
+    std::fs::write(
+        dir.join("p.wo"),
+        "@table\nclass T {\n  n: Int\n}\n\nfn main() {}\n",
+    )
+    .expect("write");
+    for (data, status, said) in [
+        ("afile", 66, "wo: `afile` is a file, not a wo data directory\n"),
+        ("afile/sub", 66, "wo: `afile/sub` cannot be a data directory: `afile` is a file\n"),
+        ("x/y/z", 64, "wo: cannot make the data directory `x/y/z`: `x/y` does not exist (make it first, or give a directory whose parent exists)\n"),
+    ] {
+        for cmd in ["run", "repl"] {
+            let args: Vec<&str> = match cmd {
+                "run" => vec!["run", "p.wo", "--data", data],
+                _ => vec!["repl", "--data", data],
+            };
+            let res = run_wo(&dir, &args);
+            res.expect_status(status);
+            assert_eq!(res.stderr, said, "{args:?}");
+        }
+    }
     std::fs::create_dir(dir.join("empty")).expect("mkdir");
     let res = run_wo(&dir, &["db", "export", "empty"]);
     res.expect_status(66);

@@ -614,6 +614,14 @@ fn space_between(
     partner: &[usize],
 ) -> bool {
     let (a, b) = (&toks[p].tok, &toks[i].tok);
+    // The `)` of `catch (e)`, which ends no operand: `catch (e) -1`, `catch (e) (4)`
+    // and `catch (e) [0]` are no subtraction, call or index.
+    let catch_close = |j: usize| {
+        matches!(toks[j].tok, Tok::RParen)
+            && partner[j] != usize::MAX
+            && partner[j] > 0
+            && matches!(toks[partner[j] - 1].tok, Tok::Catch)
+    };
     // A unary `-`: one that starts a statement or follows no operand.
     let unary_minus = |k: usize| {
         if !matches!(toks[k].tok, Tok::Minus) {
@@ -625,12 +633,7 @@ fn space_between(
         let Some(j) = k.checked_sub(1) else {
             return true;
         };
-        // `catch (e) -1`: the `)` of a catch ends no operand.
-        let after_catch = matches!(toks[j].tok, Tok::RParen)
-            && partner[j] != usize::MAX
-            && partner[j] > 0
-            && matches!(toks[partner[j] - 1].tok, Tok::Catch);
-        !ends_operand(&toks[j].tok) || after_catch
+        !ends_operand(&toks[j].tok) || catch_close(j)
     };
     match b {
         Tok::RParen | Tok::RBracket | Tok::Comma | Tok::Colon | Tok::Dot | Tok::Semi => {
@@ -660,6 +663,7 @@ fn space_between(
         _ => {}
     }
     match b {
+        Tok::LParen | Tok::LBracket if catch_close(p) => true,
         Tok::LParen => !matches!(a, Tok::LId(_) | Tok::UId(_) | Tok::RParen | Tok::RBracket),
         Tok::LBracket => !ends_operand(a),
         _ => true,
@@ -839,8 +843,8 @@ mod tests {
     }
 
     #[test]
-    fn a_minus_that_starts_a_statement_is_unary() {
-        let src = "fn main() {\n  let z = 1\n  -1\n  let v = try f() catch (e) -1\n}\n";
+    fn a_minus_that_starts_a_statement_or_follows_a_catch_is_no_operator() {
+        let src = "fn main() {\n  let z = 1\n  -1\n  let v = try f() catch (e) -1\n  let c = try f() catch (e) (4)\n  let xs = try [f()] catch (e) [0]\n}\n";
         assert_eq!(fmt(src), src);
     }
 

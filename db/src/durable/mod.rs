@@ -206,6 +206,16 @@ pub fn not_a_data_directory(dir: &Path) -> String {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             format!("no data directory at `{shown}`")
         }
+        Err(e) if e.raw_os_error() == Some(20) => {
+            // ENOTDIR: a parent is a file.
+            match dir.ancestors().skip(1).find(|a| a.is_file()) {
+                Some(f) => format!(
+                    "`{shown}` cannot be a data directory: `{}` is a file",
+                    f.display()
+                ),
+                None => format!("cannot read `{shown}`: {e}"),
+            }
+        }
         Err(e) => format!("cannot read `{shown}`: {e}"),
         Ok(m) if !m.is_dir() => format!("`{shown}` is a file, not a wo data directory"),
         Ok(_) => {
@@ -225,6 +235,33 @@ impl OpenError {
             OpenError::Damaged { .. } | OpenError::Schema { .. } => 65,
             OpenError::NotADataDirectory { .. } => 66,
         }
+    }
+}
+
+/// Why `open` could not make the data directory `dir`: a file in its place (or in
+/// that of a parent) is no data directory (66, as `wo db`'s commands say of it), a
+/// missing parent is a path to fix (64); anything else is the system's error (74).
+fn cannot_make(dir: &Path, e: &std::io::Error) -> OpenError {
+    const ENOENT: i32 = 2;
+    const ENOTDIR: i32 = 20;
+    match e.raw_os_error() {
+        Some(ENOTDIR) => OpenError::NotADataDirectory {
+            dir: dir.to_path_buf(),
+        },
+        Some(ENOENT) => {
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+            match parent {
+                Some(p) => OpenError::Usage {
+                    message: format!(
+                        "cannot make the data directory `{}`: `{}` does not exist (make it first, or give a directory whose parent exists)",
+                        dir.display(),
+                        p.display()
+                    ),
+                },
+                None => io_err("mkdir", dir, e),
+            }
+        }
+        _ => io_err("mkdir", dir, e),
     }
 }
 
@@ -422,9 +459,7 @@ fn open_as(
     let mut db = Db::new(schema).map_err(|e| OpenError::Schema { message: e.message })?;
 
     let created_dir = match req {
-        None => storage
-            .create_dir(dir)
-            .map_err(|e| io_err("mkdir", dir, &e))?,
+        None => storage.create_dir(dir).map_err(|e| cannot_make(dir, &e))?,
         Some(_) => false,
     };
     // `wo db migrate` of a directory that holds no data directory: said before the
