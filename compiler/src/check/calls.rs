@@ -25,11 +25,13 @@ impl<'a> Checker<'a> {
             let args = self.call_args(&callee.name, &params, args, span);
             return Expr::new(E::Call { func: f, args }, ret, span);
         }
-        if callee.name == "join" && args.len() == 1 && self.lookup_local("join").is_none() {
+        // A call names a function, never a local (no local can be called): a built-in
+        // is called whatever local shares its name, as a function of the program is.
+        if callee.name == "join" && args.len() == 1 {
             self.note_ref(callee.span, None, Target::Builtin("join".to_string()));
             return self.join(&args[0], span);
         }
-        if self.lookup_local(&callee.name).is_some() {
+        if self.lookup_local(&callee.name).is_some() && !builtin::is_builtin(&callee.name) {
             self.err(
                 "name",
                 callee.span,

@@ -13,13 +13,13 @@ impl<'a> Checker<'a> {
     pub(super) fn spawn(&mut self, call: &ast::Expr, span: Span) -> Expr {
         let what = match &call.kind {
             A::Call { callee, .. } if !self.func_index.contains_key(&callee.name) => {
-                if self.lookup_local(&callee.name).is_some() {
-                    format!("`{}` is a variable, not a function", callee.name)
-                } else if super::builtin::is_builtin(&callee.name) {
+                if super::builtin::is_builtin(&callee.name) {
                     format!(
                         "`{}` is a built-in function: spawn a function of your own that calls it",
                         callee.name
                     )
+                } else if self.lookup_local(&callee.name).is_some() {
+                    format!("`{}` is a variable, not a function", callee.name)
                 } else {
                     String::new()
                 }
