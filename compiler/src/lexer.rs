@@ -614,6 +614,12 @@ fn bad_chars(src: &str, file: FileId, base: usize, lo: usize, hi: usize) -> Diag
         "`" => Some(
             "text is written in double quotes, and values go in with `${…}`: `\"total: ${n}\"`",
         ),
+        // Lua's `~=`, and a power or an exclusive or.
+        "~" => Some("wo's not-equal is `!=`"),
+        "^" => Some("wo has no `^`: a power is `math.pow(x, y)` (of Floats, `use math`)"),
+        t if t.chars().next().is_some_and(|c| c.is_alphabetic()) => {
+            Some("names are made of ASCII letters, digits and `_` (a Text may hold any character)")
+        }
         _ => None,
     };
     match hint {

@@ -756,6 +756,23 @@ fn after_catch_brace(ctx: &ErrCtx, idx: Option<usize>) -> bool {
     false
 }
 
+/// Whether the token at `i` is inside `[…]` (a `[` is open at it, in the same
+/// statement).
+fn in_brackets(ctx: &ErrCtx, i: usize) -> bool {
+    let mut depth = 0i32;
+    for t in ctx.toks[..i.min(ctx.toks.len())].iter().rev() {
+        match t.1 {
+            Tok::RBracket | Tok::RParen | Tok::RBrace => depth += 1,
+            Tok::LParen | Tok::LBrace if depth == 0 => return false,
+            Tok::LBracket if depth == 0 => return true,
+            Tok::LBracket | Tok::LParen | Tok::LBrace => depth -= 1,
+            Tok::Semi if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// A hint for a habit from another language that led to this syntax error.
 fn habit_hint(
     ctx: &ErrCtx,
@@ -869,6 +886,39 @@ fn habit_hint(
             Some("wo has no `:=`: declare with `let x = 5`, assign with `x = 5`")
         }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
+        // Python's power.
+        (Some(Tok::Star), Tok::Star) => {
+            Some("wo has no `**`: a power is `math.pow(x, y)` (of Floats, `use math`)")
+        }
+        // `let f = fn(x: Int) -> Int { … }`: a closure or a function value.
+        (Some(_), Tok::Fn) if !top_level(ctx, idx) => Some(
+            "wo has no closures or function values: declare the function at the top level with `fn` and call it by name",
+        ),
+        // Lua's `for i = 1, 10`.
+        (Some(Tok::LId(_)), Tok::Assign)
+            if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::For)) =>
+        {
+            Some("a counted loop is `for i in range(1, 11) { … }` (`range(a, b)` stops before `b`)")
+        }
+        // Python's slice `xs[1:]`.
+        (_, Tok::Colon) if idx.is_some_and(|i| in_brackets(ctx, i)) => Some(
+            "wo has no slice syntax: a part of a list is `slice(xs, from, to)`, of a Text `substr(t, from, n)`",
+        ),
+        // `List<Int>`, `Array<Int>`, `Dict<…>`: another language's collection types.
+        (Some(Tok::UId(n)), Tok::Lt)
+            if matches!(
+                n.as_str(),
+                "List" | "Array" | "ArrayList" | "Vec" | "Map" | "Dict" | "HashMap" | "Set" | "Seq"
+            ) =>
+        {
+            Some("a list type is `multi Int`, a map type `map<Text, Int>`")
+        }
+        // `const M: map<Text, Int> = {}`: a constant takes the type of its value.
+        (Some(Tok::UId(_)), Tok::Colon)
+            if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::Const)) =>
+        {
+            Some("a constant takes no type: it has its value's (for an empty list or map, call a function that returns one: `const M = empty()` with `fn empty() -> map<Text, Int> { return {} }`)")
+        }
         // A C++ comment where a statement starts.
         (Some(Tok::LBrace | Tok::Semi | Tok::RBrace) | None, Tok::Slash)
             if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::Slash)) =>

@@ -214,12 +214,17 @@ impl<'a> Checker<'a> {
             Ty::Map(k, v) => (false, (**k).clone(), (**v).clone()),
             Ty::Unknown => (true, Ty::Unknown, Ty::Unknown),
             t => {
+                let note = super::expr::nullable_container_note(t);
                 let t = self.tyname(t);
-                self.err(
+                let mut d = Diagnostic::error(
                     "type",
                     recv.span,
                     format!("cannot index into a value of type {t}"),
                 );
+                if let Some(note) = note {
+                    d = d.with_note(note);
+                }
+                self.diags.push(d);
                 (true, Ty::Unknown, Ty::Unknown)
             }
         };
