@@ -78,6 +78,33 @@ fn invalid_utf8_exits_74() {
     );
 }
 
+/// An error reading standard input (here it is a directory) traps `IO` once; then the
+/// input has ended. A program that catches `IO` to go on with the next line, as it may
+/// for a line that is not UTF-8, got the same trap forever (helper-62: 19 GB of
+/// output before it was killed).
+#[test]
+fn a_read_error_is_reported_once_then_the_input_has_ended() {
+    let (dir, program) = scratch_program(
+        "stdin-directory",
+        "rd.wo",
+        "use io\n\nfn main() {\n  let n = 0\n  while n < 5 {\n    let line = try io.read_line() catch (e) \"${e.kind}: ${e.message}\"\n    if line == nil {\n      break\n    }\n    n += 1\n    print(line)\n  }\n  print(\"lines ${n}\")\n  print(\"rest [${io.read_all()}]\")\n}\n",
+    );
+    let child = wo()
+        .arg("run")
+        .arg(&program)
+        .stdin(std::fs::File::open(&dir).expect("the directory opens"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("wo starts");
+    let res = wait(child);
+    res.expect_status(0);
+    assert_eq!(
+        res.stdout,
+        "IO: cannot read standard input: Is a directory (os error 21)\nlines 1\nrest []\n"
+    );
+}
+
 /// A scratch directory named `dir` holding the program `file` with source `src`; the
 /// directory and the program's path.
 fn scratch_program(dir: &str, file: &str, src: &str) -> (std::path::PathBuf, std::path::PathBuf) {

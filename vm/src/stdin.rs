@@ -25,11 +25,17 @@ const CHUNK: usize = 64 * 1024;
 struct Ahead {
     buf: Vec<u8>,
     pos: usize,
+    /// A read of fd 0 failed (it is a directory, the terminal hung up): the error was
+    /// reported once, and the input has ended. Read again, such an error comes back
+    /// each time, and a program that catches `IO` to go on with the next line (as it
+    /// may for a line that is not UTF-8) would never end (helper-62: 19 GB of output).
+    broken: bool,
 }
 
 static AHEAD: Mutex<Ahead> = Mutex::new(Ahead {
     buf: Vec::new(),
     pos: 0,
+    broken: false,
 });
 
 impl Ahead {
@@ -42,17 +48,25 @@ impl Ahead {
     /// library's `Stdin`, whose own buffer (8 KiB) a read of [`CHUNK`] bytes passes by
     /// while it is empty, which it stays: nothing else in wo reads it while a program
     /// can (the REPL reads piped input only for programs that cannot read stdin).
+    ///
+    /// A descriptor left non-blocking by whoever started wo is waited on with `poll`,
+    /// not reported. After an error, the input has ended (`broken`).
     fn fill(&mut self) -> std::io::Result<usize> {
         debug_assert!(self.pending().is_empty());
         self.buf.clear();
         self.pos = 0;
+        if self.broken {
+            return Ok(0);
+        }
         self.buf.resize(CHUNK, 0);
         let got = loop {
             match std::io::stdin().lock().read(&mut self.buf) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_for_fd0(),
                 other => break other,
             }
         };
+        self.broken = got.is_err();
         let n = *got.as_ref().unwrap_or(&0);
         self.buf.truncate(n);
         got
@@ -129,6 +143,17 @@ impl Input for Stdin {
                 ReadError::Read(e) | ReadError::BeforeWait(e) => e,
             })
     }
+}
+
+/// Waits until fd 0 has something to read (or its end, or an error).
+fn wait_for_fd0() {
+    let stdin = std::io::stdin();
+    let fd = stdin.as_fd();
+    let mut fds = [rustix::event::PollFd::new(
+        &fd,
+        rustix::event::PollFlags::IN,
+    )];
+    let _ = rustix::event::poll(&mut fds, None);
 }
 
 /// Whether a read of fd 0 would wait: `poll` finds nothing to read. Ready means a read
