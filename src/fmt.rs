@@ -40,8 +40,8 @@ fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure
             path.display()
         )));
     }
-    let src = String::from_utf8(bytes)
-        .map_err(|_| Failure::BadSource(format!("`{}` is not valid UTF-8", path.display())))?;
+    let src =
+        wo_compiler::decode_source(path, bytes).map_err(|e| Failure::BadSource(e.to_string()))?;
     let formatted = match wo_compiler::fmt::format_checked(&path.display().to_string(), &src) {
         Ok(text) => text,
         Err(diags) => {

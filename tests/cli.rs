@@ -1362,3 +1362,25 @@ fn arguments_without_the_separator_get_a_hint() {
     res.expect_status(0);
     assert_eq!(res.stdout, "[\"x\", \"y\"]\n");
 }
+
+/// A source file that is not UTF-8 (a Latin-1 `é`) is refused naming where: line,
+/// column and byte (helper-62: the message named the file alone), by `wo run` and by
+/// `wo fmt`.
+#[test]
+fn a_source_that_is_not_utf8_is_refused_naming_where() {
+    let dir = scratch_dir("not-utf8");
+    std::fs::write(
+        dir.join("latin.wo"),
+        b"fn main() {\n  print(\"caf\xe9\")\n}\n",
+    )
+    .expect("write");
+    for args in [&["run", "latin.wo"][..], &["fmt", "latin.wo"]] {
+        let res = run_wo(&dir, args);
+        res.expect_status(65);
+        assert_eq!(
+            res.stderr,
+            "wo: `latin.wo` is not valid UTF-8: line 2, column 13 holds the byte 0xE9 (save the file as UTF-8)\n",
+            "{args:?}"
+        );
+    }
+}

@@ -20,7 +20,7 @@ pub const BUILTIN_TYPES: [&str; 5] = ["Int", "Float", "Bool", "Text", "Error"];
 
 pub use diag::{Diagnostic, FileId, Severity, SourceFile, SourceMap, Span};
 pub use parser::parse;
-pub use sources::{load_sources, source_of_bytes, LoadError};
+pub use sources::{decode_source, load_sources, source_of_bytes, LoadError};
 
 use wo_bytecode::Image;
 

@@ -17,8 +17,15 @@ pub enum LoadError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("`{path}` is not valid UTF-8")]
-    NotUtf8 { path: PathBuf },
+    #[error("`{path}` is not valid UTF-8: line {line}, column {column} holds the byte 0x{byte:02X} (save the file as UTF-8)")]
+    NotUtf8 {
+        path: PathBuf,
+        /// Where the first byte that is not UTF-8 is (1-based; the column counts the
+        /// characters before it on its line).
+        line: usize,
+        column: usize,
+        byte: u8,
+    },
     #[error("no .wo files under `{path}`")]
     Empty { path: PathBuf },
 }
@@ -93,11 +100,33 @@ pub fn source_of_bytes(path: &Path, bytes: Vec<u8>) -> Result<SourceMap, LoadErr
     Ok(map)
 }
 
+/// The text of source file `path` whose content is `bytes`, or where its first byte
+/// that is not UTF-8 is.
+pub fn decode_source(path: &Path, bytes: Vec<u8>) -> Result<String, LoadError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let before = &bytes[..at];
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
+        LoadError::NotUtf8 {
+            path: path.to_path_buf(),
+            line: before.iter().filter(|&&b| b == b'\n').count() + 1,
+            column,
+            byte: bytes[at],
+        }
+    })
+}
+
 /// Adds the file `path` whose content is `bytes` to `map`.
 fn add_source(map: &mut SourceMap, path: &Path, bytes: Vec<u8>) -> Result<(), LoadError> {
-    let mut src = String::from_utf8(bytes).map_err(|_| LoadError::NotUtf8 {
-        path: path.to_path_buf(),
-    })?;
+    let mut src = decode_source(path, bytes)?;
     // A byte order mark some editors write is not part of the program.
     if src.starts_with('\u{feff}') {
         src.drain(..'\u{feff}'.len_utf8());
