@@ -2251,6 +2251,46 @@ fn export_beside_a_new_holder_includes_what_the_former_one_acknowledged() {
     assert!(child.wait().unwrap().success());
 }
 
+/// What an interrupted checkpoint or log generation left (`checkpoint.tmp`,
+/// `wal.tmp`) is removed by the next open (helper-61: a killed migration's 1 MB
+/// `checkpoint.tmp` stayed through later runs; on a big database, gigabytes).
+#[test]
+fn an_open_removes_what_an_interrupted_checkpoint_left() {
+    let cwd = scratch("leftover_tmp");
+    let prog = cwd.join("app.wo");
+    std::fs::write(
+        &prog,
+        "@table\nclass T {\n  n: Int\n}\n\nfn main() {\n  insert T { n: 1 }\n  print(count(from t in T select t))\n}\n",
+    )
+    .unwrap();
+    let dir = cwd.join("d");
+    let run = || {
+        let mut cmd = common::wo();
+        cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
+        output(cmd)
+    };
+    let res = run();
+    assert_eq!(
+        (res.status, res.stdout.as_str()),
+        (Some(0), "1\n"),
+        "{}",
+        res.stderr
+    );
+    for leftover in ["checkpoint.tmp", "wal.tmp"] {
+        std::fs::write(dir.join(leftover), vec![7u8; 100_000]).unwrap();
+    }
+    let res = run();
+    assert_eq!(
+        (res.status, res.stdout.as_str()),
+        (Some(0), "2\n"),
+        "{}",
+        res.stderr
+    );
+    for leftover in ["checkpoint.tmp", "wal.tmp"] {
+        assert!(!dir.join(leftover).exists(), "{leftover} is still there");
+    }
+}
+
 /// Whether this machine lets a test start a process in a pid namespace of its own
 /// (`unshare -p`, as root or with user namespaces): where it does not, the tests that
 /// need one say so and check nothing.

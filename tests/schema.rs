@@ -389,7 +389,7 @@ const REFUSED: &[(&str, &[&str], bool)] = &[
     ),
     (
         "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int\n  level: Int\n}\nfn main() {}\n",
-        &["`people`: new column `level` Int has no literal default (an expression is not evaluated for stored rows), and the table has rows", "give it a literal default"],
+        &["`people`: new column `level` Int has no value for the stored rows (only a literal default, such as `= 0`, is given to them), and the table has rows", "give it a literal default"],
         false,
     ),
     (
@@ -673,7 +673,7 @@ fn a_new_column_whose_default_is_a_constant_gives_old_rows_its_value() {
     let plan = run_wo(&dir, &["db", "migrate", "d", "call.wo"]);
     assert!(
         plan.stdout
-            .contains("new column `level` Int has no literal default"),
+            .contains("new column `level` Int has no value for the stored rows"),
         "{}",
         plan.stdout
     );

@@ -547,7 +547,7 @@ pub(crate) fn plan(
                         None => {
                             steps.push(Step {
                                 what: format!(
-                                    "`{t}`: new column `{}` {ty} has no literal default (an expression is not evaluated for stored rows), and the table has rows",
+                                    "`{t}`: new column `{}` {ty} has no value for the stored rows (only a literal default, such as `= 0`, is given to them), and the table has rows",
                                     pc.name
                                 ),
                                 rows,

@@ -11,7 +11,7 @@
 //!
 //! Files in a data directory: `wal` (the log), `checkpoint` (the latest snapshot),
 //! `checkpoint.tmp` and `wal.tmp` (only while a checkpoint or a new log generation is
-//! being written; a leftover one is ignored and overwritten), `lock` (holding the
+//! being written; a leftover one is ignored, and removed by the next open), `lock` (holding the
 //! owner's pid; the directory itself and this file are `flock`ed). `docs/wal-format.md`
 //! has the details.
 
@@ -556,6 +556,17 @@ fn open_as(
             }
         }
         return Err(e);
+    }
+    // What an interrupted checkpoint or log generation left (recovery ignores it, the
+    // next checkpoint would overwrite it): removed now, under the lock, so that a
+    // crash during a big checkpoint does not leave its size on the disk until the next
+    // one. Best effort, not synced: should the removal be lost, the file is ignored
+    // again.
+    for leftover in ["checkpoint.tmp", "wal.tmp"] {
+        let path = dir.join(leftover);
+        if storage.exists(&path).unwrap_or(false) {
+            let _ = storage.remove(&path);
+        }
     }
     let migrating = !plan.is_empty() && (apply || !plan.only_new_tables());
     if migrating {
@@ -1911,7 +1922,8 @@ impl DataDir {
     }
 
     /// Drops a checkpoint that is still being encoded (the program ends): its
-    /// `checkpoint.tmp` is ignored by recovery and overwritten by the next checkpoint.
+    /// `checkpoint.tmp` is ignored by recovery, removed by the next open and
+    /// overwritten by the next checkpoint.
     /// One already handed to the log thread goes on.
     pub fn abandon_checkpoint(&mut self) {
         if self.checkpoint_encoding() {
