@@ -2291,6 +2291,51 @@ fn an_open_removes_what_an_interrupted_checkpoint_left() {
     }
 }
 
+/// A data directory on a read-only file system: the program cannot open it (74), and
+/// the message says why opening writes and what reads without writing (helper-61: a
+/// bare `Read-only file system`); `wo db export` reads it.
+#[test]
+fn a_read_only_directory_is_refused_with_what_reads_it() {
+    if !mount_works() {
+        return skip(
+            "read_only",
+            "needs root and `unshare -m` + `mount` (a private mount namespace)",
+        );
+    }
+    let cwd = scratch("read_only");
+    let prog = cwd.join("app.wo");
+    std::fs::write(
+        &prog,
+        "@table\nclass T {\n  n: Int\n}\n\nfn main() {\n  print(count(from t in T select t))\n}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(cwd.join("ro")).unwrap();
+    std::fs::create_dir_all(cwd.join("src")).unwrap();
+    let mut make = common::wo();
+    make.arg("run")
+        .arg(&prog)
+        .arg("--data")
+        .arg(cwd.join("src/d"));
+    assert_eq!(output(make).status, Some(0));
+    let script = format!(
+        "mount --bind src ro && mount -o remount,bind,ro ro && \
+         {WO} run {prog} --data ro/d; echo rc=$?; {WO} db export ro/d; echo rc=$?",
+        prog = prog.display()
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .current_dir(&cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let res = output(cmd);
+    assert_eq!(res.stdout, "rc=74\nrc=0\n", "{}", res.stderr);
+    assert_eq!(
+        res.stderr,
+        "wo: open failed on ro/d/lock: Read-only file system (os error 30); opening a data directory writes to it (its lock, its log), also for a program that only reads: `wo db export DIR` and `wo db verify DIR` read one without writing\n"
+    );
+}
+
 /// Whether this machine lets a test start a process in a pid namespace of its own
 /// (`unshare -p`, as root or with user namespaces): where it does not, the tests that
 /// need one say so and check nothing.

@@ -161,7 +161,7 @@ impl std::error::Error for Failure {}
 #[non_exhaustive]
 pub enum OpenError {
     /// An I/O error while creating, reading or repairing the directory (exit 74).
-    #[error("{op} failed on {}: {message}", path.display())]
+    #[error("{op} failed on {}: {message}{}", path.display(), read_only_hint(*os_error))]
     Io {
         op: &'static str,
         path: PathBuf,
@@ -195,6 +195,15 @@ pub enum OpenError {
     /// `verify` found the directory changed under it every time it read it (exit 75).
     #[error("data directory {} changed under every attempt to read it (a writer checkpointing constantly?); try again", dir.display())]
     Busy { dir: PathBuf },
+}
+
+/// The hint after a permission error or a read-only file system (EACCES, EPERM,
+/// EROFS): opening a data directory writes to it, also for a program that only reads.
+fn read_only_hint(os_error: Option<i32>) -> &'static str {
+    match os_error {
+        Some(1 | 13 | 30) => "; opening a data directory writes to it (its lock, its log), also for a program that only reads: `wo db export DIR` and `wo db verify DIR` read one without writing",
+        _ => "",
+    }
 }
 
 /// [`OpenError::NotADataDirectory`]'s message (and that of `wo db`'s commands for a
