@@ -2264,12 +2264,7 @@ fn an_open_removes_what_an_interrupted_checkpoint_left() {
     )
     .unwrap();
     let dir = cwd.join("d");
-    let run = || {
-        let mut cmd = common::wo();
-        cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
-        output(cmd)
-    };
-    let res = run();
+    let res = run_with_data(&prog, &dir);
     assert_eq!(
         (res.status, res.stdout.as_str()),
         (Some(0), "1\n"),
@@ -2279,7 +2274,7 @@ fn an_open_removes_what_an_interrupted_checkpoint_left() {
     for leftover in ["checkpoint.tmp", "wal.tmp"] {
         std::fs::write(dir.join(leftover), vec![7u8; 100_000]).unwrap();
     }
-    let res = run();
+    let res = run_with_data(&prog, &dir);
     assert_eq!(
         (res.status, res.stdout.as_str()),
         (Some(0), "2\n"),
@@ -2311,12 +2306,7 @@ fn a_read_only_directory_is_refused_with_what_reads_it() {
     .unwrap();
     std::fs::create_dir_all(cwd.join("ro")).unwrap();
     std::fs::create_dir_all(cwd.join("src")).unwrap();
-    let mut make = common::wo();
-    make.arg("run")
-        .arg(&prog)
-        .arg("--data")
-        .arg(cwd.join("src/d"));
-    assert_eq!(output(make).status, Some(0));
+    run_with_data(&prog, &cwd.join("src/d")).expect_status(0);
     let script = format!(
         "mount --bind src ro && mount -o remount,bind,ro ro && \
          {WO} run {prog} --data ro/d; echo rc=$?; {WO} db export ro/d; echo rc=$?",
