@@ -278,8 +278,14 @@ impl Db {
         }
         for (i, ix) in def.indexes.iter().enumerate() {
             if ix.kind == IndexKind::Unique || !self.defer {
-                tab.indexes[i] = build_index(tab, ix)
-                    .map_err(|pos| unique_error(def, &ix.columns, |c| tab.cols[c].cell(pos)))?;
+                // The two rows are named: values that print alike (`0.0` and `-0.0`
+                // are one key) are otherwise hard to find.
+                tab.indexes[i] = build_index(tab, ix).map_err(|(pos, first)| {
+                    let mut e = unique_error(def, &ix.columns, |c| tab.cols[c].cell(pos));
+                    e.message
+                        .push_str(&format!(" (rows {first} and {})", pos as RowId + 1));
+                    e
+                })?;
             }
         }
         if self.defer {
@@ -1330,7 +1336,9 @@ fn unique_error(def: &TableDef, columns: &[usize], cell: impl Fn(usize) -> Cell)
 /// appending ids in ascending order, a sorted one by sorting `(key, id)` once and
 /// building the B-tree from the sorted run. For a unique index, `Err(pos)` names the
 /// second row holding a key.
-fn build_index(tab: &Table, ix: &IndexDef) -> Result<Index, usize> {
+/// A unique index over two rows of one key is refused: the later row's position and
+/// the earlier row's id.
+fn build_index(tab: &Table, ix: &IndexDef) -> Result<Index, (usize, RowId)> {
     let keys = tab
         .live
         .ones(0, tab.n)
@@ -1352,8 +1360,10 @@ fn build_index(tab: &Table, ix: &IndexDef) -> Result<Index, usize> {
         IndexKind::Unique => {
             let mut m: AHashMap<KeyVal, RowId> = AHashMap::default();
             for (key, pos) in keys {
-                if !key.exempt() && m.insert(key, pos as RowId + 1).is_some() {
-                    return Err(pos);
+                if !key.exempt() {
+                    if let Some(first) = m.insert(key, pos as RowId + 1) {
+                        return Err((pos, first));
+                    }
                 }
             }
             Index::Unique(m)

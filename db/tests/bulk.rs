@@ -365,7 +365,7 @@ fn load_refuses_what_the_row_api_refuses_and_changes_nothing() {
         (
             vec![(DEPT, 5, vec![(1, row("a")), (2, row("a"))])],
             ErrorKind::Unique,
-            "duplicate value \"a\" for unique column dept.name",
+            "duplicate value \"a\" for unique column dept.name (rows 1 and 2)",
         ),
         (
             vec![(DEPT, 5, vec![(2, row("a")), (2, row("b"))])],
