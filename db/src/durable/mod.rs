@@ -247,31 +247,36 @@ impl OpenError {
     }
 }
 
-/// Why `open` could not make the data directory `dir`: a file in its place (or in
-/// that of a parent) is no data directory (66, as `wo db`'s commands say of it), a
-/// missing parent is a path to fix (64); anything else is the system's error (74).
+/// Why `open` could not make the data directory `dir`: an I/O failure (exit 74,
+/// LANGUAGE.md §8) whose message also says what is in the way: a file in its place or
+/// in a parent's, or a missing parent.
 fn cannot_make(dir: &Path, e: &std::io::Error) -> OpenError {
     const ENOENT: i32 = 2;
     const ENOTDIR: i32 = 20;
-    match e.raw_os_error() {
-        Some(ENOTDIR) => OpenError::NotADataDirectory {
-            dir: dir.to_path_buf(),
-        },
-        Some(ENOENT) => {
-            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
-            match parent {
-                Some(p) => OpenError::Usage {
-                    message: format!(
-                        "cannot make the data directory `{}`: `{}` does not exist (make it first, or give a directory whose parent exists)",
-                        dir.display(),
-                        p.display()
-                    ),
-                },
-                None => io_err("mkdir", dir, e),
-            }
-        }
-        _ => io_err("mkdir", dir, e),
+    let why = match e.raw_os_error() {
+        Some(ENOTDIR) if dir.is_file() => Some(format!(
+            "`{}` is a file, not a wo data directory",
+            dir.display()
+        )),
+        Some(ENOTDIR) => dir
+            .ancestors()
+            .skip(1)
+            .find(|a| a.is_file())
+            .map(|f| format!("`{}` is a file", f.display())),
+        Some(ENOENT) => dir.parent().filter(|p| !p.as_os_str().is_empty()).map(|p| {
+            format!(
+                "`{}` does not exist (only the data directory itself is made)",
+                p.display()
+            )
+        }),
+        _ => None,
+    };
+    let mut err = io_err("mkdir", dir, e);
+    if let (OpenError::Io { message, .. }, Some(why)) = (&mut err, why) {
+        message.push_str(": ");
+        message.push_str(&why);
     }
+    err
 }
 
 fn io_err(op: &'static str, path: &Path, e: &std::io::Error) -> OpenError {
