@@ -2251,6 +2251,57 @@ fn export_beside_a_new_holder_includes_what_the_former_one_acknowledged() {
     assert!(child.wait().unwrap().success());
 }
 
+/// The note a new holder carries over from the former one is lowered to what it
+/// recovered before it writes anything (helper-63): the log may hold fewer records
+/// than the former holder synced (replaced by an older copy, or removed to start
+/// again), and a record the new holder writes under such a number must not pass for
+/// durable to `wo db export` before its sync.
+#[test]
+fn a_carried_note_is_lowered_to_the_log_that_was_recovered() {
+    let cwd = scratch("note_lowered");
+    let prog = cwd.join("app.wo");
+    std::fs::write(
+        &prog,
+        "use io\n\n@table\nclass Acct {\n  n: Int\n}\n\nfn main(args: multi Text) {\n  for a in args {\n    insert Acct { n: len(a) }\n  }\n  if len(args) == 0 {\n    print(\"holding ${count(from x in Acct select x)}\")\n    io.read_line()\n  }\n}\n",
+    )
+    .unwrap();
+    let dir = cwd.join("d");
+    let add = |n: usize| {
+        let mut cmd = common::wo();
+        cmd.arg("run").arg(&prog).arg("--data").arg(&dir).arg("--");
+        cmd.args(std::iter::repeat_n("a", n));
+        output(cmd).expect_status(0);
+    };
+    let noted = || {
+        let text = std::fs::read_to_string(dir.join("lock")).unwrap();
+        let line = text.lines().nth(1).unwrap_or_default().to_string();
+        line.split(' ').nth(1).map(|n| n.parse::<u64>().unwrap())
+    };
+    // The holder: says how many rows it found, then holds the directory until its
+    // stdin closes; the lock file's note is read meanwhile.
+    let hold = |rows: &str| -> Option<u64> {
+        let mut cmd = common::wo();
+        cmd.arg("run").arg(&prog).arg("--data").arg(&dir);
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), format!("holding {rows}"));
+        let n = noted();
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+        n
+    };
+    add(3); // the schema's record and three inserts: LSN 4
+    std::fs::copy(dir.join("wal"), cwd.join("wal.old")).unwrap();
+    add(7); // LSN 11, noted
+    assert_eq!(noted(), Some(11));
+    std::fs::copy(cwd.join("wal.old"), dir.join("wal")).unwrap();
+    assert_eq!(hold("3"), Some(4), "the note says more than the log holds");
+    std::fs::remove_file(dir.join("wal")).unwrap();
+    assert_eq!(hold("0"), Some(0), "the note outlived the log it spoke of");
+}
+
 /// What an interrupted checkpoint or log generation left (`checkpoint.tmp`,
 /// `wal.tmp`) is removed by the next open (helper-61: a killed migration's 1 MB
 /// `checkpoint.tmp` stayed through later runs; on a big database, gigabytes).

@@ -590,7 +590,10 @@ fn open_as(
     let (checkpoint_bytes, ckpt_lsn) = (rec.checkpoint_bytes, rec.ckpt_lsn);
 
     let Some(log) = rec.log else {
-        // A new data directory: the first log generation, made durable by name.
+        // A new data directory: the first log generation, made durable by name. (A
+        // note carried over from a former holder, whose log is gone, says nothing
+        // now.)
+        lock.settle_note(0);
         let first = schema_record(&stored);
         let wal = LogWriter::create(
             &storage,
@@ -627,6 +630,7 @@ fn open_as(
         alloc_end = end.end;
     }
     let same = latest.as_ref().is_some_and(|l| same_tables(l, &stored));
+    lock.settle_note(end.last_lsn);
     let wal = LogWriter::resume(
         wal_path,
         file,

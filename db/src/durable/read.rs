@@ -360,8 +360,9 @@ fn holder(storage: &dyn Storage, dir: &Path) -> Result<Option<Option<u32>>, Open
 /// trusted only when the note is whole and was written by the process that holds the
 /// lock (`before`; its pid in its own pid namespace counts, for a writer in a
 /// container read from the host). A durable record is never cut or replaced, by that
-/// writer or a later one, so every record read afterwards at or below that LSN is
-/// final. Where the holder's pid is unknown (it is in a pid namespace this process
+/// writer or a later one, and a new holder lowers a carried note to what it recovered
+/// before it writes (`LockGuard::settle_note`: the log may have been replaced), so
+/// every record read afterwards at or below that LSN is final. Where the holder's pid is unknown (it is in a pid namespace this process
 /// cannot see), a whole note is trusted: its first line names the process that last
 /// took the lock, and whatever it said durable stays durable. 0 when unknown. Best
 /// effort: a lock file this process may not read gives 0, never a failed read.

@@ -89,6 +89,14 @@ pub trait LockGuard: Send + Debug {
     fn durable_note(&self) -> Option<Box<dyn DurableNote>> {
         None
     }
+    /// After recovery, before anything is appended: the note carried over from the
+    /// former holder is lowered to `recovered`, the last record recovery found, when
+    /// it says more. The log may hold fewer records than the former holder synced (it
+    /// was removed to start again, or replaced by an older copy), and a record this
+    /// holder writes under such a number must not pass for durable before its sync.
+    fn settle_note(&self, recovered: u64) {
+        let _ = recovered;
+    }
 }
 
 /// The durable-LSN note in the lock file: after each successful sync the log thread
@@ -98,9 +106,12 @@ pub trait LockGuard: Send + Debug {
 ///
 /// The note is the lock file's second line, `durable <LSN, 20 digits> <CRC32, 8 hex
 /// digits>\n`, rewritten in place; the CRC covers the holder's pid and the LSN, so a
-/// read torn by a concurrent rewrite, or a note a former holder left, is ignored. A
-/// new holder carries a former holder's whole note over under its own pid when it
-/// takes the lock (`RealStorage::lock`): the records it covers stay durable.
+/// read torn by a concurrent rewrite, or a note a former holder left (under its pid),
+/// is ignored. A new holder carries a former holder's whole note over under its own
+/// pid when it takes the lock (`RealStorage::lock`), so that readers beside it keep
+/// the former holder's last acknowledged records while it starts; after recovery,
+/// before it appends anything, it lowers that note to the last record it recovered
+/// ([`LockGuard::settle_note`]): the log may have been reset or replaced since.
 /// It is never synced (a reader trusts it only while its writer holds the lock) and
 /// written with `pwritev`, not `pwrite64`, so that fault tests counting the log's
 /// writes count only those.
@@ -235,6 +246,8 @@ struct RealLock {
     pid: u32,
     /// Where the note goes: after the pid's line.
     note_at: u64,
+    /// The LSN of the former holder's note, carried over when the lock was taken.
+    carried: Option<u64>,
 }
 
 impl LockGuard for RealLock {
@@ -244,6 +257,16 @@ impl LockGuard for RealLock {
             pid: self.pid,
             at: self.note_at,
         }))
+    }
+    fn settle_note(&self, recovered: u64) {
+        if self.carried.is_some_and(|lsn| lsn > recovered) {
+            RealNote {
+                fd: Arc::clone(&self.fd),
+                pid: self.pid,
+                at: self.note_at,
+            }
+            .publish(recovered);
+        }
     }
 }
 
@@ -494,8 +517,9 @@ impl Storage for RealStorage {
         let pid_line = format!("{pid}\n");
         let mut former = [0u8; 128];
         let n = retry(|| rustix::io::pread(&fd, &mut former, 0)).unwrap_or(0);
-        let text = match parse_note(&former[..n]) {
-            Some((_, lsn)) => format!("{pid_line}{}", note_line(pid, lsn)),
+        let carried = parse_note(&former[..n]).map(|(_, lsn)| lsn);
+        let text = match carried {
+            Some(lsn) => format!("{pid_line}{}", note_line(pid, lsn)),
             None => pid_line.clone(),
         };
         rustix::fs::ftruncate(&fd, 0).map_err(|e| LockError::Io("ftruncate", e.into()))?;
@@ -515,6 +539,7 @@ impl Storage for RealStorage {
             fd: Arc::new(fd),
             pid,
             note_at: pid_line.len() as u64,
+            carried,
         }))
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
