@@ -320,7 +320,7 @@ fn a_new_table_beside_an_undeclared_stored_one_hints_at_a_rename() {
         "renamed.wo",
         "@table\nclass Member {\n  name: Text\n}\n\nfn main() {\n  print(count(from m in Member select m))\n}\n",
     );
-    let hint = "the program does not declare stored table `people` (4 rows), which is kept as it is; if `Member` is `people` renamed, say so with `@table(was: \"people\")` on `Member` before anything is stored in it";
+    let hint = "the program does not declare stored table `people` (4 rows), which is kept as it is; if `Member` is `people` renamed, say so with `@table(was: \"people\")` on `Member` (once `Member` is recorded, remove the empty `Member` first: `wo db migrate` warns how)";
     let plan = run_wo(&dir, &["db", "migrate", "d", "renamed.wo"]);
     plan.expect_status(0);
     assert!(
@@ -335,6 +335,35 @@ fn a_new_table_beside_an_undeclared_stored_one_hints_at_a_rename() {
     assert_eq!(
         res.stderr.trim_end(),
         format!("wo: d: schema migrated: new table `Member`\nwo: d: hint: {hint}")
+    );
+    // The advice, followed: `Member` is recorded now, so the `was:` is not used, and
+    // the warning says how to remove the empty table first; then the rename happens.
+    write(
+        &dir,
+        "was.wo",
+        "@table(was: \"people\")\nclass Member {\n  name: Text @unique\n  age: ?Int\n}\n\nfn main() {\n  print(count(from m in Member select m))\n}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "was.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout.contains("`Member` holds no rows: to give it `people`'s, remove the empty `Member` first, with a program that does not declare it (`fn main() {}` will do): `wo db migrate DIR OTHER.wo --drop Member --apply`"),
+        "{}",
+        plan.stdout
+    );
+    write(&dir, "none.wo", "fn main() {}\n");
+    run_wo(
+        &dir,
+        &[
+            "db", "migrate", "d", "none.wo", "--drop", "Member", "--apply",
+        ],
+    )
+    .expect_status(0);
+    let res = run(&dir, "was.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "4\n");
+    assert_eq!(
+        res.stderr.trim_end(),
+        "wo: d: schema migrated: table `people` renamed to `Member`"
     );
 }
 

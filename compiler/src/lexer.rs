@@ -614,9 +614,12 @@ fn bad_chars(src: &str, file: FileId, base: usize, lo: usize, hi: usize) -> Diag
         "`" => Some(
             "text is written in double quotes, and values go in with `${…}`: `\"total: ${n}\"`",
         ),
-        // Lua's `~=`, and a power or an exclusive or.
-        "~" => Some("wo's not-equal is `!=`"),
-        "^" => Some("wo has no `^`: a power is `math.pow(x, y)` (of Floats, `use math`)"),
+        // Lua's `~=`; C's bitwise not and exclusive or, or a power.
+        "~" if src.get(hi..).is_some_and(|r| r.starts_with('=')) => Some("wo's not-equal is `!=`"),
+        "~" => Some("wo has no bitwise operators"),
+        "^" => Some(
+            "wo has no `^`: a power is `math.pow(x, y)` (of Floats, `use math`), and there are no bitwise operators",
+        ),
         t if t.chars().next().is_some_and(|c| c.is_alphabetic()) => {
             Some("names are made of ASCII letters, digits and `_` (a Text may hold any character)")
         }

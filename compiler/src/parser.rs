@@ -756,21 +756,27 @@ fn after_catch_brace(ctx: &ErrCtx, idx: Option<usize>) -> bool {
     false
 }
 
-/// Whether the token at `i` is inside `[…]` (a `[` is open at it, in the same
-/// statement).
-fn in_brackets(ctx: &ErrCtx, i: usize) -> bool {
+/// Whether the innermost bracket open at the token at `i` is a `[`: `Some(true)` for
+/// an index's (after an operand: `xs[`, `f(x)[`), `Some(false)` for a list literal's.
+fn open_bracket(ctx: &ErrCtx, i: usize) -> Option<bool> {
     let mut depth = 0i32;
-    for t in ctx.toks[..i.min(ctx.toks.len())].iter().rev() {
-        match t.1 {
+    let end = i.min(ctx.toks.len());
+    for j in (0..end).rev() {
+        match ctx.toks[j].1 {
             Tok::RBracket | Tok::RParen | Tok::RBrace => depth += 1,
-            Tok::LParen | Tok::LBrace if depth == 0 => return false,
-            Tok::LBracket if depth == 0 => return true,
+            Tok::LParen | Tok::LBrace if depth == 0 => return None,
+            Tok::LBracket if depth == 0 => {
+                return Some(matches!(
+                    ctx.tok(j.checked_sub(1)),
+                    Some(Tok::LId(_) | Tok::RParen | Tok::RBracket)
+                ));
+            }
             Tok::LBracket | Tok::LParen | Tok::LBrace => depth -= 1,
-            Tok::Semi if depth == 0 => return false,
+            Tok::Semi if depth == 0 => return None,
             _ => {}
         }
     }
-    false
+    None
 }
 
 /// A hint for a habit from another language that led to this syntax error.
@@ -890,20 +896,29 @@ fn habit_hint(
         (Some(Tok::Star), Tok::Star) => {
             Some("wo has no `**`: a power is `math.pow(x, y)` (of Floats, `use math`)")
         }
-        // `let f = fn(x: Int) -> Int { … }`: a closure or a function value.
-        (Some(_), Tok::Fn) if !top_level(ctx, idx) => Some(
+        // `let f = fn(x: Int) -> Int { … }`, `g(fn(x) …)`: a closure or a function
+        // value, where a value goes (not a `fn` after an unclosed block, nor a method).
+        (Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return), Tok::Fn)
+            if !top_level(ctx, idx) =>
+        {
+            Some(
             "wo has no closures or function values: declare the function at the top level with `fn` and call it by name",
-        ),
+            )
+        }
         // Lua's `for i = 1, 10`.
         (Some(Tok::LId(_)), Tok::Assign)
             if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::For)) =>
         {
             Some("a counted loop is `for i in range(1, 11) { … }` (`range(a, b)` stops before `b`)")
         }
-        // Python's slice `xs[1:]`.
-        (_, Tok::Colon) if idx.is_some_and(|i| in_brackets(ctx, i)) => Some(
+        // Python's slice `xs[1:]` (an index's brackets), Swift's dictionary `["a": 1]`
+        // (a list literal's).
+        (_, Tok::Colon) if idx.is_some_and(|i| open_bracket(ctx, i) == Some(true)) => Some(
             "wo has no slice syntax: a part of a list is `slice(xs, from, to)`, of a Text `substr(t, from, n)`",
         ),
+        (_, Tok::Colon) if idx.is_some_and(|i| open_bracket(ctx, i) == Some(false)) => {
+            Some("a map literal is written in braces: `{\"a\": 1}`")
+        }
         // `List<Int>`, `Array<Int>`, `Dict<…>`: another language's collection types.
         (Some(Tok::UId(n)), Tok::Lt)
             if matches!(

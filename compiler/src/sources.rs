@@ -111,10 +111,12 @@ pub fn decode_source(path: &Path, bytes: Vec<u8>) -> Result<String, LoadError> {
             .iter()
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1);
-        let column = String::from_utf8_lossy(&before[line_start..])
-            .chars()
-            .count()
-            + 1;
+        let mut line_text = &before[line_start..];
+        // A byte order mark is no column (editors do not show it).
+        if line_start == 0 {
+            line_text = line_text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line_text);
+        }
+        let column = String::from_utf8_lossy(line_text).chars().count() + 1;
         LoadError::NotUtf8 {
             path: path.to_path_buf(),
             line: before.iter().filter(|&&b| b == b'\n').count() + 1,

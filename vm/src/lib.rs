@@ -158,7 +158,9 @@ pub fn run_with(
         let opts = options.data_options.unwrap_or_default();
         vm.database.open_data_dir(dir, opts, options.before_sync)?;
         if let Some(n) = vm.database.migration_notice() {
-            let _ = writeln!(vm.host.err, "wo: {n}");
+            for line in n.lines() {
+                let _ = writeln!(vm.host.err, "wo: {line}");
+            }
         }
     } else if vm.database.has_durable_tables() {
         let _ = writeln!(

@@ -450,8 +450,8 @@ impl Vm<'_> {
     /// Ends the run: finishes the commits in flight (LANGUAGE.md §9: outstanding
     /// commits are finished first), then returns `end`.
     fn finish(&mut self, main: &mut Fiber, end: Status) -> Status {
-        // A checkpoint being encoded is abandoned (its `checkpoint.tmp` is ignored and
-        // overwritten by the next); one being synced is waited for.
+        // A checkpoint being encoded is abandoned (its `checkpoint.tmp` is ignored, and
+        // removed by the next open); one being synced is waited for.
         self.database.abandon_checkpoint();
         let _ = self.request_owed_sync(main);
         while self.database.has_pending() {

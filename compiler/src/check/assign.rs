@@ -214,7 +214,7 @@ impl<'a> Checker<'a> {
             Ty::Map(k, v) => (false, (**k).clone(), (**v).clone()),
             Ty::Unknown => (true, Ty::Unknown, Ty::Unknown),
             t => {
-                let note = super::expr::nullable_container_note(t);
+                let note = super::expr::nullable_container_note(recv, t);
                 let t = self.tyname(t);
                 let mut d = Diagnostic::error(
                     "type",

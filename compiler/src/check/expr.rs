@@ -350,7 +350,7 @@ impl<'a> Checker<'a> {
                 if t == Ty::Text {
                     d = d.with_note("a Text is not indexed: its character at `i` is `substr(s, i, 1)`, and `for c in s { … }` walks its characters");
                 }
-                if let Some(note) = nullable_container_note(&t) {
+                if let Some(note) = nullable_container_note(recv, &t) {
                     d = d.with_note(note);
                 }
                 self.diags.push(d);
@@ -445,13 +445,18 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// The note for indexing a `?map<…>` or `?multi …` (`mm["a"]["b"]`: the inner `m[k]`
-/// is nil when `k` is absent).
-pub(super) fn nullable_container_note(t: &Ty) -> Option<&'static str> {
+/// The note for indexing the `?map<…>` or `?multi …` that an index gave (`mm["a"]["b"]`:
+/// the inner `m[k]` is nil when `k` is absent).
+pub(super) fn nullable_container_note(recv: &ast::Expr, t: &Ty) -> Option<&'static str> {
     match t {
-        Ty::Nullable(inner) if matches!(**inner, Ty::Map(..) | Ty::List(_)) => Some(
+        Ty::Nullable(inner)
+            if matches!(recv.kind, A::Index { .. })
+                && matches!(**inner, Ty::Map(..) | Ty::List(_)) =>
+        {
+            Some(
             "`m[k]` is nil when `k` is absent: read an entry that must be there with `get(m, k)` (it traps `KEY` otherwise), as in `get(mm, \"a\")[\"b\"] = 5`, or narrow it first (`let inner = mm[\"a\"]`, then `if inner != nil { … }`)",
-        ),
+            )
+        }
         _ => None,
     }
 }

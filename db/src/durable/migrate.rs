@@ -206,9 +206,11 @@ fn undeclared_hint(name: &str, undeclared: &[(&str, u64)]) -> Option<String> {
         .collect();
     let (first, _) = undeclared.first()?;
     let more = undeclared.len().saturating_sub(3);
+    // Once a run has recorded the new table (empty), a `was:` is not used: the
+    // warning then says how to remove the empty table first.
     Some(if undeclared.len() == 1 {
         format!(
-            "the program does not declare stored table {}, which is kept as it is; if `{name}` is `{first}` renamed, say so with `@table(was: \"{first}\")` on `{name}` before anything is stored in it",
+            "the program does not declare stored table {}, which is kept as it is; if `{name}` is `{first}` renamed, say so with `@table(was: \"{first}\")` on `{name}` (once `{name}` is recorded, remove the empty `{name}` first: `wo db migrate` warns how)",
             shown[0]
         )
     } else {
@@ -218,7 +220,7 @@ fn undeclared_hint(name: &str, undeclared: &[(&str, u64)]) -> Option<String> {
             shown.join(", ")
         };
         format!(
-            "the program does not declare stored tables {list}, which are kept as they are; if `{name}` is one of them renamed, say so with `@table(was: \"…\")` on `{name}` before anything is stored in it"
+            "the program does not declare stored tables {list}, which are kept as they are; if `{name}` is one of them renamed, say so with `@table(was: \"…\")` on `{name}` (once `{name}` is recorded, remove the empty `{name}` first: `wo db migrate` warns how)"
         )
     })
 }
@@ -305,10 +307,19 @@ pub(crate) fn plan(
                 .table_was(i)
                 .filter(|w| *w != pt.name && is_stored(w) && !renamed_to_other(w))
             {
-                warnings.push(format!(
-                    "`@table(was: \"{w}\")` of table `{}` is not used, since both `{w}` and `{}` are stored: `{}` keeps its rows, and `{w}` is kept as it is (`--drop {w}` removes it)",
-                    pt.name, pt.name, pt.name
-                ));
+                let n = &pt.name;
+                let empty = db_pos(n).is_some_and(|p| db.len(p) == 0);
+                warnings.push(if empty {
+                    // The likely story: the class was renamed without `was:`, and a
+                    // run recorded the new, empty table; its rows are still `w`'s.
+                    format!(
+                        "`@table(was: \"{w}\")` of table `{n}` is not used, since both `{w}` and `{n}` are stored; `{n}` holds no rows: to give it `{w}`'s, remove the empty `{n}` first, with a program that does not declare it (`fn main() {{}}` will do): `wo db migrate DIR OTHER.wo --drop {n} --apply`"
+                    )
+                } else {
+                    format!(
+                        "`@table(was: \"{w}\")` of table `{n}` is not used, since both `{w}` and `{n}` are stored: `{n}` keeps its rows, and `{w}` is kept as it is (`--drop {w}` removes it)"
+                    )
+                });
             }
         } else if let Some(w) = ev.table_was(i).filter(|w| is_stored(w) && !declared(w)) {
             let s = db_pos(w);

@@ -161,7 +161,7 @@ impl std::error::Error for Failure {}
 #[non_exhaustive]
 pub enum OpenError {
     /// An I/O error while creating, reading or repairing the directory (exit 74).
-    #[error("{op} failed on {}: {message}{}", path.display(), read_only_hint(*os_error))]
+    #[error("{op} failed on {}: {message}", path.display())]
     Io {
         op: &'static str,
         path: PathBuf,
@@ -197,13 +197,17 @@ pub enum OpenError {
     Busy { dir: PathBuf },
 }
 
-/// The hint after a permission error or a read-only file system (EACCES, EPERM,
-/// EROFS): opening a data directory writes to it, also for a program that only reads.
-fn read_only_hint(os_error: Option<i32>) -> &'static str {
-    match os_error {
-        Some(1 | 13 | 30) => "; opening a data directory writes to it (its lock, its log), also for a program that only reads: `wo db export DIR` and `wo db verify DIR` read one without writing",
-        _ => "",
+/// The error of taking the lock of an existing directory, with a hint after a
+/// permission error or a read-only file system (EPERM, EACCES, EROFS): opening a data
+/// directory writes to it, also for a program that only reads.
+fn lock_failed(op: &'static str, path: &Path, e: &std::io::Error) -> OpenError {
+    let mut err = io_err(op, path, e);
+    if let OpenError::Io { message, .. } = &mut err {
+        if matches!(e.raw_os_error(), Some(1 | 13 | 30)) {
+            message.push_str("; opening a data directory writes to it (its lock, its log), also for a program that only reads: `wo db export DIR` and `wo db verify DIR` read one without writing");
+        }
     }
+    err
 }
 
 /// [`OpenError::NotADataDirectory`]'s message (and that of `wo db`'s commands for a
@@ -505,7 +509,7 @@ fn open_as(
                 pid,
             })
         }
-        Err(LockError::Io(op, e)) => return Err(io_err(op, &lock_path, &e)),
+        Err(LockError::Io(op, e)) => return Err(lock_failed(op, &lock_path, &e)),
     };
     let wal_path = dir.join("wal");
     let files = Files::open(storage.as_ref(), dir)?;
@@ -694,7 +698,7 @@ fn migrated_notice(dir: &Path, plan: &Plan) -> String {
     let what: Vec<&str> = plan.steps.iter().map(|s| s.what.as_str()).collect();
     let mut out = format!("{}: schema migrated: {}", dir.display(), what.join("; "));
     for hint in plan.steps.iter().filter_map(|s| s.hint.as_deref()) {
-        out.push_str(&format!("\nwo: {}: hint: {hint}", dir.display()));
+        out.push_str(&format!("\n{}: hint: {hint}", dir.display()));
     }
     out
 }
@@ -1480,7 +1484,8 @@ impl DataDir {
         }
     }
 
-    /// One line saying what the migration applied on open changed, if one was.
+    /// What the migration applied on open changed, if one was: a line, then a line for
+    /// each hint (a new table while a stored one goes undeclared).
     pub fn migration_notice(&self) -> Option<&str> {
         self.notice.as_deref()
     }
