@@ -936,6 +936,28 @@ fn output_that_cannot_be_written_exits_74() {
             assert!(stderr.starts_with(line), "{program}: {stderr}");
         }
     }
+    // A trap that ends the program decides its status, and the loss is said too
+    // (helper-64: nothing said it).
+    write(
+        &dir,
+        "trap.wo",
+        "fn main() {\n  print(\"a\")\n  print_err(\"b\")\n  let z = 0\n  print(1 / z)\n}\n",
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full opens");
+    let out = common::wo()
+        .current_dir(&dir)
+        .args(["run", "trap.wo"])
+        .stdout(full)
+        .output()
+        .expect("wo runs");
+    assert_eq!(out.status.code(), Some(70));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "b\nwo: besides the trap reported below, output was lost: cannot write to stdout: No space left on device (os error 28)\ntrap DIV0: division by zero\n  at main (trap.wo:5:9)\n"
+    );
 }
 
 /// The tools' reports (`wo db verify`, `checkpoint`, `migrate`, `wo test`, `wo fmt

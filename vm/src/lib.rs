@@ -178,6 +178,16 @@ pub fn run_with(
             trap: Trap::new(TrapKind::Io, format!("cannot write to stdout: {e}")),
             stack: Vec::new(),
         },
+        // The trap decides the status, but the loss is said too (helper-64: a stdout
+        // on a full disk, whose failed flush before a `print_err` is stdout's to
+        // report, was never mentioned when a trap ended the program).
+        (res @ RunResult::Trap { .. }, Err(e)) => {
+            let _ = writeln!(
+                vm.host.err,
+                "wo: besides the trap reported below, output was lost: cannot write to stdout: {e}"
+            );
+            res
+        }
         (res, _) => res,
     })
 }
