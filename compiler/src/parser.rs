@@ -225,6 +225,10 @@ fn merge(
     let mut syntax: Vec<Diagnostic> = Vec::new();
     // The token index of the last reported syntax error.
     let mut last_idx: Option<usize> = None;
+    // The last reported error was a `fn` where a value goes (a closure, `let f =
+    // fn(x) { … }`): the parser read its body's `}` as the function's end, so the
+    // function's own `}` then comes where an item was expected. A cascade.
+    let mut after_closure = false;
     for e in errs {
         if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
             // The input ended because the nesting guard cut it, not in the source.
@@ -248,6 +252,10 @@ fn merge(
             if last_idx.is_some() && wants_item() && indented() {
                 continue;
             }
+            if after_closure && wants_item() && matches!(token.1, Tok::RBrace) {
+                after_closure = false;
+                continue;
+            }
         }
         let d = syntax_error(ctx, e);
         let lo = d.span.lo as usize;
@@ -260,6 +268,11 @@ fn merge(
             continue;
         }
         last_idx = Some(idx);
+        after_closure = matches!(ctx.tok(Some(idx)), Some(Tok::Fn))
+            && matches!(
+                ctx.tok(idx.checked_sub(1)),
+                Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
+            );
         syntax.push(d);
     }
     let mut all: Vec<(bool, Diagnostic)> = lex.into_iter().map(|d| (true, d)).collect();
