@@ -958,6 +958,27 @@ fn output_that_cannot_be_written_exits_74() {
         String::from_utf8_lossy(&out.stderr),
         "b\nwo: besides the trap reported below, output was lost: cannot write to stdout: No space left on device (os error 28)\ntrap DIV0: division by zero\n  at main (trap.wo:5:9)\n"
     );
+    // Not when the trap is that loss itself (helper-65: it was said twice).
+    write(
+        &dir,
+        "many.wo",
+        "fn main() {\n  for i in range(100000) {\n    print(i)\n  }\n}\n",
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full opens");
+    let out = common::wo()
+        .current_dir(&dir)
+        .args(["run", "many.wo"])
+        .stdout(full)
+        .output()
+        .expect("wo runs");
+    assert_eq!(out.status.code(), Some(74));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "trap IO: cannot write to stdout: No space left on device (os error 28)\n  at main (many.wo:3:5)\n"
+    );
 }
 
 /// The tools' reports (`wo db verify`, `checkpoint`, `migrate`, `wo test`, `wo fmt

@@ -268,11 +268,12 @@ fn merge(
             continue;
         }
         last_idx = Some(idx);
+        // (Likewise a nested `fn helper() { … }`, indented in a function.)
         after_closure = matches!(ctx.tok(Some(idx)), Some(Tok::Fn))
-            && matches!(
+            && (matches!(
                 ctx.tok(idx.checked_sub(1)),
                 Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
-            );
+            ) || indented(ctx, idx));
         syntax.push(d);
     }
     let mut all: Vec<(bool, Diagnostic)> = lex.into_iter().map(|d| (true, d)).collect();
@@ -769,6 +770,30 @@ fn after_catch_brace(ctx: &ErrCtx, idx: Option<usize>) -> bool {
     false
 }
 
+/// Whether no line break separates the token at `i` from the one before it.
+fn same_line_as_previous(ctx: &ErrCtx, i: usize) -> bool {
+    let Some(prev) = i.checked_sub(1).and_then(|p| ctx.toks.get(p)) else {
+        return false;
+    };
+    let Some(tok) = ctx.toks.get(i) else {
+        return false;
+    };
+    ctx.src
+        .get(prev.2..tok.0)
+        .is_some_and(|between| !between.contains('\n'))
+}
+
+/// Whether the token at `i` does not start its line.
+fn indented(ctx: &ErrCtx, i: usize) -> bool {
+    let Some(tok) = ctx.toks.get(i) else {
+        return false;
+    };
+    ctx.src.get(..tok.0).is_some_and(|before| {
+        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+        tok.0 > line_start
+    })
+}
+
 /// Whether the innermost bracket open at the token at `i` is a `[`: `Some(true)` for
 /// an index's (after an operand: `xs[`, `f(x)[`), `Some(false)` for a list literal's.
 fn open_bracket(ctx: &ErrCtx, i: usize) -> Option<bool> {
@@ -781,7 +806,7 @@ fn open_bracket(ctx: &ErrCtx, i: usize) -> Option<bool> {
             Tok::LBracket if depth == 0 => {
                 return Some(matches!(
                     ctx.tok(j.checked_sub(1)),
-                    Some(Tok::LId(_) | Tok::RParen | Tok::RBracket)
+                    Some(Tok::LId(_) | Tok::UId(_) | Tok::Text(_) | Tok::RParen | Tok::RBracket)
                 ));
             }
             Tok::LBracket | Tok::LParen | Tok::LBrace => depth -= 1,
@@ -910,13 +935,23 @@ fn habit_hint(
             Some("wo has no `**`: a power is `math.pow(x, y)` (of Floats, `use math`)")
         }
         // `let f = fn(x: Int) -> Int { … }`, `g(fn(x) …)`: a closure or a function
-        // value, where a value goes (not a `fn` after an unclosed block, nor a method).
+        // value, where a value goes, on the line of the `=` (not a `fn` after an
+        // unclosed block, nor a method after a field left without its default).
         (Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return), Tok::Fn)
-            if !top_level(ctx, idx) =>
+            if !top_level(ctx, idx) && idx.is_some_and(|i| same_line_as_previous(ctx, i)) =>
         {
             Some(
             "wo has no closures or function values: declare the function at the top level with `fn` and call it by name",
             )
+        }
+        // `fn helper() { … }` indented inside a function: a nested function (a `fn`
+        // at column 0 follows a block left open, which the error says).
+        (Some(Tok::Semi | Tok::LBrace | Tok::RBrace), Tok::Fn)
+            if !top_level(ctx, idx)
+                && idx.is_some_and(|i| indented(ctx, i))
+                && matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LId(_))) =>
+        {
+            Some("functions are declared at the top level of a file, not inside another (wo has no nested functions or closures)")
         }
         // Lua's `for i = 1, 10`.
         (Some(Tok::LId(_)), Tok::Assign)

@@ -181,7 +181,8 @@ pub fn run_with(
         // The trap decides the status, but the loss is said too (helper-64: a stdout
         // on a full disk, whose failed flush before a `print_err` is stdout's to
         // report, was never mentioned when a trap ended the program).
-        (res @ RunResult::Trap { .. }, Err(e)) => {
+        // (Not when the trap is that same failure, a `print` that could not write.)
+        (res @ RunResult::Trap { .. }, Err(e)) if !is_stdout_failure(&res) => {
             let _ = writeln!(
                 vm.host.err,
                 "wo: besides the trap reported below, output was lost: cannot write to stdout: {e}"
@@ -190,6 +191,12 @@ pub fn run_with(
         }
         (res, _) => res,
     })
+}
+
+/// Whether a run ended in the trap of a write to stdout that failed.
+fn is_stdout_failure(res: &RunResult) -> bool {
+    matches!(res, RunResult::Trap { trap, .. }
+        if trap.kind == TrapKind::Io && trap.message.starts_with("cannot write to stdout"))
 }
 
 /// Says on stderr that a task never joined trapped `IO` (a durability failure, which

@@ -597,7 +597,8 @@ fn open_as(
         // A new data directory: the first log generation, made durable by name. (A
         // note carried over from a former holder, whose log is gone, says nothing
         // now.)
-        lock.settle_note(0);
+        lock.settle_note(0)
+            .map_err(|e| io_err("pwritev", &lock_path, &e))?;
         let first = schema_record(&stored);
         let wal = LogWriter::create(
             &storage,
@@ -634,7 +635,8 @@ fn open_as(
         alloc_end = end.end;
     }
     let same = latest.as_ref().is_some_and(|l| same_tables(l, &stored));
-    lock.settle_note(end.last_lsn);
+    lock.settle_note(end.last_lsn)
+        .map_err(|e| io_err("pwritev", &lock_path, &e))?;
     let wal = LogWriter::resume(
         wal_path,
         file,

@@ -518,7 +518,12 @@ impl Pair {
         }
         // The first record of a generation and everything a checkpoint covers were
         // synced before anyone could read them; the holder's note says how far its
-        // syncs have reached since.
+        // syncs have reached since. The note is read again after the scan and the
+        // lower of the two taken: a new holder lowers the note it carried over to what
+        // it recovered before it appends (`LockGuard::settle_note`), and a note read
+        // before that, with records appended before the scan, would pass them for
+        // final (helper-65). Otherwise the note only rises.
+        let noted = noted.min(noted_durable(storage, &self.dir, after));
         let floor = (self.hdr.first_lsn.max(self.ckpt_lsn()))
             .max(s.max_durable)
             .max(noted);

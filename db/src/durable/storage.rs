@@ -94,8 +94,11 @@ pub trait LockGuard: Send + Debug {
     /// it says more. The log may hold fewer records than the former holder synced (it
     /// was removed to start again, or replaced by an older copy), and a record this
     /// holder writes under such a number must not pass for durable before its sync.
-    fn settle_note(&self, recovered: u64) {
+    /// An error (the note could not be rewritten) fails the open: the note would go on
+    /// naming records that are not durable.
+    fn settle_note(&self, recovered: u64) -> io::Result<()> {
         let _ = recovered;
+        Ok(())
     }
 }
 
@@ -258,15 +261,24 @@ impl LockGuard for RealLock {
             at: self.note_at,
         }))
     }
-    fn settle_note(&self, recovered: u64) {
+    fn settle_note(&self, recovered: u64) -> io::Result<()> {
         if self.carried.is_some_and(|lsn| lsn > recovered) {
-            RealNote {
-                fd: Arc::clone(&self.fd),
-                pid: self.pid,
-                at: self.note_at,
+            let line = note_line(self.pid, recovered);
+            let n = retry(|| {
+                rustix::io::pwritev(
+                    &*self.fd,
+                    &[io::IoSlice::new(line.as_bytes())],
+                    self.note_at,
+                )
+            })?;
+            if n != line.len() {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "short write of the note",
+                ));
             }
-            .publish(recovered);
         }
+        Ok(())
     }
 }
 
