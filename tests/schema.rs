@@ -320,7 +320,7 @@ fn a_new_table_beside_an_undeclared_stored_one_hints_at_a_rename() {
         "renamed.wo",
         "@table\nclass Member {\n  name: Text\n}\n\nfn main() {\n  print(count(from m in Member select m))\n}\n",
     );
-    let hint = "the program does not declare stored table `people` (4 rows), which is kept as it is; if `Member` is `people` renamed, say so with `@table(was: \"people\")` on `Member` (once `Member` is recorded, remove the empty `Member` first: `wo db migrate` warns how)";
+    let hint = "the program does not declare stored table `people` (4 rows), which is kept as it is; if `Member` is `people` renamed, say so with `@table(was: \"people\")` on `Member`, and remove the empty `Member` first if a run has recorded it (`wo db migrate` warns how)";
     let plan = run_wo(&dir, &["db", "migrate", "d", "renamed.wo"]);
     plan.expect_status(0);
     assert!(
@@ -346,9 +346,18 @@ fn a_new_table_beside_an_undeclared_stored_one_hints_at_a_rename() {
     let plan = run_wo(&dir, &["db", "migrate", "d", "was.wo"]);
     plan.expect_status(0);
     assert!(
-        plan.stdout.contains("`Member` holds no rows: to give it `people`'s, remove the empty `Member` first, with a program that does not declare it (`fn main() {}` will do): `wo db migrate DIR OTHER.wo --drop Member --apply`"),
+        plan.stdout.contains("`Member` holds no rows: to give it `people`'s, remove the empty `Member` first, with a program that does not declare it (`fn main() {}` will do): `wo db migrate d OTHER.wo --drop Member --apply`"),
         "{}",
         plan.stdout
+    );
+    // An ordinary run says it too (it said nothing).
+    let res = run(&dir, "was.wo");
+    res.expect_status(0);
+    assert!(
+        res.stderr
+            .contains("wo: d: warning: `@table(was: \"people\")` of table `Member` is not used"),
+        "{}",
+        res.stderr
     );
     write(&dir, "none.wo", "fn main() {}\n");
     run_wo(
@@ -365,6 +374,33 @@ fn a_new_table_beside_an_undeclared_stored_one_hints_at_a_rename() {
         res.stderr.trim_end(),
         "wo: d: schema migrated: table `people` renamed to `Member`"
     );
+}
+
+/// When another stored table refers to the empty new table, dropping it alone is
+/// refused, so the warning does not advise it (helper-65: following the advice led to
+/// a refusal whose way out dropped the referring table's rows).
+#[test]
+fn the_unused_was_warning_does_not_advise_a_drop_that_a_reference_refuses() {
+    let dir = with_people("rename-with-a-reference");
+    write(
+        &dir,
+        "v2.wo",
+        "@table\nclass Member {\n  name: Text\n}\n\n@table\nclass Note {\n  m: ?ref Member\n  text: Text\n}\n\nfn main() {\n  insert Note { m: nil, text: \"x\" }\n}\n",
+    );
+    run(&dir, "v2.wo").expect_status(0);
+    write(
+        &dir,
+        "v3.wo",
+        "@table(was: \"people\")\nclass Member {\n  name: Text @unique\n  age: ?Int\n}\n\n@table\nclass Note {\n  m: ?ref Member\n  text: Text\n}\n\nfn main() {}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "v3.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout.contains("`Member` holds no rows, but column `m` of table `Note` refers to it, so it cannot be removed alone"),
+        "{}",
+        plan.stdout
+    );
+    assert!(!plan.stdout.contains("--drop Member"), "{}", plan.stdout);
 }
 
 /// The command a refusal suggests can be pasted: paths with a space are quoted.

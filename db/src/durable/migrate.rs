@@ -210,7 +210,7 @@ fn undeclared_hint(name: &str, undeclared: &[(&str, u64)]) -> Option<String> {
     // warning then says how to remove the empty table first.
     Some(if undeclared.len() == 1 {
         format!(
-            "the program does not declare stored table {}, which is kept as it is; if `{name}` is `{first}` renamed, say so with `@table(was: \"{first}\")` on `{name}` (once `{name}` is recorded, remove the empty `{name}` first: `wo db migrate` warns how)",
+            "the program does not declare stored table {}, which is kept as it is; if `{name}` is `{first}` renamed, say so with `@table(was: \"{first}\")` on `{name}`, and remove the empty `{name}` first if a run has recorded it (`wo db migrate` warns how)",
             shown[0]
         )
     } else {
@@ -220,7 +220,7 @@ fn undeclared_hint(name: &str, undeclared: &[(&str, u64)]) -> Option<String> {
             shown.join(", ")
         };
         format!(
-            "the program does not declare stored tables {list}, which are kept as they are; if `{name}` is one of them renamed, say so with `@table(was: \"…\")` on `{name}` (once `{name}` is recorded, remove the empty `{name}` first: `wo db migrate` warns how)"
+            "the program does not declare stored tables {list}, which are kept as they are; if `{name}` is one of them renamed, say so with `@table(was: \"…\")` on `{name}`, and remove the empty `{name}` first if a run has recorded it (`wo db migrate` warns how)"
         )
     })
 }
@@ -308,12 +308,25 @@ pub(crate) fn plan(
                 .filter(|w| *w != pt.name && is_stored(w) && !renamed_to_other(w))
             {
                 let n = &pt.name;
-                let empty = db_pos(n).is_some_and(|p| db.len(p) == 0);
-                warnings.push(if empty {
+                let pos = db_pos(n);
+                let empty = pos.is_some_and(|p| db.len(p) == 0);
+                // A stored table that refers to `n` keeps it from being dropped alone.
+                let referrer = pos.and_then(|p| {
+                    dbs.tables.iter().find_map(|t| {
+                        let c = t.columns.iter().find(|c| c.ty == ColType::Ref(p))?;
+                        (t.durable && t.name != *n).then(|| (t.name.clone(), c.name.clone()))
+                    })
+                });
+                let dir_arg = super::shell_word(&d.to_string());
+                warnings.push(if empty && referrer.is_none() {
                     // The likely story: the class was renamed without `was:`, and a
                     // run recorded the new, empty table; its rows are still `w`'s.
                     format!(
-                        "`@table(was: \"{w}\")` of table `{n}` is not used, since both `{w}` and `{n}` are stored; `{n}` holds no rows: to give it `{w}`'s, remove the empty `{n}` first, with a program that does not declare it (`fn main() {{}}` will do): `wo db migrate DIR OTHER.wo --drop {n} --apply`"
+                        "`@table(was: \"{w}\")` of table `{n}` is not used, since both `{w}` and `{n}` are stored; `{n}` holds no rows: to give it `{w}`'s, remove the empty `{n}` first, with a program that does not declare it (`fn main() {{}}` will do): `wo db migrate {dir_arg} OTHER.wo --drop {n} --apply`"
+                    )
+                } else if let (true, Some((rt, rc))) = (empty, &referrer) {
+                    format!(
+                        "`@table(was: \"{w}\")` of table `{n}` is not used, since both `{w}` and `{n}` are stored; `{n}` holds no rows, but column `{rc}` of table `{rt}` refers to it, so it cannot be removed alone: remove that column first (its values are all nil, since `{n}` is empty), then the empty `{n}`, and add the column again after the rename"
                     )
                 } else {
                     format!(

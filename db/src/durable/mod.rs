@@ -690,6 +690,16 @@ fn open_as(
             dd.schema_pending = !same_tables(&m.schema, &program_stored(&db).0);
         }
     }
+    // What the program says that the plan does not do (an unused `was:`) is said on
+    // every run, not only by `wo db migrate` (helper-65).
+    if !plan.warnings.is_empty() {
+        let said = plan
+            .warnings
+            .iter()
+            .map(|w| format!("{}: warning: {w}", dir.display()));
+        let lines: Vec<String> = dd.notice.take().into_iter().chain(said).collect();
+        dd.notice = Some(lines.join("\n"));
+    }
     Ok((Some(dd), db, plan))
 }
 
