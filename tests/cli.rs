@@ -909,13 +909,8 @@ fn a_closed_stderr_pipe_is_a_failed_write_and_never_aborts() {
 #[test]
 fn output_that_cannot_be_written_exits_74() {
     let dir = scratch_dir("full-stdout");
-    write(&dir, "quiet.wo", "fn main() {\n  print(\"to stdout\")\n}\n");
-    write(
-        &dir,
-        "both.wo",
-        "fn main() {\n  print(\"to stdout\")\n  print_err(\"to stderr\")\n}\n",
-    );
-    for (program, err_line) in [("quiet.wo", None), ("both.wo", Some("to stderr\n"))] {
+    // `wo run PROGRAM > /dev/full`: the status and stderr.
+    let into_full_disk = |program: &str| {
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
@@ -926,8 +921,18 @@ fn output_that_cannot_be_written_exits_74() {
             .stdout(full)
             .output()
             .expect("wo runs");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(74), "{program}: {stderr}");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr)
+    };
+    write(&dir, "quiet.wo", "fn main() {\n  print(\"to stdout\")\n}\n");
+    write(
+        &dir,
+        "both.wo",
+        "fn main() {\n  print(\"to stdout\")\n  print_err(\"to stderr\")\n}\n",
+    );
+    for (program, err_line) in [("quiet.wo", None), ("both.wo", Some("to stderr\n"))] {
+        let (status, stderr) = into_full_disk(program);
+        assert_eq!(status, Some(74), "{program}: {stderr}");
         assert!(
             stderr.contains("trap IO: cannot write to stdout: No space left on device"),
             "{program}: {stderr}"
@@ -943,20 +948,12 @@ fn output_that_cannot_be_written_exits_74() {
         "trap.wo",
         "fn main() {\n  print(\"a\")\n  print_err(\"b\")\n  let z = 0\n  print(1 / z)\n}\n",
     );
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("/dev/full opens");
-    let out = common::wo()
-        .current_dir(&dir)
-        .args(["run", "trap.wo"])
-        .stdout(full)
-        .output()
-        .expect("wo runs");
-    assert_eq!(out.status.code(), Some(70));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "b\nwo: besides the trap reported below, output was lost: cannot write to stdout: No space left on device (os error 28)\ntrap DIV0: division by zero\n  at main (trap.wo:5:9)\n"
+        into_full_disk("trap.wo"),
+        (
+            Some(70),
+            "b\nwo: besides the trap reported below, output was lost: cannot write to stdout: No space left on device (os error 28)\ntrap DIV0: division by zero\n  at main (trap.wo:5:9)\n".to_string()
+        )
     );
     // Not when the trap is that loss itself (helper-65: it was said twice).
     write(
@@ -964,20 +961,12 @@ fn output_that_cannot_be_written_exits_74() {
         "many.wo",
         "fn main() {\n  for i in range(100000) {\n    print(i)\n  }\n}\n",
     );
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("/dev/full opens");
-    let out = common::wo()
-        .current_dir(&dir)
-        .args(["run", "many.wo"])
-        .stdout(full)
-        .output()
-        .expect("wo runs");
-    assert_eq!(out.status.code(), Some(74));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "trap IO: cannot write to stdout: No space left on device (os error 28)\n  at main (many.wo:3:5)\n"
+        into_full_disk("many.wo"),
+        (
+            Some(74),
+            "trap IO: cannot write to stdout: No space left on device (os error 28)\n  at main (many.wo:3:5)\n".to_string()
+        )
     );
 }
 
