@@ -3,7 +3,7 @@
 //! printing what went wrong beyond the one `wo: …` line (diagnostics, trap reports)
 //! happens here.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io::{BufWriter, IsTerminal, Stdout, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -16,21 +16,38 @@ use crate::program;
 use crate::render::{report_trap, Tally};
 
 /// Program output: buffered, and shared with the hook that flushes it before the
-/// program waits for a durable commit.
+/// program waits for a durable commit. The flag is raised when a trap has ended the
+/// program: its last flush then reports a closed pipe instead of ending the process,
+/// so the trap is still reported (and decides the status).
 #[derive(Clone)]
-pub(crate) struct SharedStdout(pub(crate) Rc<RefCell<BufWriter<Stdout>>>);
+pub(crate) struct SharedStdout(Rc<RefCell<BufWriter<Stdout>>>, Rc<Cell<bool>>);
 
-/// A program whose standard output was closed by its reader (`wo run p.wo | head -1`)
-/// ends here, quietly and with status 0, as Unix filters do. Every change committed
-/// before stays; a transaction still open is dropped, as if the process had been
-/// killed (LANGUAGE.md §8: only committed changes are durable).
-fn end_on_closed_pipe<T>(res: std::io::Result<T>) -> std::io::Result<T> {
-    if let Err(e) = &res {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
+impl SharedStdout {
+    /// Stdout, buffered in pieces of `capacity` bytes (0: each write goes out).
+    pub(crate) fn new(capacity: usize) -> SharedStdout {
+        SharedStdout(
+            Rc::new(RefCell::new(BufWriter::with_capacity(
+                capacity,
+                std::io::stdout(),
+            ))),
+            Rc::new(Cell::new(false)),
+        )
     }
-    res
+
+    /// A program whose standard output was closed by its reader (`wo run p.wo | head
+    /// -1`) ends here, quietly and with status 0, as Unix filters do. Every change
+    /// committed before stays; a transaction still open is dropped, as if the process
+    /// had been killed (LANGUAGE.md §8: only committed changes are durable). Not once
+    /// a trap has ended the program (`print("a")` then a trap, into `| true`): the
+    /// output buffered before it is lost, but the trap happened and is reported.
+    fn end_on_closed_pipe<T>(&self, res: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &res {
+            if e.kind() == std::io::ErrorKind::BrokenPipe && !self.1.get() {
+                std::process::exit(0);
+            }
+        }
+        res
+    }
 }
 
 /// A program's stderr (`print_err`, written after what it printed on stdout is
@@ -61,11 +78,13 @@ impl Write for ProgramStderr {
 
 impl Write for SharedStdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        end_on_closed_pipe(self.0.borrow_mut().write(buf))
+        let res = self.0.borrow_mut().write(buf);
+        self.end_on_closed_pipe(res)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        end_on_closed_pipe(self.0.borrow_mut().flush())
+        let res = self.0.borrow_mut().flush();
+        self.end_on_closed_pipe(res)
     }
 }
 
@@ -127,10 +146,8 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
     } else {
         64 * 1024
     };
-    let stdout = SharedStdout(Rc::new(RefCell::new(BufWriter::with_capacity(
-        capacity,
-        std::io::stdout(),
-    ))));
+    let stdout = SharedStdout::new(capacity);
+    let trapped = stdout.1.clone();
     let host = Host {
         out: Box::new(stdout.clone()),
         err: Box::new(ProgramStderr(stdout.clone())),
@@ -153,6 +170,9 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
             let _ = flush_out.flush();
         })),
         interrupt: None,
+        ended: Some(Box::new(move |res| {
+            trapped.set(matches!(res, RunResult::Trap { .. }));
+        })),
     };
     let started = wo_vm::run_with(&program.image, &natives, args, host, options);
     let started = match started {

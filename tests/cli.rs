@@ -780,6 +780,34 @@ fn first_line_then_close(mut cmd: std::process::Command) -> (String, Option<i32>
     (first, status.code(), stderr)
 }
 
+/// A program that printed, then trapped, into a pipe whose reader had already left
+/// (`wo run p.wo | true`): its buffered output is lost at the last flush, but the trap
+/// happened, so it is reported and decides the status (it used to end quietly with 0,
+/// as if the program had stopped at a write).
+#[test]
+fn a_trap_is_reported_though_the_stdout_reader_left() {
+    let dir = scratch_dir("closed-pipe-trap");
+    write(
+        &dir,
+        "p.wo",
+        "fn main() {\n  print(\"a\")\n  let xs = [1, 2]\n  print(xs[5])\n}\n",
+    );
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = common::wo()
+        .current_dir(&dir)
+        .args(["run", "p.wo"])
+        .stdout(writer)
+        .output()
+        .expect("wo runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(70), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("trap BOUNDS: index 5 out of range for list of length 2\n"),
+        "the trap is reported, and nothing about the reader that left: {stderr}"
+    );
+}
+
 /// Issue 11 item 14: a reader that closes the pipe (`wo run p.wo | head -1`) ends the
 /// program quietly with status 0, and what it committed before stays.
 #[test]

@@ -16,11 +16,9 @@ mod schema;
 pub(crate) use schema::escape;
 mod session;
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufWriter, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -150,10 +148,7 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
     } else {
         8 * 1024
     };
-    let stdout = SharedStdout(Rc::new(RefCell::new(BufWriter::with_capacity(
-        capacity,
-        std::io::stdout(),
-    ))));
+    let stdout = SharedStdout::new(capacity);
     let mut session = Session::new(stdout, interrupt);
     if let Some(dir) = data_dir(data) {
         session.open_data(&dir)?;

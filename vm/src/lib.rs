@@ -113,6 +113,9 @@ pub fn run(
     })
 }
 
+/// Told how the program ended, before its output's last flush ([`RunOptions::ended`]).
+pub type Ended = Box<dyn FnOnce(&RunResult)>;
+
 /// How to run a program beyond its image and arguments.
 #[derive(Default)]
 pub struct RunOptions {
@@ -125,6 +128,10 @@ pub struct RunOptions {
     /// A flag another thread raises to stop the run ([`RunResult::Interrupted`]):
     /// `wo test`'s time limit.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Called once the program has ended, before its output is flushed for the last
+    /// time: `wo run` learns there whether a trap ended it (then a reader that left
+    /// does not turn the trap's report into a quiet exit).
+    pub ended: Option<Ended>,
 }
 
 /// Why a program could not start.
@@ -169,6 +176,9 @@ pub fn run_with(
         );
     }
     let res = run_vm(&mut vm, image, args);
+    if let Some(ended) = options.ended {
+        ended(&res);
+    }
     let flushed = vm.host.out.flush();
     let _ = vm.host.err.flush();
     // Output that cannot be written when the program ends is an IO failure like a
@@ -182,7 +192,10 @@ pub fn run_with(
         // on a full disk, whose failed flush before a `print_err` is stdout's to
         // report, was never mentioned when a trap ended the program).
         // (Not when the trap is that same failure, a `print` that could not write.)
-        (res @ RunResult::Trap { .. }, Err(e)) if !is_stdout_failure(&res) => {
+        // (Nor when the reader left: `wo run p.wo | head -1`, as filters do.)
+        (res @ RunResult::Trap { .. }, Err(e))
+            if !is_stdout_failure(&res) && e.kind() != std::io::ErrorKind::BrokenPipe =>
+        {
             let _ = writeln!(
                 vm.host.err,
                 "wo: besides the trap reported below, output was lost: cannot write to stdout: {e}"
