@@ -571,6 +571,52 @@ fn caught_io_sees_changes_undone_and_the_log_fenced() {
     assert_eq!(res.stdout, "added 3\n", "the undone insert consumed no id");
 }
 
+/// The cut of the failed records is best effort (LANGUAGE.md §8). When it fails too
+/// (helper-66: the `ftruncate` of the log failing after its `fdatasync` did), the
+/// undone change's record stays in the log, and a plain restart replays it: the
+/// program is told so in the trap's message, not only that its change was undone.
+#[test]
+fn a_failed_cut_is_said_in_the_trap() {
+    if !strace_works() {
+        return skip("failed_cut", "strace is missing or cannot trace here");
+    }
+    let cwd = scratch("failed-cut");
+    let table = "@table\nclass R {\n  v: Int\n}\n";
+    std::fs::write(cwd.join("init.wo"), format!("{table}\nfn main() {{\n}}\n")).unwrap();
+    std::fs::write(
+        cwd.join("change.wo"),
+        format!("{table}\nfn main() {{\n  let r = insert R {{ v: 1 }}\n  r.v = 2\n}}\n"),
+    )
+    .unwrap();
+    output(wo_cmd(&cwd, &[], &["run", "init.wo", "--data", "d"])).expect_status(0);
+    // Only calls on the log (`-P`): its second sync fails, then every cut of it.
+    let wrapper = [
+        "strace",
+        "-f",
+        "-o",
+        "/dev/null",
+        "-P",
+        "d/wal",
+        "-e",
+        "trace=fdatasync,ftruncate",
+        "-e",
+        "inject=fdatasync:error=EIO:when=2",
+        "-e",
+        "inject=ftruncate:error=EIO",
+    ];
+    let res = output(wo_cmd(&cwd, &wrapper, &["run", "change.wo", "--data", "d"]));
+    res.expect_status(74);
+    assert_contains(
+        "the failed cut",
+        &res,
+        &["fdatasync failed on d/wal: Input/output error (os error 5); 1 change undone, nothing acknowledged was lost; but its record could not be cut from the log (ftruncate failed: Input/output error (os error 5)), so it may come back when the directory is next opened"],
+    );
+    // As said: the record was written whole, so the change comes back.
+    let res = output(wo_cmd(&cwd, &[], &["db", "export", "d"]));
+    res.expect_status(0);
+    assert_eq!(res.stdout, "{\"table\":\"R\",\"id\":1,\"v\":2}\n");
+}
+
 // ---------------------------------------------------------------------------------
 // c. A full disk (ENOSPC on a tiny tmpfs); writing resumes when space returns.
 

@@ -97,7 +97,21 @@ const CHECKPOINT_SLICE: usize = 8_192;
 pub fn durability_message(f: &Failure) -> String {
     let n = f.changes_undone;
     let s = if n == 1 { "" } else { "s" };
-    format!("{DURABILITY_FAILURE}{f}; {n} change{s} undone, nothing acknowledged was lost")
+    let mut msg =
+        format!("{DURABILITY_FAILURE}{f}; {n} change{s} undone, nothing acknowledged was lost");
+    // The cut is best effort (LANGUAGE.md §8): when it fails, the records of the undone
+    // changes stay in the log, and the program is told so.
+    if let Some(e) = f.cut_failed.as_ref().filter(|_| n > 0) {
+        let (it, them) = if n == 1 {
+            ("it", "its record")
+        } else {
+            ("they", "their records")
+        };
+        msg.push_str(&format!(
+            "; but {them} could not be cut from the log (ftruncate failed: {e}), so {it} may come back when the directory is next opened"
+        ));
+    }
+    msg
 }
 
 /// The text of the `IO` trap of a change refused because an earlier failure `f`

@@ -139,6 +139,10 @@ pub struct Failure {
     /// written and the log is not fenced; the change is undone and the program gets
     /// `LIMIT`, not `IO`.
     pub limit: bool,
+    /// The failed records could not be cut from the log afterwards (the OS error of
+    /// the `ftruncate`): they were written, so they may come back when the directory
+    /// is next opened, though their changes were undone in memory.
+    pub cut_failed: Option<String>,
 }
 
 impl fmt::Display for Failure {
@@ -1658,6 +1662,7 @@ impl DataDir {
                 ),
                 changes_undone: 0,
                 limit: true,
+                cut_failed: None,
             })
         } else {
             self.wal.stage(&mut rec).map(|lsn| {
@@ -1763,6 +1768,7 @@ impl DataDir {
                 message: "the database has uncommitted changes".into(),
                 changes_undone: 0,
                 limit: false,
+                cut_failed: None,
             });
         }
         self.sync()?;
@@ -1873,7 +1879,7 @@ impl DataDir {
 
     fn switch_failed(&mut self, e: SwitchError) -> Failure {
         if e.fence {
-            self.wal.fence_with(e.failure.clone());
+            return self.wal.fence_with(e.failure);
         }
         e.failure
     }

@@ -604,6 +604,7 @@ pub(crate) fn failure(op: &'static str, path: &Path, e: &io::Error) -> Failure {
         message: e.to_string(),
         changes_undone: 0,
         limit: false,
+        cut_failed: None,
     }
 }
 
@@ -867,14 +868,15 @@ impl LogWriter {
     /// (best effort), fence it, and return the failure.
     pub(crate) fn fail(&mut self, op: &'static str, e: &io::Error) -> Failure {
         let f = failure(op, &self.path, e);
-        self.fence_with(f.clone());
-        f
+        self.fence_with(f)
     }
 
-    /// Fences the log with `f` after cutting it back to the last durable record.
-    pub(crate) fn fence_with(&mut self, f: Failure) {
+    /// Fences the log with `f` after cutting it back to the last durable record, and
+    /// returns `f` with the cut's failure, if it failed. (A log already fenced keeps its
+    /// first failure, and `f` is returned as it is.)
+    pub(crate) fn fence_with(&mut self, mut f: Failure) -> Failure {
         if self.fence.is_some() {
-            return;
+            return f;
         }
         // The log thread is asked for nothing more, and waited for: a sync it was
         // running (or had been asked for) when the failure came is let finish, and
@@ -888,11 +890,14 @@ impl LogWriter {
                 }
             }
         }
-        let _ = self.file.truncate(self.durable_end);
+        if let Err(e) = self.file.truncate(self.durable_end) {
+            f.cut_failed = Some(e.to_string());
+        }
         self.end = self.durable_end;
         self.alloc_end = self.durable_end;
         self.next_lsn = self.durable_lsn + 1;
-        self.fence = Some(f);
+        self.fence = Some(f.clone());
+        f
     }
 
     /// Bytes of records in the log (header included, preallocation excluded).
