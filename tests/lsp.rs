@@ -633,6 +633,64 @@ fn formatting_gives_wo_fmt_layout() {
     c.stop();
 }
 
+/// Diagnostics wait for a pause in the edits: 20 edits sent 5 ms apart cost fewer
+/// publishes than edits (helper-68: 60 edits 30 ms apart were 60 analyses and 60
+/// publishes). Only what cannot be timing-dependent is asserted: the last version is
+/// published, and not every one before it.
+#[test]
+fn a_burst_of_edits_is_published_once_they_pause() {
+    let (mut c, uri) = open_app("burst");
+    assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
+    let last = 21;
+    for version in 2..=last {
+        let text = if version % 2 == 0 {
+            APP.replace("LIMIT", "LIMT")
+        } else {
+            APP.to_string()
+        };
+        change_all(&mut c, &uri, version, &text);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut published = 0;
+    loop {
+        let v = c.recv();
+        if v["method"] == "textDocument/publishDiagnostics" && v["params"]["uri"] == uri {
+            published += 1;
+            if v["params"]["version"] == json!(last) {
+                assert_eq!(v["params"]["diagnostics"], json!([]), "{v}");
+                break;
+            }
+        }
+    }
+    assert!(
+        published < last - 1,
+        "{published} publishes for {} edits",
+        last - 1
+    );
+    c.stop();
+}
+
+/// A program of tests alone needs no `main`, in the editor as for `wo check`
+/// (helper-68: every such file showed "the program has no `fn main()`"); one with
+/// neither tests nor `main` still gets the error.
+#[test]
+fn a_file_of_tests_alone_needs_no_main() {
+    let dir = scratch("tests-alone");
+    let tests = "fn test_sum() {\n  assert(1 + 1 == 2)\n}\n";
+    let path = dir.join("t.wo");
+    std::fs::write(&path, tests).expect("write");
+    let uri = uri_of(&path);
+    let mut c = Client::start();
+    c.open(&uri, tests);
+    assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
+    let lonely = "fn helper() -> Int {\n  return 1\n}\n";
+    change_all(&mut c, &uri, 2, lonely);
+    let diags = c.diagnostics(&uri);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], json!("main"));
+    c.stop();
+}
+
 #[test]
 fn a_directory_with_one_main_is_one_program() {
     let dir = scratch("directory");
@@ -736,6 +794,34 @@ fn a_message_that_is_not_json_is_skipped_with_a_notice_and_the_server_goes_on() 
         assert_eq!(shown["params"]["type"], json!(1), "an error: {shown}");
         let text = shown["params"]["message"].as_str().unwrap_or_default();
         assert!(text.contains("malformed LSP payload"), "{shown}");
+    }
+    // JSON-RPC that cannot be served (helper-68: these went unanswered and unmentioned):
+    // a `method` that is not a text, an `id` that is neither a number nor a text.
+    for (body, says) in [
+        (
+            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":5}",
+            "a message with the id 4 and no `method` text reads as a response",
+        ),
+        (
+            "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"shutdown\"}",
+            "`shutdown` is a request, but came without an id that is a number or a text",
+        ),
+        (
+            "{\"jsonrpc\":\"2.0\",\"id\":3.5,\"method\":\"textDocument/hover\"}",
+            "`textDocument/hover` is a request",
+        ),
+    ] {
+        write!(c.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
+        c.stdin.flush().expect("flush");
+        let shown = loop {
+            let v = c.recv();
+            if v["method"] == "window/showMessage" {
+                break v;
+            }
+            c.notifications.push(v);
+        };
+        let text = shown["params"]["message"].as_str().unwrap_or_default();
+        assert!(text.contains(says), "{body}: {shown}");
     }
     // A body that is not UTF-8 is skipped too.
     let bytes: &[u8] = b"Content-Length: 3\r\n\r\n\xff\xfe\x00";

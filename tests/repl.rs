@@ -680,6 +680,46 @@ mod pty {
             .unwrap_or_else(|e| panic!("after `{line}`, the prompt `{next}`: {e}"));
     }
 
+    /// Where the terminal has no line editing (`TERM=dumb`: Emacs's shell), the line
+    /// editor reads in the terminal's own line mode, and Ctrl-C at the prompt reaches
+    /// wo as a signal: it must not stay raised to interrupt the next input, and a
+    /// second one at the prompt must not end the session (helper-68).
+    #[test]
+    fn ctrl_c_at_the_prompt_of_a_dumb_terminal() {
+        let dir = scratch("pty-dumb");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wo"));
+        cmd.arg("repl")
+            .current_dir(&dir)
+            .env_remove("WO_DATA")
+            .env("TERM", "dumb")
+            .env("WO_HISTORY", "");
+        let mut s =
+            rexpect::session::spawn_command(cmd, Some(30_000)).expect("start wo repl on a pty");
+        s.exp_string("wo> ").expect("the prompt");
+        s.send("1 +").unwrap();
+        s.send_control('c').unwrap();
+        s.send_control('c').unwrap();
+        line(
+            &mut s,
+            "print(\"after\" .. \"wards\")",
+            "afterwards",
+            "wo> ",
+        );
+        // Ctrl-C still stops a running input (once it runs: its first line is out).
+        line(
+            &mut s,
+            "print(\"spin\" .. \"ning\"); while true { }",
+            "spinning",
+            "",
+        );
+        s.send_control('c').unwrap();
+        s.exp_string("interrupted").unwrap();
+        s.exp_string("wo> ").unwrap();
+        line(&mut s, "40 + 2", "42", "wo> ");
+        s.send_line(".quit").unwrap();
+        s.exp_eof().unwrap();
+    }
+
     #[test]
     fn ctrl_c_tab_continuation_and_history() {
         let dir = scratch("pty");

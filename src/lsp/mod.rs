@@ -130,6 +130,10 @@ enum Ended {
     Early(&'static str),
 }
 
+/// How long edits must pause before diagnostics are published: a burst of keystrokes
+/// costs one analysis.
+const PAUSE: std::time::Duration = std::time::Duration::from_millis(75);
+
 fn run(connection: Connection) -> Result<Ended, Failure> {
     let (id, params) = match initialize_request(&connection)? {
         Ok(request) => request,
@@ -144,12 +148,14 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
     send(&connection, Message::Response(Response::new_ok(id, result)))?;
     let mut world = World::new(enc);
     loop {
-        // With stale programs, take only what is already waiting; when nothing is,
-        // analyse them and publish their diagnostics.
+        // With stale programs, wait for the next message only a little: when none
+        // comes for `PAUSE` (the typing paused), analyse them and publish their
+        // diagnostics. (helper-68: taking only what was already waiting analysed after
+        // every keystroke typed 30 ms apart.) Requests are answered as they come.
         let msg = if world.has_stale() {
-            match connection.receiver.try_recv() {
+            match connection.receiver.recv_timeout(PAUSE) {
                 Ok(msg) => msg,
-                Err(e) if e.is_empty() => {
+                Err(e) if e.is_timeout() => {
                     publish(&connection, &mut world)?;
                     continue;
                 }

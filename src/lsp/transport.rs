@@ -123,6 +123,19 @@ pub fn serve_on(
             }
             Err(e) => return Err(e),
         };
+        if let Some(why) = unanswerable(&msg) {
+            let n = Notification::new(
+                ShowMessage::METHOD.to_string(),
+                ShowMessageParams {
+                    typ: MessageType::ERROR,
+                    message: format!("wo lsp: a message was skipped: {why}"),
+                },
+            );
+            if to_client.send(Message::Notification(n)).is_err() {
+                return Ok(());
+            }
+            continue;
+        }
         let is_exit = matches!(&msg, Message::Notification(n) if n.method == "exit");
         if to_server.send(msg).is_err() || is_exit {
             return Ok(());
@@ -139,6 +152,37 @@ pub fn serve_on(
 
 /// Whether a read error left the stream in step: the frame's body was read whole,
 /// but it is not UTF-8 or not a JSON-RPC message (`lsp-server`'s words for these).
+/// Why a message that parsed cannot be served, if it cannot (helper-68: these went
+/// unanswered and unmentioned). `lsp-server` reads a message with an `id` but no
+/// `method` text (`"method": 5`) as a response, and one whose `id` is neither a
+/// number nor a text (`{"a":1}`, `3.5`) as a notification.
+fn unanswerable(msg: &Message) -> Option<String> {
+    use lsp_types::request::{
+        Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest, Initialize,
+        Request as _, Shutdown,
+    };
+    const REQUESTS: [&str; 7] = [
+        Initialize::METHOD,
+        Shutdown::METHOD,
+        HoverRequest::METHOD,
+        GotoDefinition::METHOD,
+        Completion::METHOD,
+        DocumentSymbolRequest::METHOD,
+        Formatting::METHOD,
+    ];
+    match msg {
+        Message::Response(r) => Some(format!(
+            "a message with the id {} and no `method` text reads as a response, and the server asked the client nothing",
+            r.id
+        )),
+        Message::Notification(n) if REQUESTS.contains(&n.method.as_str()) => Some(format!(
+            "`{}` is a request, but came without an id that is a number or a text, so it cannot be answered",
+            n.method
+        )),
+        _ => None,
+    }
+}
+
 fn skippable(e: &io::Error) -> bool {
     let text = e.to_string();
     e.kind() == io::ErrorKind::InvalidData

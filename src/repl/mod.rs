@@ -113,13 +113,40 @@ fn history_path() -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".wo_history"))
 }
 
-/// The SIGINT handler: raises `flag`, or ends the process if it is raised already.
+/// Whether the session waits at its prompt for a line (no input runs).
+static AT_PROMPT: AtomicBool = AtomicBool::new(false);
+
+/// Ctrl-C, handled on a thread of its own (the signal only wakes it): at the prompt
+/// it is left to the line editor, which drops the line (or, where the terminal has no
+/// line editing, `TERM=dumb`, to the terminal, which does the same); while an input
+/// runs it raises `flag`, or ends the process (130) if it is raised already.
+/// (helper-68: with `TERM=dumb` a Ctrl-C at the prompt stayed raised and interrupted
+/// the next input, and a second one ended the session.)
 fn handle_interrupts(flag: &Arc<AtomicBool>) {
-    use signal_hook::consts::SIGINT;
-    let first = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone());
-    let then = signal_hook::flag::register(SIGINT, flag.clone());
-    if let Err(e) = first.and(then) {
-        say!("wo: warning: Ctrl-C will end the session: {e}");
+    let mut signals = match signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) {
+        Ok(s) => s,
+        Err(e) => {
+            say!("wo: warning: Ctrl-C will end the session: {e}");
+            return;
+        }
+    };
+    let flag = flag.clone();
+    let spawned = std::thread::Builder::new()
+        .name("wo-ctrl-c".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                if AT_PROMPT.load(Ordering::SeqCst) {
+                    continue;
+                }
+                if flag.swap(true, Ordering::SeqCst) {
+                    // A second Ctrl-C before the VM noticed the first: a native
+                    // call that does not return.
+                    std::process::exit(130);
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        say!("wo: warning: Ctrl-C may not stop a running input: {e}");
     }
 }
 
@@ -306,7 +333,10 @@ impl Repl {
         if let Some(line) = self.queued.pop_front() {
             return Ok(Read::Line(line));
         }
-        let read = self.reader.read(prompt)?;
+        AT_PROMPT.store(true, Ordering::SeqCst);
+        let read = self.reader.read(prompt);
+        AT_PROMPT.store(false, Ordering::SeqCst);
+        let read = read?;
         let Read::Line(text) = read else {
             return Ok(read);
         };
