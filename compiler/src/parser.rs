@@ -269,11 +269,15 @@ fn merge(
         }
         last_idx = Some(idx);
         // (Likewise a nested `fn helper() { … }`, indented in a function.)
-        after_closure = matches!(ctx.tok(Some(idx)), Some(Tok::Fn))
+        // (And a closure later on the error's line: `xs.map(fn(x) -> Int { … })`,
+        // whose error is at `map`.) It holds until that `}` comes: the errors of the
+        // closure's own line in between are cascades too, dropped below.
+        after_closure |= matches!(ctx.tok(Some(idx)), Some(Tok::Fn))
             && (matches!(
                 ctx.tok(idx.checked_sub(1)),
                 Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
-            ) || indented(ctx, idx));
+            ) || indented(ctx, idx))
+            || closure_later_on_line(ctx, idx);
         syntax.push(d);
     }
     let mut all: Vec<(bool, Diagnostic)> = lex.into_iter().map(|d| (true, d)).collect();
@@ -559,11 +563,22 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
             if let Some(kw) = tok.keyword() {
                 let name_pos = (has("lid") || has("uid")) && !has("int");
                 if name_pos || (has("lid") && NAME_LIKE_KEYWORDS.contains(&kw)) {
-                    return Diagnostic::error(
+                    let d = Diagnostic::error(
                         "syntax",
                         span,
                         format!("`{kw}` is a keyword and cannot be used as a name"),
                     );
+                    // Functions as values, from other languages (helper-67): `xs.map(…)`,
+                    // a parameter `f: fn(Int) -> Int`.
+                    return match (tok, prev) {
+                        (Tok::Map, Some(Tok::Dot)) => d.with_note(
+                            "functions are not values in wo, so there is no `map` method: transform a list with a query, `from x in xs select x * 2`, or a `for` loop",
+                        ),
+                        (Tok::Fn, Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma)) => d.with_note(
+                            "functions are not values in wo: a parameter, field or variable cannot hold one; call the function where it is needed, or pass what selects it (a Text or Int) and branch on it",
+                        ),
+                        _ => d,
+                    };
                 }
             }
             match tok {
@@ -784,6 +799,26 @@ fn same_line_as_previous(ctx: &ErrCtx, i: usize) -> bool {
 }
 
 /// Whether the token at `i` does not start its line.
+/// Whether a closure (`fn` where a value goes) follows the token at `i` on its line.
+fn closure_later_on_line(ctx: &ErrCtx, i: usize) -> bool {
+    let Some(start) = ctx.toks.get(i).map(|t| t.0) else {
+        return false;
+    };
+    let same_line = |at: usize| ctx.src.get(start..at).is_some_and(|s| !s.contains('\n'));
+    ctx.toks
+        .iter()
+        .enumerate()
+        .skip(i + 1)
+        .take_while(|(_, t)| same_line(t.0))
+        .any(|(j, t)| {
+            matches!(t.1, Tok::Fn)
+                && matches!(
+                    ctx.tok(Some(j - 1)),
+                    Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
+                )
+        })
+}
+
 fn indented(ctx: &ErrCtx, i: usize) -> bool {
     let Some(tok) = ctx.toks.get(i) else {
         return false;

@@ -149,6 +149,15 @@ pub(crate) fn call(
             d = d.with_note("a task is waited for with `join`: `join(t)` gives its result");
         } else if matches!(name, "go" | "async" | "thread" | "start") {
             d = d.with_note("a task is started with `spawn`: `let t = spawn f(x)`");
+        } else if matches!(name, "tonumber" | "Number" | "number") {
+            // Lua's and JavaScript's (helper-67).
+            d = d.with_note(
+                "a number is read from a Text with `parse_int(t)` or `parse_float(t)` (nil when it is not one)",
+            );
+        } else if matches!(name, "pairs" | "ipairs" | "enumerate" | "items") {
+            d = d.with_note(
+                "a map is walked with `for k, v in m { … }`; a list with its indexes with `for i in range(len(xs)) { … }`",
+            );
         } else {
             // The program's own functions first (`add` with an `ad` declared), then
             // other languages' names for builtins, then the builtins.
@@ -425,6 +434,10 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                     }
                     r("contains_list", a, Bool)
                 }
+                Map(..) => Err(format!(
+                    "`contains` takes (Text, Text) or (multi T, T), found ({}); a map's keys are tested with `has(m, k)`",
+                    sig(c, &a)
+                )),
                 _ => Err(format!(
                     "`contains` takes (Text, Text) or (multi T, T), found ({})",
                     sig(c, &a)
@@ -706,13 +719,20 @@ pub(crate) fn module_call(
             format!(
                 "module `{module}` has no function `{}`{}",
                 method.name,
-                did_you_mean(
-                    &method.name,
-                    MODULE_FUNCTIONS
-                        .iter()
-                        .filter(|(m, _)| *m == module)
-                        .map(|(_, f)| *f)
-                )
+                match (module, method.name.as_str()) {
+                    // Lua's `io.lines`, `io.read`; Python's `readline`, `input`
+                    // (helper-67).
+                    ("io", "lines" | "read" | "readline" | "readlines" | "input" | "stdin") => {
+                        "; a line is read with `io.read_line()` (nil at the end of the input), all of the input with `io.read_all()`".to_string()
+                    }
+                    _ => did_you_mean(
+                        &method.name,
+                        MODULE_FUNCTIONS
+                            .iter()
+                            .filter(|(m, _)| *m == module)
+                            .map(|(_, f)| *f),
+                    ),
+                }
             ),
         );
         for a in args {

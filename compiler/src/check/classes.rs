@@ -117,6 +117,10 @@ impl<'a> Checker<'a> {
                     format!("a value of type {t} has no field `{}`", name.name),
                 );
                 if is_map {
+                    // `m.size`: the builtin first (helper-67), then the key.
+                    if let Some(b) = builtin::habit(&name.name) {
+                        d = d.with_note(format!("`{b}` is a function: write `{b}(m)`"));
+                    }
                     d = d.with_note(format!(
                         "a map's values are reached by key: `m[\"{}\"]`",
                         name.name

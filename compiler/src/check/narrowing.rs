@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use super::{assignable, Checker};
 use crate::ast::{self, ExprKind as A, StmtKind as S};
 use crate::tir::{self, Expr, LocalId, Ty};
+use crate::Diagnostic;
 
 /// Names assigned anywhere in a block (for invalidating narrowing around loops).
 pub(super) fn assigned_names(block: &[ast::Stmt], out: &mut HashSet<String>) {
@@ -151,11 +152,18 @@ impl<'a> Checker<'a> {
         let c = self.expr(e, Some(&Ty::Bool));
         if !assignable(&c.ty, &Ty::Bool) || c.ty.is_nullable() {
             let t = self.tyname(&c.ty);
-            self.err(
+            let mut d = Diagnostic::error(
                 "type",
                 e.span,
                 format!("a condition must be `Bool`, found {t}"),
             );
+            // Lua's and Python's `x or d` for a default (helper-67).
+            if c.ty.is_nullable() && c.ty.strip() != &Ty::Bool {
+                d = d.with_note(
+                    "a default for a value that may be nil is given with `??`: `x ?? d`",
+                );
+            }
+            self.diags.push(d);
         }
         c
     }

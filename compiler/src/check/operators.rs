@@ -98,7 +98,13 @@ impl<'a> Checker<'a> {
                         .with_note("Int and Float do not mix: convert with `float(…)` or `int(…)`");
                 }
                 if op == B::Add && (lt == Ty::Text || rt == Ty::Text) {
-                    d = d.with_note("Text is joined with `..`");
+                    d = d.with_note(
+                        "Text is joined with `..`: `a .. b` (for `s += t`, write `s = s .. t`)",
+                    );
+                }
+                // Python's `"count: %d" % n` (helper-67).
+                if op == B::Rem && lt == Ty::Text {
+                    d = d.with_note("a Text is built by interpolation: `\"count: ${n}\"`");
                 }
                 let text = |t: &Ty| *t == Ty::Text;
                 if op == B::Concat
