@@ -262,6 +262,13 @@ fn default_image_path(path: &Path) -> PathBuf {
 /// `wo build` replaces OUT only when it is absent or a wo image.
 fn refuse_to_overwrite(input: &Path, out: &Path) -> Result<(), Failure> {
     let shown = out.display();
+    // An image named like a source is read as one by `wo run DIR`, `wo check`, `wo fmt`
+    // of its directory (helper-67: "not valid UTF-8" at the next run of the directory).
+    if out.extension().is_some_and(|e| e == "wo") {
+        return Err(Failure::Refused(format!(
+            "refusing to write an image named `{shown}`: a `.wo` file is read as a source (name it `.wob`)"
+        )));
+    }
     let Ok(meta) = std::fs::metadata(out) else {
         // Absent (or unreadable: writing it will say why); a name ending in `/` is a
         // directory's, which the image cannot be.

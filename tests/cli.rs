@@ -760,6 +760,17 @@ fn build_refuses_to_overwrite_what_is_not_an_image() {
         "{}",
         res.stderr
     );
+    // Nor an image named like a source, which the directory's next run would read as
+    // one (helper-67).
+    let res = run_wo(&dir, &["build", "prog.wo", "-o", "other.wo"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr
+            .contains("a `.wo` file is read as a source (name it `.wob`)"),
+        "{}",
+        res.stderr
+    );
+    assert!(!dir.join("other.wo").exists());
 }
 
 /// Starts `cmd` with piped output, reads its first line of stdout and closes the pipe

@@ -212,10 +212,15 @@ fn fs_read_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [path] = args("fs.read_text", argv)?;
     let path = text(path)?;
     let bytes = read_limited(path)?;
-    let content = String::from_utf8(bytes).map_err(|_| {
+    // The first bad byte and where it is, as `io` and the compiler say it (helper-67).
+    let content = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let byte = e.as_bytes()[at];
         trap(
             TrapKind::Io,
-            format!("cannot read `{path}`: it is not UTF-8 text"),
+            format!(
+                "cannot read `{path}`: it is not UTF-8 text (byte 0x{byte:02x} at offset {at})"
+            ),
         )
     })?;
     Ok(Value::Text(limit::share_text("fs.read_text", &content)?))
@@ -594,7 +599,7 @@ mod tests {
         assert_trap(
             call("fs.read_text", &[t(&path)]),
             TrapKind::Io,
-            &format!("cannot read `{path}`: it is not UTF-8 text"),
+            &format!("cannot read `{path}`: it is not UTF-8 text (byte 0xe9 at offset 3)"),
         );
         std::fs::remove_file(&path).expect("the test file exists");
     }
