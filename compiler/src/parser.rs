@@ -48,7 +48,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         mode: Mode::File,
         depths: std::cell::OnceCell::new(),
     };
-    let mut braces = braces_on_the_next_line(&lexed.toks, &errs);
+    let mut braces = to_drop(&lexed.toks, &errs);
     let mut diags = merge(&ctx, lexed.diags.clone(), errs, lexed.cut);
     // `fn main()` or `if x > 2` with its `{` on the next line (a habit of C# and
     // Allman style): each is reported once, then the file is read again with the `{`
@@ -91,7 +91,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
             ..ctx
         };
         top = again;
-        braces = braces_on_the_next_line(&toks, &errs);
+        braces = to_drop(&toks, &errs);
         diags = merge(&ctx, reported.clone(), errs, lexed.cut);
     }
     let items = match top {
@@ -110,6 +110,88 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
 /// may take in all (each reading finds the headers after the last one it joined in
 /// their function): 32 readings of a file of 60,000 tokens, fewer of a larger one.
 const BRACE_TOKEN_BUDGET: usize = 2_000_000;
+
+/// The tokens the next reading leaves out, sorted: the `{` of headers on the line
+/// after them ([`braces_on_the_next_line`]), and the statements written after
+/// `catch (e)` in the expression form ([`catch_blocks`]).
+fn to_drop(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
+    let mut out = braces_on_the_next_line(toks, errs);
+    out.extend(catch_blocks(toks, errs));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// `let r = try f() catch (e) { print(e.message); 0 }`: after `catch (e)` the
+/// expression form takes one expression, and its `{` began a map literal, so the
+/// parser lost count of the braces at the first statement (it took the block's `}`
+/// for the enclosing block's, and what followed, a `break` in a loop, a function's
+/// `}`, was misread: helper-66). The error there is reported, with its hint; the next
+/// reading leaves the whole `{ … }` out, so the statement is one error and the rest of
+/// the file reads as written.
+fn catch_blocks(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for e in errs {
+        let ParseError::UnrecognizedToken {
+            token: (lo, _, _),
+            expected,
+        } = e
+        else {
+            continue;
+        };
+        if !expected.iter().any(|x| x == "\":\"") {
+            continue;
+        }
+        let i = toks.partition_point(|t| t.0 < *lo);
+        let Some(open) = open_catch_brace(toks, i) else {
+            continue;
+        };
+        let mut depth = 0usize;
+        let close = toks.iter().enumerate().skip(open).find_map(|(j, t)| {
+            match t.1 {
+                Tok::LBrace => depth += 1,
+                Tok::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j);
+                    }
+                }
+                _ => {}
+            }
+            None
+        });
+        if let Some(close) = close {
+            out.extend(open..=close);
+        }
+    }
+    out
+}
+
+/// The `{` right after `catch (e)` that the token at `i` is inside, if it is.
+fn open_catch_brace(toks: &[Spanned], i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for j in (0..i.min(toks.len())).rev() {
+        match toks[j].1 {
+            Tok::RBrace => depth += 1,
+            Tok::LBrace if depth > 0 => depth -= 1,
+            Tok::LBrace => {
+                let at = |back: usize| j.checked_sub(back).and_then(|k| toks.get(k)).map(|t| &t.1);
+                return matches!(
+                    (at(1), at(2), at(3), at(4)),
+                    (
+                        Some(Tok::RParen),
+                        Some(Tok::LId(_)),
+                        Some(Tok::LParen),
+                        Some(Tok::Catch)
+                    )
+                )
+                .then_some(j);
+            }
+            _ => {}
+        }
+    }
+    None
+}
 
 /// The automatic `;` (at a line break) that an error was reported on, where the next
 /// token is a `{` the parser would have taken: a block's `{` on the line after its
@@ -759,30 +841,7 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
 /// Whether the token at `idx` is inside braces opened right after `catch (name)` in the
 /// expression form of `try` (a map literal there, where a block was meant).
 fn after_catch_brace(ctx: &ErrCtx, idx: Option<usize>) -> bool {
-    let Some(idx) = idx else {
-        return false;
-    };
-    let mut depth = 0usize;
-    for j in (0..idx.min(ctx.toks.len())).rev() {
-        match ctx.toks[j].1 {
-            Tok::RBrace => depth += 1,
-            Tok::LBrace if depth > 0 => depth -= 1,
-            Tok::LBrace => {
-                let at = |back: usize| ctx.tok(j.checked_sub(back));
-                return matches!(
-                    (at(1), at(2), at(3), at(4)),
-                    (
-                        Some(Tok::RParen),
-                        Some(Tok::LId(_)),
-                        Some(Tok::LParen),
-                        Some(Tok::Catch)
-                    )
-                );
-            }
-            _ => {}
-        }
-    }
-    false
+    idx.is_some_and(|i| open_catch_brace(ctx.toks, i).is_some())
 }
 
 /// Whether no line break separates the token at `i` from the one before it.
