@@ -10,7 +10,7 @@
 //! It lives here, not in the `wo` binary, so the `repl` fuzz target can reach it.
 
 use crate::ast::{self, StmtKind};
-use crate::lexer::{tokenize, Mode, Tok};
+use crate::lexer::{tokenize, Mode, Spanned, Tok};
 use crate::FileId;
 
 /// What the REPL does with the text read so far.
@@ -30,9 +30,13 @@ pub const PARSE_HEADER: &str = "fn __repl() {\n";
 /// Whether `text` is a declaration (`fn`, `class`, `const`, `use`, an annotation)
 /// rather than statements.
 pub fn is_declaration(text: &str) -> bool {
-    let lexed = tokenize(text, FileId(0), 0, 0, Mode::File);
+    declaration(&tokenize(text, FileId(0), 0, 0, Mode::File).toks)
+}
+
+/// [`is_declaration`], of the text's tokens.
+fn declaration(toks: &[Spanned]) -> bool {
     matches!(
-        lexed.toks.first(),
+        toks.first(),
         Some((_, Tok::Fn | Tok::Class | Tok::Const | Tok::Use | Tok::At, _))
     )
 }
@@ -51,18 +55,20 @@ pub fn completeness(text: &str) -> Completeness {
     // its `catch` is incomplete by the parser's rule below.) A closer of the wrong
     // kind or with nothing open ends the input: the error is reported, not carried
     // into the lines after it.
-    match brackets(text) {
+    // The text is read once for the brackets, where the code ends and what kind of
+    // input it is (the `repl` fuzz target classifies every line's prefix).
+    match brackets_of(&lexed.toks) {
         Brackets::Open(_) => return Completeness::Incomplete,
         Brackets::Stray(_) | Brackets::Mismatch => return Completeness::Complete,
         Brackets::Balanced => {}
     }
     // Where the user's code ends: after its last token, so that a comment after it
     // (`from x in xs -- all`, or a line of comment alone) is not taken for more code.
-    let code_end = code_end(text);
+    let code_end = code_end_of(&lexed.toks);
     if code_end == 0 {
         return Completeness::Complete;
     }
-    let (module, diags, offset) = parse_input(text);
+    let (module, diags, offset) = parse_as(text, declaration(&lexed.toks));
     // An error where the user's code ends means the parser wanted more.
     let at_end = |d: &crate::Diagnostic| d.span.lo as usize >= offset + code_end;
     if let Some(first) = diags.iter().min_by_key(|d| d.span.lo) {
@@ -118,10 +124,12 @@ pub fn error_before_end(text: &str) -> bool {
 /// Where the code of `text` ends: after its last token (a comment after it is not
 /// code), 0 for none.
 pub fn code_end(text: &str) -> usize {
-    let lexed = tokenize(text, FileId(0), 0, 0, Mode::File);
-    lexed
-        .toks
-        .iter()
+    code_end_of(&tokenize(text, FileId(0), 0, 0, Mode::File).toks)
+}
+
+/// [`code_end`], of the text's tokens.
+fn code_end_of(toks: &[Spanned]) -> usize {
+    toks.iter()
         .filter(|t| t.0 != t.2)
         .map(|t| t.2)
         .max()
@@ -143,9 +151,12 @@ enum Brackets {
 }
 
 fn brackets(text: &str) -> Brackets {
-    let lexed = tokenize(text, FileId(0), 0, 0, Mode::File);
+    brackets_of(&tokenize(text, FileId(0), 0, 0, Mode::File).toks)
+}
+
+fn brackets_of(toks: &[Spanned]) -> Brackets {
     let mut open: Vec<Bracket> = Vec::new();
-    for (lo, tok, hi) in &lexed.toks {
+    for (lo, tok, hi) in toks {
         let (opens, closes) = match tok {
             Tok::LParen => ("(", None),
             Tok::LBracket => ("[", None),
@@ -175,7 +186,12 @@ fn brackets(text: &str) -> Brackets {
 /// wrapper): the module, its diagnostics, and where the user's text starts in what
 /// was parsed.
 fn parse_input(text: &str) -> (ast::Module, Vec<crate::Diagnostic>, usize) {
-    if is_declaration(text) {
+    parse_as(text, is_declaration(text))
+}
+
+/// [`parse_input`], knowing whether the text is a declaration.
+fn parse_as(text: &str, declaration: bool) -> (ast::Module, Vec<crate::Diagnostic>, usize) {
+    if declaration {
         let (m, d) = crate::parse(text, FileId(0));
         (m, d, 0)
     } else {
