@@ -16,9 +16,9 @@ use crate::program;
 use crate::render::{report_trap, Tally};
 
 /// Program output: buffered, and shared with the hook that flushes it before the
-/// program waits for a durable commit. The flag is raised when a trap has ended the
-/// program: its last flush then reports a closed pipe instead of ending the process,
-/// so the trap is still reported (and decides the status).
+/// program waits for a durable commit. The flag is raised when the program has ended:
+/// its last flush then reports a closed pipe instead of ending the process, so the
+/// ending still decides the status (a trap, `exit(n)`, a lost change's 74).
 #[derive(Clone)]
 pub(crate) struct SharedStdout(Rc<RefCell<BufWriter<Stdout>>>, Rc<Cell<bool>>);
 
@@ -38,8 +38,9 @@ impl SharedStdout {
     /// -1`) ends here, quietly and with status 0, as Unix filters do. Every change
     /// committed before stays; a transaction still open is dropped, as if the process
     /// had been killed (LANGUAGE.md §8: only committed changes are durable). Not once
-    /// a trap has ended the program (`print("a")` then a trap, into `| true`): the
-    /// output buffered before it is lost, but the trap happened and is reported.
+    /// the program has ended (`print("a")` then a trap, into `| true`): the output
+    /// buffered before is lost, but the trap happened and is reported, and a status
+    /// the program chose or a lost change's 74 stands (helper-69).
     fn end_on_closed_pipe<T>(&self, res: std::io::Result<T>) -> std::io::Result<T> {
         if let Err(e) = &res {
             if e.kind() == std::io::ErrorKind::BrokenPipe && !self.1.get() {
@@ -147,7 +148,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
         64 * 1024
     };
     let stdout = SharedStdout::new(capacity);
-    let trapped = stdout.1.clone();
+    let ended = stdout.1.clone();
     let host = Host {
         out: Box::new(stdout.clone()),
         err: Box::new(ProgramStderr(stdout.clone())),
@@ -170,9 +171,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
             let _ = flush_out.flush();
         })),
         interrupt: None,
-        ended: Some(Box::new(move |res| {
-            trapped.set(matches!(res, RunResult::Trap { .. }));
-        })),
+        ended: Some(Box::new(move |_| ended.set(true))),
     };
     let started = wo_vm::run_with(&program.image, &natives, args, host, options);
     let started = match started {

@@ -817,6 +817,22 @@ fn a_trap_is_reported_though_the_stdout_reader_left() {
         stderr.starts_with("trap BOUNDS: index 5 out of range for list of length 2\n"),
         "the trap is reported, and nothing about the reader that left: {stderr}"
     );
+    // So does a status the program chose (helper-69: 3 became 0).
+    write(
+        &dir,
+        "q.wo",
+        "fn main() -> Int {\n  print(\"a\")\n  return 3\n}\n",
+    );
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = common::wo()
+        .current_dir(&dir)
+        .args(["run", "q.wo"])
+        .stdout(writer)
+        .output()
+        .expect("wo runs");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
 /// Issue 11 item 14: a reader that closes the pipe (`wo run p.wo | head -1`) ends the

@@ -670,6 +670,33 @@ fn a_burst_of_edits_is_published_once_they_pause() {
     c.stop();
 }
 
+/// Questions do not hold diagnostics back: the pause is measured from the last edit
+/// (helper-69: a hover every 50 ms kept them back until the hovers stopped). The
+/// hovers below span at least 580 ms of the server's clock, answered one after
+/// another, so the diagnostics of the open must come before the last answer.
+#[test]
+fn hovers_do_not_hold_diagnostics_back() {
+    let dir = scratch("hovers");
+    let path = dir.join("app.wo");
+    let broken = APP.replace("LIMIT", "LIMT");
+    std::fs::write(&path, &broken).expect("write app.wo");
+    let uri = uri_of(&path);
+    let mut c = Client::start();
+    c.open(&uri, &broken);
+    for _ in 0..30 {
+        std::thread::sleep(Duration::from_millis(20));
+        c.hover(&uri, (0, 0));
+    }
+    assert!(
+        c.notifications.iter().any(|n| {
+            n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == uri
+        }),
+        "no diagnostics while questions came: {:?}",
+        c.notifications
+    );
+    c.stop();
+}
+
 /// A program of tests alone needs no `main`, in the editor as for `wo check`
 /// (helper-68: every such file showed "the program has no `fn main()`"); one with
 /// neither tests nor `main` still gets the error.

@@ -682,8 +682,9 @@ mod pty {
 
     /// Where the terminal has no line editing (`TERM=dumb`: Emacs's shell), the line
     /// editor reads in the terminal's own line mode, and Ctrl-C at the prompt reaches
-    /// wo as a signal: it must not stay raised to interrupt the next input, and a
-    /// second one at the prompt must not end the session (helper-68).
+    /// wo as a signal: it must not stay raised to interrupt the next input, even with
+    /// the line sent right after it (helper-69), and a second one at a prompt must not
+    /// end the session (helper-68).
     #[test]
     fn ctrl_c_at_the_prompt_of_a_dumb_terminal() {
         let dir = scratch("pty-dumb");
@@ -698,13 +699,15 @@ mod pty {
         s.exp_string("wo> ").expect("the prompt");
         s.send("1 +").unwrap();
         s.send_control('c').unwrap();
-        s.send_control('c').unwrap();
         line(
             &mut s,
             "print(\"after\" .. \"wards\")",
             "afterwards",
             "wo> ",
         );
+        // A second one, at the next prompt, is a first one again.
+        s.send_control('c').unwrap();
+        line(&mut s, "print(\"again\" .. \"!\")", "again!", "wo> ");
         // Ctrl-C still stops a running input (once it runs: its first line is out).
         line(
             &mut s,

@@ -311,6 +311,16 @@ fn merge(
     // fn(x) { … }`): the parser read its body's `}` as the function's end, so the
     // function's own `}` then comes where an item was expected. A cascade.
     let mut after_closure = false;
+    // Offsets of the newlines, found once: each error's line is a binary search, so
+    // many errors in a large input stay n log n (issue 13 H2).
+    let newlines: Vec<usize> = ctx
+        .src
+        .bytes()
+        .enumerate()
+        .filter_map(|(i, b)| (b == b'\n').then_some(i))
+        .collect();
+    // The line of the last reported syntax error.
+    let mut last_line: Option<usize> = None;
     for e in errs {
         if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
             // The input ended because the nesting guard cut it, not in the source.
@@ -352,13 +362,26 @@ fn merge(
         last_idx = Some(idx);
         // (Likewise a nested `fn helper() { … }`, indented in a function.)
         // (And a closure later on the error's line: `xs.map(fn(x) -> Int { … })`,
-        // whose error is at `map`.) It holds until that `}` comes: the errors of the
-        // closure's own line in between are cascades too, dropped below.
-        after_closure |= matches!(ctx.tok(Some(idx)), Some(Tok::Fn))
-            && (matches!(
-                ctx.tok(idx.checked_sub(1)),
-                Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
-            ) || indented(ctx, idx))
+        // whose error is at `map`.) It holds through the errors of the closure's own
+        // line, cascades too (dropped below), not past them: a parameter's `fn(Int)`
+        // leaves no `}` to absorb, and a stray `}` further on is an error of its own.
+        let line = ctx.line_of(&newlines, lo);
+        let kept = after_closure && last_line == Some(line);
+        last_line = Some(line);
+        // (Not a function type, `f: fn(Int) -> Int`: it has no body whose `}` could
+        // be taken for another's, and a stray `}` after it is an error of its own.)
+        let before = ctx.tok(idx.checked_sub(1));
+        // (Nor a parameter named `fn`: a closure's `fn` is followed by `(`, a nested
+        // function's by its name.)
+        let fn_type = matches!(before, Some(Tok::Colon | Tok::Arrow | Tok::Lt))
+            || !matches!(ctx.tok(Some(idx + 1)), Some(Tok::LParen | Tok::LId(_)));
+        after_closure = kept
+            || matches!(ctx.tok(Some(idx)), Some(Tok::Fn))
+                && !fn_type
+                && (matches!(
+                    before,
+                    Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
+                ) || indented(ctx, idx))
             || closure_later_on_line(ctx, idx);
         syntax.push(d);
     }
@@ -366,14 +389,6 @@ fn merge(
     all.extend(syntax.into_iter().map(|d| (false, d)));
     all.sort_by_key(|(_, d)| d.span.lo);
     let mut out: Vec<Diagnostic> = Vec::new();
-    // Offsets of the newlines, found once: each error's line is a binary search, so
-    // many errors in a large input stay n log n (issue 13 H2).
-    let newlines: Vec<usize> = ctx
-        .src
-        .bytes()
-        .enumerate()
-        .filter_map(|(i, b)| (b == b'\n').then_some(i))
-        .collect();
     let mut lines_with_errors: HashSet<usize> = HashSet::new();
     for (from_lexer, d) in all {
         let line = ctx.line_of(&newlines, d.span.lo as usize);
@@ -656,9 +671,13 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                         (Tok::Map, Some(Tok::Dot)) => d.with_note(
                             "functions are not values in wo, so there is no `map` method: transform a list with a query, `from x in xs select x * 2`, or a `for` loop",
                         ),
-                        (Tok::Fn, Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma)) => d.with_note(
-                            "functions are not values in wo: a parameter, field or variable cannot hold one; call the function where it is needed, or pass what selects it (a Text or Int) and branch on it",
-                        ),
+                        (Tok::Fn, Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma))
+                            if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LParen)) =>
+                        {
+                            d.with_note(
+                                "functions are not values in wo: a parameter, field or variable cannot hold one; call the function where it is needed, or pass what selects it (a Text or Int) and branch on it",
+                            )
+                        }
                         _ => d,
                     };
                 }
@@ -857,7 +876,6 @@ fn same_line_as_previous(ctx: &ErrCtx, i: usize) -> bool {
         .is_some_and(|between| !between.contains('\n'))
 }
 
-/// Whether the token at `i` does not start its line.
 /// Whether a closure (`fn` where a value goes) follows the token at `i` on its line.
 fn closure_later_on_line(ctx: &ErrCtx, i: usize) -> bool {
     let Some(start) = ctx.toks.get(i).map(|t| t.0) else {
@@ -878,6 +896,7 @@ fn closure_later_on_line(ctx: &ErrCtx, i: usize) -> bool {
         })
 }
 
+/// Whether the token at `i` does not start its line.
 fn indented(ctx: &ErrCtx, i: usize) -> bool {
     let Some(tok) = ctx.toks.get(i) else {
         return false;

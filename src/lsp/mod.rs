@@ -147,13 +147,22 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
     });
     send(&connection, Message::Response(Response::new_ok(id, result)))?;
     let mut world = World::new(enc);
+    // When the last notification came (an edit, an open, a save).
+    let mut last_edit = std::time::Instant::now();
     loop {
         // With stale programs, wait for the next message only a little: when none
         // comes for `PAUSE` (the typing paused), analyse them and publish their
         // diagnostics. (helper-68: taking only what was already waiting analysed after
         // every keystroke typed 30 ms apart.) Requests are answered as they come.
         let msg = if world.has_stale() {
-            match connection.receiver.recv_timeout(PAUSE) {
+            // Measured from the last edit, not the last message: questions (a hover
+            // every 50 ms as the mouse moves) do not hold diagnostics back (helper-69).
+            let wait = PAUSE.saturating_sub(last_edit.elapsed());
+            if wait.is_zero() {
+                publish(&connection, &mut world)?;
+                continue;
+            }
+            match connection.receiver.recv_timeout(wait) {
                 Ok(msg) => msg,
                 Err(e) if e.is_timeout() => {
                     publish(&connection, &mut world)?;
@@ -189,6 +198,7 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
                 if n.method == "exit" {
                     return Ok(Ended::Early("`exit` came"));
                 }
+                last_edit = std::time::Instant::now();
                 if let Some(closed) = notify(&mut world, n) {
                     // An editor keeps what was published for a closed document
                     // until it is replaced.

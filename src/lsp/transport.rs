@@ -150,8 +150,6 @@ pub fn serve_on(
     (server, Threads { reader, writer })
 }
 
-/// Whether a read error left the stream in step: the frame's body was read whole,
-/// but it is not UTF-8 or not a JSON-RPC message (`lsp-server`'s words for these).
 /// Why a message that parsed cannot be served, if it cannot (helper-68: these went
 /// unanswered and unmentioned). `lsp-server` reads a message with an `id` but no
 /// `method` text (`"method": 5`) as a response, and one whose `id` is neither a
@@ -183,6 +181,8 @@ fn unanswerable(msg: &Message) -> Option<String> {
     }
 }
 
+/// Whether a read error left the stream in step: the frame's body was read whole,
+/// but it is not UTF-8 or not a JSON-RPC message (`lsp-server`'s words for these).
 fn skippable(e: &io::Error) -> bool {
     let text = e.to_string();
     e.kind() == io::ErrorKind::InvalidData

@@ -113,41 +113,37 @@ fn history_path() -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".wo_history"))
 }
 
-/// Whether the session waits at its prompt for a line (no input runs).
+/// Whether the line editor waits at its prompt for a line (no input runs).
 static AT_PROMPT: AtomicBool = AtomicBool::new(false);
 
-/// Ctrl-C, handled on a thread of its own (the signal only wakes it): at the prompt
-/// it is left to the line editor, which drops the line (or, where the terminal has no
-/// line editing, `TERM=dumb`, to the terminal, which does the same); while an input
-/// runs it raises `flag`, or ends the process (130) if it is raised already.
-/// (helper-68: with `TERM=dumb` a Ctrl-C at the prompt stayed raised and interrupted
-/// the next input, and a second one ended the session.)
+/// Ctrl-C. In the signal handler itself (so the decision is the signal's moment's):
+/// the second Ctrl-C before the VM noticed the first ends the process (130); the
+/// first raises `flag`, which stops the running input. At the prompt the line editor
+/// drops the line, as a key in its raw mode; where the terminal has no line editing
+/// (`TERM=dumb`, as in Emacs's shell) the terminal drops it and sends the signal, and
+/// then it must not stop the next input nor count as a first Ctrl-C (helper-68): a
+/// thread woken by the signal lowers `flag` if the prompt still waits, and the REPL
+/// lowers it when the prompt's line comes (a Ctrl-C just before it was the prompt's).
 fn handle_interrupts(flag: &Arc<AtomicBool>) {
-    let mut signals = match signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) {
-        Ok(s) => s,
-        Err(e) => {
-            say!("wo: warning: Ctrl-C will end the session: {e}");
-            return;
-        }
+    use signal_hook::consts::SIGINT;
+    let first = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone());
+    let then = signal_hook::flag::register(SIGINT, flag.clone());
+    if let Err(e) = first.and(then) {
+        say!("wo: warning: Ctrl-C will end the session: {e}");
+    }
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT]) else {
+        return;
     };
     let flag = flag.clone();
-    let spawned = std::thread::Builder::new()
+    let _ = std::thread::Builder::new()
         .name("wo-ctrl-c".into())
         .spawn(move || {
             for _ in signals.forever() {
                 if AT_PROMPT.load(Ordering::SeqCst) {
-                    continue;
-                }
-                if flag.swap(true, Ordering::SeqCst) {
-                    // A second Ctrl-C before the VM noticed the first: a native
-                    // call that does not return.
-                    std::process::exit(130);
+                    flag.store(false, Ordering::SeqCst);
                 }
             }
         });
-    if let Err(e) = spawned {
-        say!("wo: warning: Ctrl-C may not stop a running input: {e}");
-    }
 }
 
 struct Repl {
@@ -333,9 +329,14 @@ impl Repl {
         if let Some(line) = self.queued.pop_front() {
             return Ok(Read::Line(line));
         }
-        AT_PROMPT.store(true, Ordering::SeqCst);
+        let editor = matches!(self.reader, Reader::Editor(..));
+        AT_PROMPT.store(editor, Ordering::SeqCst);
         let read = self.reader.read(prompt);
-        AT_PROMPT.store(false, Ordering::SeqCst);
+        if editor {
+            // A Ctrl-C the thread has not seen yet came at the prompt too.
+            self.session.interrupt.store(false, Ordering::SeqCst);
+            AT_PROMPT.store(false, Ordering::SeqCst);
+        }
         let read = read?;
         let Read::Line(text) = read else {
             return Ok(read);

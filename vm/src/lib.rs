@@ -129,8 +129,8 @@ pub struct RunOptions {
     /// `wo test`'s time limit.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Called once the program has ended, before its output is flushed for the last
-    /// time: `wo run` learns there whether a trap ended it (then a reader that left
-    /// does not turn the trap's report into a quiet exit).
+    /// time: `wo run` learns there that the ending stands (a reader that left does not
+    /// turn a trap's report or a status into a quiet exit with 0).
     pub ended: Option<Ended>,
 }
 
@@ -184,6 +184,8 @@ pub fn run_with(
     // Output that cannot be written when the program ends is an IO failure like a
     // `print` that fails (LANGUAGE.md §11), not a silent loss.
     Ok(match (res, flushed) {
+        // The reader left (`| head -1`): what the program chose stands.
+        (res @ RunResult::Exit(_), Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => res,
         (RunResult::Exit(_), Err(e)) => RunResult::Trap {
             trap: Trap::new(TrapKind::Io, format!("cannot write to stdout: {e}")),
             stack: Vec::new(),

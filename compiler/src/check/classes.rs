@@ -117,9 +117,10 @@ impl<'a> Checker<'a> {
                     format!("a value of type {t} has no field `{}`", name.name),
                 );
                 if is_map {
-                    // `m.size`: the builtin first (helper-67), then the key.
-                    if let Some(b) = builtin::habit(&name.name) {
-                        d = d.with_note(format!("`{b}` is a function: write `{b}(m)`"));
+                    // `m.size`: the builtin first (helper-67), then the key. (Only `len`:
+                    // the other habits, `m.add`, `m.find`, name no builtin of maps.)
+                    if builtin::habit(&name.name) == Some("len") {
+                        d = d.with_note("`len` is a function: write `len(m)`");
                     }
                     d = d.with_note(format!(
                         "a map's values are reached by key: `m[\"{}\"]`",

@@ -149,6 +149,16 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn cond(&mut self, e: &ast::Expr) -> Expr {
+        self.condition(e, false)
+    }
+
+    /// An operand of `and` / `or`: a condition, with a note for Lua's and Python's
+    /// `x or d` (a default) when it may be nil.
+    pub(super) fn logic_operand(&mut self, e: &ast::Expr) -> Expr {
+        self.condition(e, true)
+    }
+
+    fn condition(&mut self, e: &ast::Expr, operand: bool) -> Expr {
         let c = self.expr(e, Some(&Ty::Bool));
         if !assignable(&c.ty, &Ty::Bool) || c.ty.is_nullable() {
             let t = self.tyname(&c.ty);
@@ -158,7 +168,7 @@ impl<'a> Checker<'a> {
                 format!("a condition must be `Bool`, found {t}"),
             );
             // Lua's and Python's `x or d` for a default (helper-67).
-            if c.ty.is_nullable() && c.ty.strip() != &Ty::Bool {
+            if operand && c.ty.is_nullable() && c.ty.strip() != &Ty::Bool {
                 d = d.with_note(
                     "a default for a value that may be nil is given with `??`: `x ?? d`",
                 );

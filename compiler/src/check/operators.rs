@@ -180,10 +180,10 @@ impl<'a> Checker<'a> {
         rhs: &ast::Expr,
         span: Span,
     ) -> Expr {
-        let l = self.cond(lhs);
+        let l = self.logic_operand(lhs);
         let (tf, ff) = self.facts(lhs);
         let facts = if op == ast::BinOp::And { tf } else { ff };
-        let r = self.with_facts(&facts, |c| c.cond(rhs));
+        let r = self.with_facts(&facts, |c| c.logic_operand(rhs));
         let bop = if op == ast::BinOp::And {
             BinOp::And
         } else {
