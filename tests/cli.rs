@@ -798,41 +798,38 @@ fn first_line_then_close(mut cmd: std::process::Command) -> (String, Option<i32>
 #[test]
 fn a_trap_is_reported_though_the_stdout_reader_left() {
     let dir = scratch_dir("closed-pipe-trap");
-    write(
-        &dir,
+    // Runs `src` with stdout a pipe whose reader has left: its status and stderr.
+    let run = |name: &str, src: &str| {
+        write(&dir, name, src);
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = common::wo()
+            .current_dir(&dir)
+            .args(["run", name])
+            .stdout(writer)
+            .output()
+            .expect("wo runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (status, stderr) = run(
         "p.wo",
         "fn main() {\n  print(\"a\")\n  let xs = [1, 2]\n  print(xs[5])\n}\n",
     );
-    let (reader, writer) = std::io::pipe().expect("a pipe");
-    drop(reader);
-    let out = common::wo()
-        .current_dir(&dir)
-        .args(["run", "p.wo"])
-        .stdout(writer)
-        .output()
-        .expect("wo runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(70), "stderr: {stderr}");
+    assert_eq!(status, Some(70), "stderr: {stderr}");
     assert!(
         stderr.starts_with("trap BOUNDS: index 5 out of range for list of length 2\n"),
         "the trap is reported, and nothing about the reader that left: {stderr}"
     );
     // So does a status the program chose (helper-69: 3 became 0).
-    write(
-        &dir,
+    let (status, stderr) = run(
         "q.wo",
         "fn main() -> Int {\n  print(\"a\")\n  return 3\n}\n",
     );
-    let (reader, writer) = std::io::pipe().expect("a pipe");
-    drop(reader);
-    let out = common::wo()
-        .current_dir(&dir)
-        .args(["run", "q.wo"])
-        .stdout(writer)
-        .output()
-        .expect("wo runs");
-    assert_eq!(out.status.code(), Some(3), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(status, Some(3), "stderr: {stderr}");
+    assert_eq!(stderr, "");
 }
 
 /// Issue 11 item 14: a reader that closes the pipe (`wo run p.wo | head -1`) ends the

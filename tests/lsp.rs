@@ -808,7 +808,8 @@ fn an_unknown_method_is_an_error_response_and_the_server_goes_on() {
 #[test]
 fn a_message_that_is_not_json_is_skipped_with_a_notice_and_the_server_goes_on() {
     let (mut c, uri) = open_app("malformed");
-    for body in ["{not json", "{\"jsonrpc\": \"2.0\", \"neither\": 1}"] {
+    // What the server shows after `body`: an error, saying `says`.
+    let skipped = |c: &mut Client, body: &str, says: &str| {
         write!(c.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
         c.stdin.flush().expect("flush");
         let shown = loop {
@@ -820,36 +821,28 @@ fn a_message_that_is_not_json_is_skipped_with_a_notice_and_the_server_goes_on() 
         };
         assert_eq!(shown["params"]["type"], json!(1), "an error: {shown}");
         let text = shown["params"]["message"].as_str().unwrap_or_default();
-        assert!(text.contains("malformed LSP payload"), "{shown}");
+        assert!(text.contains(says), "{body}: {shown}");
+    };
+    for body in ["{not json", "{\"jsonrpc\": \"2.0\", \"neither\": 1}"] {
+        skipped(&mut c, body, "malformed LSP payload");
     }
     // JSON-RPC that cannot be served (helper-68: these went unanswered and unmentioned):
     // a `method` that is not a text, an `id` that is neither a number nor a text.
-    for (body, says) in [
-        (
-            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":5}",
-            "a message with the id 4 and no `method` text reads as a response",
-        ),
-        (
-            "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"shutdown\"}",
-            "`shutdown` is a request, but came without an id that is a number or a text",
-        ),
-        (
-            "{\"jsonrpc\":\"2.0\",\"id\":3.5,\"method\":\"textDocument/hover\"}",
-            "`textDocument/hover` is a request",
-        ),
-    ] {
-        write!(c.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
-        c.stdin.flush().expect("flush");
-        let shown = loop {
-            let v = c.recv();
-            if v["method"] == "window/showMessage" {
-                break v;
-            }
-            c.notifications.push(v);
-        };
-        let text = shown["params"]["message"].as_str().unwrap_or_default();
-        assert!(text.contains(says), "{body}: {shown}");
-    }
+    skipped(
+        &mut c,
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":5}",
+        "a message with the id 4 and no `method` text reads as a response",
+    );
+    skipped(
+        &mut c,
+        "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"shutdown\"}",
+        "`shutdown` is a request, but came without an id that is a number or a text",
+    );
+    skipped(
+        &mut c,
+        "{\"jsonrpc\":\"2.0\",\"id\":3.5,\"method\":\"textDocument/hover\"}",
+        "`textDocument/hover` is a request",
+    );
     // A body that is not UTF-8 is skipped too.
     let bytes: &[u8] = b"Content-Length: 3\r\n\r\n\xff\xfe\x00";
     c.stdin.write_all(bytes).expect("write");

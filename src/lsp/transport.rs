@@ -105,15 +105,23 @@ pub fn serve_on(
     // The reader also speaks to the client (about a message it skipped).
     let to_client = server.sender.clone();
     let reader = std::thread::spawn(move || loop {
-        let msg = match Message::read(&mut input) {
-            Ok(Some(msg)) => msg,
+        let skipped = match Message::read(&mut input) {
+            Ok(Some(msg)) => match unanswerable(&msg) {
+                None => Ok(msg),
+                Some(why) => Err(why),
+            },
             Ok(None) => return Ok(()),
-            Err(e) if skippable(&e) => {
+            Err(e) if skippable(&e) => Err(e.to_string()),
+            Err(e) => return Err(e),
+        };
+        let msg = match skipped {
+            Ok(msg) => msg,
+            Err(why) => {
                 let n = Notification::new(
                     ShowMessage::METHOD.to_string(),
                     ShowMessageParams {
                         typ: MessageType::ERROR,
-                        message: format!("wo lsp: a message was skipped: {e}"),
+                        message: format!("wo lsp: a message was skipped: {why}"),
                     },
                 );
                 if to_client.send(Message::Notification(n)).is_err() {
@@ -121,21 +129,7 @@ pub fn serve_on(
                 }
                 continue;
             }
-            Err(e) => return Err(e),
         };
-        if let Some(why) = unanswerable(&msg) {
-            let n = Notification::new(
-                ShowMessage::METHOD.to_string(),
-                ShowMessageParams {
-                    typ: MessageType::ERROR,
-                    message: format!("wo lsp: a message was skipped: {why}"),
-                },
-            );
-            if to_client.send(Message::Notification(n)).is_err() {
-                return Ok(());
-            }
-            continue;
-        }
         let is_exit = matches!(&msg, Message::Notification(n) if n.method == "exit");
         if to_server.send(msg).is_err() || is_exit {
             return Ok(());
