@@ -66,7 +66,11 @@ impl Write for ProgramStderr {
         // write or when the program ends, so this line still reaches stderr.
         let _ = self.0 .0.borrow_mut().flush();
         let res = std::io::stderr().write(buf);
-        if matches!(&res, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) && same_pipe() {
+        // (Not once the program has ended: its status stands, as for stdout.)
+        if matches!(&res, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+            && same_pipe()
+            && !self.0 .1.get()
+        {
             std::process::exit(0);
         }
         res
@@ -171,7 +175,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
             let _ = flush_out.flush();
         })),
         interrupt: None,
-        ended: Some(Box::new(move |_| ended.set(true))),
+        ended: Some(Box::new(move || ended.set(true))),
     };
     let started = wo_vm::run_with(&program.image, &natives, args, host, options);
     let started = match started {

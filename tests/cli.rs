@@ -798,22 +798,24 @@ fn first_line_then_close(mut cmd: std::process::Command) -> (String, Option<i32>
 #[test]
 fn a_trap_is_reported_though_the_stdout_reader_left() {
     let dir = scratch_dir("closed-pipe-trap");
-    // Runs `src` with stdout a pipe whose reader has left: its status and stderr.
-    let run = |name: &str, src: &str| {
+    // Runs `src` with stdout a pipe whose reader has left (stderr too, with `both`):
+    // its status and stderr.
+    let run_into = |name: &str, src: &str, both: bool| {
         write(&dir, name, src);
         let (reader, writer) = std::io::pipe().expect("a pipe");
         drop(reader);
-        let out = common::wo()
-            .current_dir(&dir)
-            .args(["run", name])
-            .stdout(writer)
-            .output()
-            .expect("wo runs");
+        let mut cmd = common::wo();
+        cmd.current_dir(&dir).args(["run", name]);
+        if both {
+            cmd.stderr(writer.try_clone().expect("a second end"));
+        }
+        let out = cmd.stdout(writer).output().expect("wo runs");
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
+    let run = |name: &str, src: &str| run_into(name, src, false);
     let (status, stderr) = run(
         "p.wo",
         "fn main() {\n  print(\"a\")\n  let xs = [1, 2]\n  print(xs[5])\n}\n",
@@ -830,6 +832,14 @@ fn a_trap_is_reported_though_the_stdout_reader_left() {
     );
     assert_eq!(status, Some(3), "stderr: {stderr}");
     assert_eq!(stderr, "");
+    // And with stderr that same pipe (`2>&1 | head`), whose note on a task never
+    // joined is written after the program ended (helper-70: 3 became 0).
+    let (status, _) = run_into(
+        "r.wo",
+        "fn boom() {\n  let xs = [1]\n  print(xs[3])\n}\n\nfn main() {\n  let t = spawn boom()\n  yield()\n  print(\"a\")\n  exit(3)\n}\n",
+        true,
+    );
+    assert_eq!(status, Some(3));
 }
 
 /// Issue 11 item 14: a reader that closes the pipe (`wo run p.wo | head -1`) ends the

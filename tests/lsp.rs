@@ -671,7 +671,8 @@ fn a_burst_of_edits_is_published_once_they_pause() {
 }
 
 /// Questions do not hold diagnostics back: the pause is measured from the last edit
-/// (helper-69: a hover every 50 ms kept them back until the hovers stopped). The
+/// (helper-69: a hover every 50 ms kept them back until the hovers stopped; helper-70:
+/// so did `$/cancelRequest`). The
 /// hovers below span at least 580 ms of the server's clock, answered one after
 /// another, so the diagnostics of the open must come before the last answer.
 #[test]
@@ -685,6 +686,8 @@ fn hovers_do_not_hold_diagnostics_back() {
     c.open(&uri, &broken);
     for _ in 0..30 {
         std::thread::sleep(Duration::from_millis(20));
+        // (A client cancels a hover as the mouse moves on: helper-70.)
+        c.notify("$/cancelRequest", json!({ "id": 999 }));
         c.hover(&uri, (0, 0));
     }
     assert!(

@@ -227,6 +227,10 @@ pub enum Tok {
     /// A marker put before the tokens of an interpolation so the one grammar can
     /// parse a lone expression.
     Interp,
+    /// What a second reading puts in the place of a block written after `catch (e)`
+    /// in the expression form, once its error is reported (`parser::catch_blocks`):
+    /// an expression the checker says nothing more of.
+    Skipped,
 }
 
 /// The keywords of LANGUAGE.md §2, each the [`Tok::keyword`] spelling of one token

@@ -47,8 +47,9 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         toks: &lexed.toks,
         mode: Mode::File,
         depths: std::cell::OnceCell::new(),
+        braces: std::cell::OnceCell::new(),
     };
-    let mut braces = to_drop(&lexed.toks, &errs);
+    let (mut braces, mut blocks) = to_drop(&lexed.toks, &errs);
     let mut diags = merge(&ctx, lexed.diags.clone(), errs, lexed.cut);
     // `fn main()` or `if x > 2` with its `{` on the next line (a habit of C# and
     // Allman style): each is reported once, then the file is read again with the `{`
@@ -60,17 +61,23 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     let mut reported: Vec<Diagnostic> = lexed.diags.clone();
     let mut toks = lexed.toks.clone();
     let mut budget = BRACE_TOKEN_BUDGET;
-    while !braces.is_empty() && budget >= toks.len() {
+    while !(braces.is_empty() && blocks.is_empty()) && budget >= toks.len() {
         budget -= toks.len();
-        let at: HashSet<usize> = braces.iter().map(|&i| toks[i].0).collect();
+        let at: HashSet<usize> = braces
+            .iter()
+            .chain(blocks.iter().map(|(open, _)| open))
+            .map(|&i| toks[i].0)
+            .collect();
         reported.extend(
             diags
                 .iter()
                 .filter(|d| at.contains(&(d.span.lo as usize)))
                 .cloned(),
         );
-        // `braces` is sorted: one walk drops them.
+        // `braces` is sorted: one walk drops them, and puts a `Skipped` token in the
+        // place of each block's `{` (spanning the block).
         let mut next = braces.iter().peekable();
+        let ends: std::collections::HashMap<usize, usize> = blocks.iter().copied().collect();
         toks = toks
             .into_iter()
             .enumerate()
@@ -82,16 +89,20 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
                     true
                 }
             })
-            .map(|(_, t)| t)
+            .map(|(i, t)| match ends.get(&i) {
+                Some(&hi) => (t.0, Tok::Skipped, hi),
+                None => t,
+            })
             .collect();
         let (again, errs) = run(&toks, file);
         let ctx = ErrCtx {
             toks: &toks,
             depths: std::cell::OnceCell::new(),
+            braces: std::cell::OnceCell::new(),
             ..ctx
         };
         top = again;
-        braces = to_drop(&toks, &errs);
+        (braces, blocks) = to_drop(&toks, &errs);
         diags = merge(&ctx, reported.clone(), errs, lexed.cut);
     }
     let items = match top {
@@ -111,15 +122,23 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
 /// their function): 32 readings of a file of 60,000 tokens, fewer of a larger one.
 const BRACE_TOKEN_BUDGET: usize = 2_000_000;
 
-/// The tokens the next reading leaves out, sorted: the `{` of headers on the line
-/// after them ([`braces_on_the_next_line`]), and the statements written after
-/// `catch (e)` in the expression form ([`catch_blocks`]).
-fn to_drop(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
+/// What the next reading changes: the tokens it leaves out, sorted (the `{` of
+/// headers on the line after them, [`braces_on_the_next_line`]; the inside of each
+/// block of [`catch_blocks`]), and the blocks whose `{` it replaces with one
+/// `Skipped` token (its index and where the block ends).
+fn to_drop(toks: &[Spanned], errs: &[Error]) -> (Vec<usize>, Vec<(usize, usize)>) {
     let mut out = braces_on_the_next_line(toks, errs);
-    out.extend(catch_blocks(toks, errs));
+    let blocks = catch_blocks(toks, errs);
+    for &(open, close) in &blocks {
+        out.extend(open + 1..=close);
+    }
     out.sort_unstable();
     out.dedup();
-    out
+    let ends = blocks
+        .iter()
+        .map(|&(open, close)| (open, toks[close].2))
+        .collect();
+    (out, ends)
 }
 
 /// `let r = try f() catch (e) { print(e.message); 0 }`: after `catch (e)` the
@@ -127,9 +146,11 @@ fn to_drop(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
 /// parser lost count of the braces at the first statement (it took the block's `}`
 /// for the enclosing block's, and what followed, a `break` in a loop, a function's
 /// `}`, was misread: helper-66). The error there is reported, with its hint; the next
-/// reading leaves the whole `{ … }` out, so the statement is one error and the rest of
-/// the file reads as written.
-fn catch_blocks(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
+/// reading puts one `Skipped` token (an expression the checker says nothing of) in the
+/// place of the whole `{ … }`, so the statement is one error and the rest of the file
+/// reads as written. The blocks, as the indexes of their `{` and `}`.
+fn catch_blocks(toks: &[Spanned], errs: &[Error]) -> Vec<(usize, usize)> {
+    let mut braces: Option<Braces> = None;
     let mut out = Vec::new();
     for e in errs {
         let ParseError::UnrecognizedToken {
@@ -139,58 +160,102 @@ fn catch_blocks(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
         else {
             continue;
         };
-        if !expected.iter().any(|x| x == "\":\"") {
-            continue;
-        }
         let i = toks.partition_point(|t| t.0 < *lo);
-        let Some(open) = open_catch_brace(toks, i) else {
+        let b = braces.get_or_insert_with(|| Braces::of(toks));
+        let expects_colon = expected.iter().any(|x| x == "\":\"");
+        let Some(open) = b.catch_block_misread(toks, i, expects_colon) else {
             continue;
         };
-        let mut depth = 0usize;
-        let close = toks.iter().enumerate().skip(open).find_map(|(j, t)| {
+        if let Some(close) = b.close[open] {
+            out.push((open, close));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    // A block inside another one that is left out goes with it.
+    let mut outer_end = None;
+    out.retain(|&(open, close)| {
+        if outer_end.is_some_and(|end| open < end) {
+            return false;
+        }
+        outer_end = Some(close);
+        true
+    });
+    out
+}
+
+/// The braces of a reading's tokens, matched once (a hint may ask at every error of
+/// a file of many, which must stay linear: issue 13 H2).
+struct Braces {
+    /// For each token, the innermost `{` open before it (its index).
+    inner: Vec<Option<usize>>,
+    /// For each `{`, the index of its `}` (none for other tokens, or when unclosed).
+    close: Vec<Option<usize>>,
+}
+
+impl Braces {
+    fn of(toks: &[Spanned]) -> Braces {
+        let mut inner = Vec::with_capacity(toks.len());
+        let mut close = vec![None; toks.len()];
+        let mut open: Vec<usize> = Vec::new();
+        for (i, t) in toks.iter().enumerate() {
+            inner.push(open.last().copied());
             match t.1 {
-                Tok::LBrace => depth += 1,
+                Tok::LBrace => open.push(i),
                 Tok::RBrace => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(j);
+                    if let Some(o) = open.pop() {
+                        close[o] = Some(i);
                     }
                 }
                 _ => {}
             }
-            None
-        });
-        if let Some(close) = close {
-            out.extend(open..=close);
         }
+        Braces { inner, close }
     }
-    out
-}
 
-/// The `{` right after `catch (e)` that the token at `i` is inside, if it is.
-fn open_catch_brace(toks: &[Spanned], i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for j in (0..i.min(toks.len())).rev() {
-        match toks[j].1 {
-            Tok::RBrace => depth += 1,
-            Tok::LBrace if depth > 0 => depth -= 1,
-            Tok::LBrace => {
-                let at = |back: usize| j.checked_sub(back).and_then(|k| toks.get(k)).map(|t| &t.1);
-                return matches!(
-                    (at(1), at(2), at(3), at(4)),
-                    (
-                        Some(Tok::RParen),
-                        Some(Tok::LId(_)),
-                        Some(Tok::LParen),
-                        Some(Tok::Catch)
-                    )
-                )
-                .then_some(j);
-            }
-            _ => {}
-        }
+    /// The `{` right after `catch (e)` in the expression form that the token at `i`
+    /// is inside, when the error there shows a block of statements was meant: the
+    /// parser wanted the `:` of a map entry (`{ print("x"); 0 }`), or the braces
+    /// begin with a statement's keyword (`{ let y = 1 … }`).
+    fn catch_block_misread(
+        &self,
+        toks: &[Spanned],
+        i: usize,
+        expects_colon: bool,
+    ) -> Option<usize> {
+        let open = (*self.inner.get(i)?)?;
+        let at = |back: usize| {
+            open.checked_sub(back)
+                .and_then(|k| toks.get(k))
+                .map(|t| &t.1)
+        };
+        let after_catch = matches!(
+            (at(1), at(2), at(3), at(4)),
+            (
+                Some(Tok::RParen),
+                Some(Tok::LId(_)),
+                Some(Tok::LParen),
+                Some(Tok::Catch)
+            )
+        );
+        let statement = matches!(
+            toks.get(open + 1).map(|t| &t.1),
+            Some(
+                Tok::Let
+                    | Tok::For
+                    | Tok::While
+                    | Tok::If
+                    | Tok::Return
+                    | Tok::Break
+                    | Tok::Continue
+                    | Tok::Insert
+                    | Tok::Delete
+                    | Tok::Transaction
+                    | Tok::TryBlock
+            )
+        );
+        (after_catch && (expects_colon || statement)).then_some(open)
     }
-    None
 }
 
 /// The automatic `;` (at a line break) that an error was reported on, where the next
@@ -258,6 +323,7 @@ pub(crate) fn parse_interp(
         toks: &lexed.toks,
         mode: Mode::Interp,
         depths: std::cell::OnceCell::new(),
+        braces: std::cell::OnceCell::new(),
     };
     let diags = merge(&ctx, lexed.diags, errs, lexed.cut);
     let expr = match top {
@@ -319,8 +385,6 @@ fn merge(
         .enumerate()
         .filter_map(|(i, b)| (b == b'\n').then_some(i))
         .collect();
-    // The line of the last reported syntax error.
-    let mut last_line: Option<usize> = None;
     for e in errs {
         if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
             // The input ended because the nesting guard cut it, not in the source.
@@ -362,20 +426,22 @@ fn merge(
         last_idx = Some(idx);
         // (Likewise a nested `fn helper() { … }`, indented in a function.)
         // (And a closure later on the error's line: `xs.map(fn(x) -> Int { … })`,
-        // whose error is at `map`.) It holds through the errors of the closure's own
-        // line, cascades too (dropped below), not past them: a parameter's `fn(Int)`
-        // leaves no `}` to absorb, and a stray `}` further on is an error of its own.
-        let line = ctx.line_of(&newlines, lo);
-        let kept = after_closure && last_line == Some(line);
-        last_line = Some(line);
+        // whose error is at `map`.) It holds until that `}` comes: the errors in the
+        // closure's body in between do not end it (helper-70).
         // (Not a function type, `f: fn(Int) -> Int`: it has no body whose `}` could
         // be taken for another's, and a stray `}` after it is an error of its own.)
         let before = ctx.tok(idx.checked_sub(1));
         // (Nor a parameter named `fn`: a closure's `fn` is followed by `(`, a nested
         // function's by its name.)
+        // A function type's parameters are types (`map<Text, fn(Int) -> Int>`), a
+        // closure's are names.
         let fn_type = matches!(before, Some(Tok::Colon | Tok::Arrow | Tok::Lt))
-            || !matches!(ctx.tok(Some(idx + 1)), Some(Tok::LParen | Tok::LId(_)));
-        after_closure = kept
+            || !matches!(ctx.tok(Some(idx + 1)), Some(Tok::LParen | Tok::LId(_)))
+            || matches!(
+                ctx.tok(Some(idx + 2)),
+                Some(Tok::UId(_) | Tok::Multi | Tok::Map | Tok::Question | Tok::Fn)
+            );
+        after_closure = after_closure
             || matches!(ctx.tok(Some(idx)), Some(Tok::Fn))
                 && !fn_type
                 && (matches!(
@@ -413,6 +479,8 @@ struct ErrCtx<'a> {
     /// The bracket depth before each token, made once when a hint first asks
     /// ([`top_level`]): errors are many in a bad file, and each must cost little.
     depths: std::cell::OnceCell<Vec<i32>>,
+    /// The braces of `toks` ([`Braces`]), made once when a hint first asks.
+    braces: std::cell::OnceCell<Braces>,
 }
 
 impl ErrCtx<'_> {
@@ -610,7 +678,7 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
     let expected: Vec<String> = expected
         .iter()
         .map(|s| s.trim_matches('"').to_string())
-        .filter(|s| s != "INTERP")
+        .filter(|s| s != "INTERP" && s != "SKIPPED")
         .collect();
     let has = |name: &str| expected.iter().any(|e| e == name);
     let idx = ctx.index_of(lo, hi);
@@ -763,7 +831,8 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
              (put a map literal in parentheses: `try ({\"a\": 1}) catch (e) {}`)",
         );
     }
-    if has(":") && after_catch_brace(ctx, idx) {
+    let braces = ctx.braces.get_or_init(|| Braces::of(ctx.toks));
+    if idx.is_some_and(|i| braces.catch_block_misread(ctx.toks, i, has(":")).is_some()) {
         return d.with_note(
             "after `catch (e)` the expression form takes one expression, and `{` begins a map \
              literal there; to run statements when the trap comes, use the statement form: \
@@ -855,12 +924,6 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         Some(note) => d.with_note(note),
         None => d,
     }
-}
-
-/// Whether the token at `idx` is inside braces opened right after `catch (name)` in the
-/// expression form of `try` (a map literal there, where a block was meant).
-fn after_catch_brace(ctx: &ErrCtx, idx: Option<usize>) -> bool {
-    idx.is_some_and(|i| open_catch_brace(ctx.toks, i).is_some())
 }
 
 /// Whether no line break separates the token at `i` from the one before it.

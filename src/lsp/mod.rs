@@ -198,7 +198,11 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
                 if n.method == "exit" {
                     return Ok(Ended::Early("`exit` came"));
                 }
-                last_edit = std::time::Instant::now();
+                // (Only a document's change: `$/cancelRequest` as the mouse moves on
+                // must not hold diagnostics back either, helper-70.)
+                if n.method.starts_with("textDocument/did") {
+                    last_edit = std::time::Instant::now();
+                }
                 if let Some(closed) = notify(&mut world, n) {
                     // An editor keeps what was published for a closed document
                     // until it is replaced.

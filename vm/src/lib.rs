@@ -113,8 +113,8 @@ pub fn run(
     })
 }
 
-/// Told how the program ended, before its output's last flush ([`RunOptions::ended`]).
-pub type Ended = Box<dyn FnOnce(&RunResult)>;
+/// Told that the program has ended ([`RunOptions::ended`]).
+pub type Ended = Box<dyn FnOnce()>;
 
 /// How to run a program beyond its image and arguments.
 #[derive(Default)]
@@ -128,9 +128,10 @@ pub struct RunOptions {
     /// A flag another thread raises to stop the run ([`RunResult::Interrupted`]):
     /// `wo test`'s time limit.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-    /// Called once the program has ended, before its output is flushed for the last
-    /// time: `wo run` learns there that the ending stands (a reader that left does not
-    /// turn a trap's report or a status into a quiet exit with 0).
+    /// Called once the program has ended (`main` returned, `exit`, a trap), before
+    /// anything more is written (the notes on tasks never joined, the last flush):
+    /// `wo run` learns there that the ending stands (a reader that left does not turn
+    /// a trap's report or a status into a quiet exit with 0).
     pub ended: Option<Ended>,
 }
 
@@ -175,10 +176,7 @@ pub fn run_with(
             "wo: note: no data directory (--data or WO_DATA): tables live in memory and are lost when the program ends"
         );
     }
-    let res = run_vm(&mut vm, image, args);
-    if let Some(ended) = options.ended {
-        ended(&res);
-    }
+    let res = run_vm(&mut vm, image, args, options.ended);
     let flushed = vm.host.out.flush();
     let _ = vm.host.err.flush();
     // Output that cannot be written when the program ends is an IO failure like a
@@ -234,11 +232,19 @@ fn say_unjoined_io(vm: &mut Vm<'_>, report_follows: bool) -> bool {
     true
 }
 
-fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
+fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>, ended: Option<Ended>) -> RunResult {
+    let ended = || {
+        if let Some(ended) = ended {
+            ended();
+        }
+    };
     if let Some(init) = image.init {
         match run_fiber(vm, init.0, Vec::new()) {
             Ok(_) => {}
-            Err(end) => return end,
+            Err(end) => {
+                ended();
+                return end;
+            }
         }
     }
     let entry_arity = image
@@ -252,6 +258,7 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>) -> RunResult {
         Vec::new()
     };
     let res = run_fiber(vm, image.entry.0, entry_args);
+    ended();
     // `main` returned: a task that trapped and was never joined decides the status.
     if res.is_ok() {
         if let Some((trap, stack)) = vm.unjoined_trap() {

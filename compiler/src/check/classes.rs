@@ -117,10 +117,14 @@ impl<'a> Checker<'a> {
                     format!("a value of type {t} has no field `{}`", name.name),
                 );
                 if is_map {
-                    // `m.size`: the builtin first (helper-67), then the key. (Only `len`:
-                    // the other habits, `m.add`, `m.find`, name no builtin of maps.)
-                    if builtin::habit(&name.name) == Some("len") {
-                        d = d.with_note("`len` is a function: write `len(m)`");
+                    // `m.size`, `m.keys`: the builtin first (helper-67), then the key.
+                    // (Only builtins a map takes: `m.add`, `m.find` name none.)
+                    let b = match name.name.as_str() {
+                        b @ ("keys" | "has" | "get" | "set" | "remove" | "len") => Some(b),
+                        other => builtin::habit(other).filter(|b| matches!(*b, "len" | "text")),
+                    };
+                    if let Some(b) = b {
+                        d = d.with_note(format!("`{b}` is a function: write `{b}(m)`"));
                     }
                     d = d.with_note(format!(
                         "a map's values are reached by key: `m[\"{}\"]`",

@@ -152,8 +152,8 @@ impl<'a> Checker<'a> {
         self.condition(e, false)
     }
 
-    /// An operand of `and` / `or`: a condition, with a note for Lua's and Python's
-    /// `x or d` (a default) when it may be nil.
+    /// The left side of `or`: a condition, with a note for Lua's and Python's `x or
+    /// d` (a default) when it may be nil.
     pub(super) fn logic_operand(&mut self, e: &ast::Expr) -> Expr {
         self.condition(e, true)
     }

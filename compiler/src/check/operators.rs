@@ -180,10 +180,15 @@ impl<'a> Checker<'a> {
         rhs: &ast::Expr,
         span: Span,
     ) -> Expr {
-        let l = self.logic_operand(lhs);
+        // (The left side of `or` is where `x or d` puts a value that may be nil.)
+        let l = if op == ast::BinOp::Or {
+            self.logic_operand(lhs)
+        } else {
+            self.cond(lhs)
+        };
         let (tf, ff) = self.facts(lhs);
         let facts = if op == ast::BinOp::And { tf } else { ff };
-        let r = self.with_facts(&facts, |c| c.logic_operand(rhs));
+        let r = self.with_facts(&facts, |c| c.cond(rhs));
         let bop = if op == ast::BinOp::And {
             BinOp::And
         } else {
