@@ -191,12 +191,15 @@ struct Braces {
     inner: Vec<Option<usize>>,
     /// For each `{`, the index of its `}` (none for other tokens, or when unclosed).
     close: Vec<Option<usize>>,
+    /// For each `}`, the index of its `{`.
+    opener: Vec<Option<usize>>,
 }
 
 impl Braces {
     fn of(toks: &[Spanned]) -> Braces {
         let mut inner = Vec::with_capacity(toks.len());
         let mut close = vec![None; toks.len()];
+        let mut opener = vec![None; toks.len()];
         let mut open: Vec<usize> = Vec::new();
         for (i, t) in toks.iter().enumerate() {
             inner.push(open.last().copied());
@@ -205,12 +208,17 @@ impl Braces {
                 Tok::RBrace => {
                     if let Some(o) = open.pop() {
                         close[o] = Some(i);
+                        opener[i] = Some(o);
                     }
                 }
                 _ => {}
             }
         }
-        Braces { inner, close }
+        Braces {
+            inner,
+            close,
+            opener,
+        }
     }
 
     /// The `{` right after `catch (e)` in the expression form that the token at `i`
@@ -238,6 +246,14 @@ impl Braces {
                 Some(Tok::Catch)
             )
         );
+        // The statement form, `try { … } catch (e) { … }`, has the same tokens after
+        // its `catch`: its block is a block (helper-71).
+        let statement_form = open
+            .checked_sub(5)
+            .and_then(|k| self.opener.get(k).copied().flatten())
+            .and_then(|o| o.checked_sub(1))
+            .is_some_and(|k| matches!(toks.get(k).map(|t| &t.1), Some(Tok::TryBlock)));
+        let after_catch = after_catch && !statement_form;
         let statement = matches!(
             toks.get(open + 1).map(|t| &t.1),
             Some(
@@ -1353,6 +1369,7 @@ fn describe(ctx: &ErrCtx, tok: &Tok, lo: usize, hi: usize) -> String {
         Tok::Float(_) => format!("float `{text}`"),
         Tok::Text(_) => "text literal".to_string(),
         Tok::Interp => "start of interpolation".to_string(),
+        Tok::Skipped => "the block after `catch (e)`".to_string(),
         _ => match tok.keyword() {
             Some(kw) => format!("keyword `{kw}`"),
             None => format!("`{text}`"),

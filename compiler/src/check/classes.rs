@@ -120,11 +120,15 @@ impl<'a> Checker<'a> {
                     // `m.size`, `m.keys`: the builtin first (helper-67), then the key.
                     // (Only builtins a map takes: `m.add`, `m.find` name none.)
                     let b = match name.name.as_str() {
-                        b @ ("keys" | "has" | "get" | "set" | "remove" | "len") => Some(b),
-                        other => builtin::habit(other).filter(|b| matches!(*b, "len" | "text")),
+                        b @ ("keys" | "values" | "len" | "text") => Some((b, "")),
+                        b @ ("has" | "get" | "remove") => Some((b, ", k")),
+                        "set" => Some(("set", ", k, v")),
+                        other => builtin::habit(other)
+                            .filter(|b| matches!(*b, "len" | "text"))
+                            .map(|b| (b, "")),
                     };
-                    if let Some(b) = b {
-                        d = d.with_note(format!("`{b}` is a function: write `{b}(m)`"));
+                    if let Some((b, rest)) = b {
+                        d = d.with_note(format!("`{b}` is a function: write `{b}(m{rest})`"));
                     }
                     d = d.with_note(format!(
                         "a map's values are reached by key: `m[\"{}\"]`",
