@@ -195,7 +195,16 @@ impl<'a> Checker<'a> {
                         .filter(|t| t.len() <= 40 && !t.contains('\n'))
                         .unwrap_or("x");
                     let rest = if args.is_empty() { "" } else { ", …" };
-                    d = d.with_note(format!("`{m}` is a function: write `{m}({x}{rest})`"));
+                    // A map takes neither `push` nor `contains` (helper-71).
+                    d = d.with_note(match (&t, m) {
+                        (Ty::Map(..), "push") => {
+                            format!("a map's entry is set with `{x}[k] = v`")
+                        }
+                        (Ty::Map(..), "contains") => {
+                            format!("a map's keys are tested with `has({x}, k)`")
+                        }
+                        _ => format!("`{m}` is a function: write `{m}({x}{rest})`"),
+                    });
                 }
                 self.diags.push(d);
                 for a in args {
