@@ -14,10 +14,15 @@ use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(60);
 
+/// A fresh directory for one test, the top of a repository (a `.git` in it): the
+/// server looks no higher for the program a file belongs to, so what other tests left
+/// beside it in the target directory (programs with a `main`, some of them huge) is
+/// never taken in. (A file without `main` in a scratch directory otherwise depended on
+/// them: in a fresh clone, `target/tmp` made one program whose analysis took minutes.)
 fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lsp-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    std::fs::create_dir_all(dir.join(".git")).expect("create a scratch directory");
     dir
 }
 
