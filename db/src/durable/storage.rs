@@ -263,20 +263,7 @@ impl LockGuard for RealLock {
     }
     fn settle_note(&self, recovered: u64) -> io::Result<()> {
         if self.carried.is_some_and(|lsn| lsn > recovered) {
-            let line = note_line(self.pid, recovered);
-            let n = retry(|| {
-                rustix::io::pwritev(
-                    &*self.fd,
-                    &[io::IoSlice::new(line.as_bytes())],
-                    self.note_at,
-                )
-            })?;
-            if n != line.len() {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "short write of the note",
-                ));
-            }
+            write_note(&self.fd, self.pid, self.note_at, recovered)?;
         }
         Ok(())
     }
@@ -291,11 +278,24 @@ struct RealNote {
 
 impl DurableNote for RealNote {
     fn publish(&mut self, lsn: u64) {
-        let line = note_line(self.pid, lsn);
-        // One call, all or nothing to a reader that checks the CRC; a short write
-        // leaves a note that does not check, which readers ignore.
-        let _ = rustix::io::pwritev(&*self.fd, &[io::IoSlice::new(line.as_bytes())], self.at);
+        // (A note that could not be written stays lower: readers wait for more.)
+        let _ = write_note(&self.fd, self.pid, self.at, lsn);
     }
+}
+
+/// Writes the note for `lsn` by process `pid` at offset `at` of the lock file. One
+/// call, all or nothing to a reader that checks the CRC; a short write leaves a note
+/// that does not check, which readers ignore, and is an error here.
+fn write_note(fd: &OwnedFd, pid: u32, at: u64, lsn: u64) -> io::Result<()> {
+    let line = note_line(pid, lsn);
+    let n = retry(|| rustix::io::pwritev(fd, &[io::IoSlice::new(line.as_bytes())], at))?;
+    if n != line.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            "short write of the note",
+        ));
+    }
+    Ok(())
 }
 
 /// Retries a system call interrupted by a signal.
