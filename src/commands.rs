@@ -66,14 +66,13 @@ impl Write for ProgramStderr {
         // write or when the program ends, so this line still reaches stderr.
         let _ = self.0 .0.borrow_mut().flush();
         let res = std::io::stderr().write(buf);
-        // (Not once the program has ended: its status stands, as for stdout.)
-        if matches!(&res, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
-            && same_pipe()
-            && !self.0 .1.get()
-        {
-            std::process::exit(0);
+        // The reader of both left: as for stdout (and not once the program has ended).
+        match res {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && same_pipe() => {
+                self.0.end_on_closed_pipe(Err(e))
+            }
+            res => res,
         }
-        res
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
