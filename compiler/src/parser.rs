@@ -49,7 +49,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         depths: std::cell::OnceCell::new(),
         braces: std::cell::OnceCell::new(),
     };
-    let (mut braces, mut blocks) = to_drop(&lexed.toks, &errs);
+    let (mut braces, mut blocks) = to_drop(&ctx, &errs);
     let mut diags = merge(&ctx, lexed.diags.clone(), errs, lexed.cut);
     // `fn main()` or `if x > 2` with its `{` on the next line (a habit of C# and
     // Allman style): each is reported once, then the file is read again with the `{`
@@ -102,7 +102,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
             ..ctx
         };
         top = again;
-        (braces, blocks) = to_drop(&toks, &errs);
+        (braces, blocks) = to_drop(&ctx, &errs);
         diags = merge(&ctx, reported.clone(), errs, lexed.cut);
     }
     let items = match top {
@@ -126,9 +126,10 @@ const BRACE_TOKEN_BUDGET: usize = 2_000_000;
 /// headers on the line after them, [`braces_on_the_next_line`]; the inside of each
 /// block of [`catch_blocks`]), and the blocks whose `{` it replaces with one
 /// `Skipped` token (its index and where the block ends).
-fn to_drop(toks: &[Spanned], errs: &[Error]) -> (Vec<usize>, Vec<(usize, usize)>) {
+fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> (Vec<usize>, Vec<(usize, usize)>) {
+    let toks = ctx.toks;
     let mut out = braces_on_the_next_line(toks, errs);
-    let blocks = catch_blocks(toks, errs);
+    let blocks = catch_blocks(ctx, errs);
     for &(open, close) in &blocks {
         out.extend(open + 1..=close);
     }
@@ -149,8 +150,8 @@ fn to_drop(toks: &[Spanned], errs: &[Error]) -> (Vec<usize>, Vec<(usize, usize)>
 /// reading puts one `Skipped` token (an expression the checker says nothing of) in the
 /// place of the whole `{ … }`, so the statement is one error and the rest of the file
 /// reads as written. The blocks, as the indexes of their `{` and `}`.
-fn catch_blocks(toks: &[Spanned], errs: &[Error]) -> Vec<(usize, usize)> {
-    let mut braces: Option<Braces> = None;
+fn catch_blocks(ctx: &ErrCtx, errs: &[Error]) -> Vec<(usize, usize)> {
+    let toks = ctx.toks;
     let mut out = Vec::new();
     for e in errs {
         let ParseError::UnrecognizedToken {
@@ -161,7 +162,7 @@ fn catch_blocks(toks: &[Spanned], errs: &[Error]) -> Vec<(usize, usize)> {
             continue;
         };
         let i = toks.partition_point(|t| t.0 < *lo);
-        let b = braces.get_or_insert_with(|| Braces::of(toks));
+        let b = ctx.braces();
         let expects_colon = expected.iter().any(|x| x == "\":\"");
         let Some(open) = b.catch_block_misread(toks, i, expects_colon) else {
             continue;
@@ -393,14 +394,6 @@ fn merge(
     // fn(x) { … }`): the parser read its body's `}` as the function's end, so the
     // function's own `}` then comes where an item was expected. A cascade.
     let mut after_closure = false;
-    // Offsets of the newlines, found once: each error's line is a binary search, so
-    // many errors in a large input stay n log n (issue 13 H2).
-    let newlines: Vec<usize> = ctx
-        .src
-        .bytes()
-        .enumerate()
-        .filter_map(|(i, b)| (b == b'\n').then_some(i))
-        .collect();
     for e in errs {
         if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
             // The input ended because the nesting guard cut it, not in the source.
@@ -440,30 +433,12 @@ fn merge(
             continue;
         }
         last_idx = Some(idx);
-        // (Likewise a nested `fn helper() { … }`, indented in a function.)
-        // (And a closure later on the error's line: `xs.map(fn(x) -> Int { … })`,
-        // whose error is at `map`.) It holds until that `}` comes: the errors in the
+        // (Likewise a nested `fn helper() { … }`, indented in a function, and a
+        // closure later on the error's line: `xs.map(fn(x) -> Int { … })`, whose
+        // error is at `map`.) It holds until that `}` comes: the errors in the
         // closure's body in between do not end it (helper-70).
-        // (Not a function type, `f: fn(Int) -> Int`: it has no body whose `}` could
-        // be taken for another's, and a stray `}` after it is an error of its own.)
-        let before = ctx.tok(idx.checked_sub(1));
-        // (Nor a parameter named `fn`: a closure's `fn` is followed by `(`, a nested
-        // function's by its name.)
-        // A function type's parameters are types (`map<Text, fn(Int) -> Int>`), a
-        // closure's are names.
-        let fn_type = matches!(before, Some(Tok::Colon | Tok::Arrow | Tok::Lt))
-            || !matches!(ctx.tok(Some(idx + 1)), Some(Tok::LParen | Tok::LId(_)))
-            || matches!(
-                ctx.tok(Some(idx + 2)),
-                Some(Tok::UId(_) | Tok::Multi | Tok::Map | Tok::Question | Tok::Fn)
-            );
         after_closure = after_closure
-            || matches!(ctx.tok(Some(idx)), Some(Tok::Fn))
-                && !fn_type
-                && (matches!(
-                    before,
-                    Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
-                ) || indented(ctx, idx))
+            || fn_with_body(ctx, idx) && (in_value_position(ctx, idx) || indented(ctx, idx))
             || closure_later_on_line(ctx, idx);
         syntax.push(d);
     }
@@ -471,6 +446,14 @@ fn merge(
     all.extend(syntax.into_iter().map(|d| (false, d)));
     all.sort_by_key(|(_, d)| d.span.lo);
     let mut out: Vec<Diagnostic> = Vec::new();
+    // Offsets of the newlines, found once: each error's line is a binary search, so
+    // many errors in a large input stay n log n (issue 13 H2).
+    let newlines: Vec<usize> = ctx
+        .src
+        .bytes()
+        .enumerate()
+        .filter_map(|(i, b)| (b == b'\n').then_some(i))
+        .collect();
     let mut lines_with_errors: HashSet<usize> = HashSet::new();
     for (from_lexer, d) in all {
         let line = ctx.line_of(&newlines, d.span.lo as usize);
@@ -500,6 +483,12 @@ struct ErrCtx<'a> {
 }
 
 impl ErrCtx<'_> {
+    /// The braces of the reading's tokens, matched once for the reading's repairs
+    /// ([`catch_blocks`]) and every hint that asks.
+    fn braces(&self) -> &Braces {
+        self.braces.get_or_init(|| Braces::of(self.toks))
+    }
+
     /// A line number for cascade suppression (counted within `src`).
     /// The 0-based line of absolute offset `abs`, given the newline offsets of `src`.
     fn line_of(&self, newlines: &[usize], abs: usize) -> usize {
@@ -847,8 +836,11 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
              (put a map literal in parentheses: `try ({\"a\": 1}) catch (e) {}`)",
         );
     }
-    let braces = ctx.braces.get_or_init(|| Braces::of(ctx.toks));
-    if idx.is_some_and(|i| braces.catch_block_misread(ctx.toks, i, has(":")).is_some()) {
+    if idx.is_some_and(|i| {
+        ctx.braces()
+            .catch_block_misread(ctx.toks, i, has(":"))
+            .is_some()
+    }) {
         return d.with_note(
             "after `catch (e)` the expression form takes one expression, and `{` begins a map \
              literal there; to run statements when the trap comes, use the statement form: \
@@ -955,6 +947,33 @@ fn same_line_as_previous(ctx: &ErrCtx, i: usize) -> bool {
         .is_some_and(|between| !between.contains('\n'))
 }
 
+/// Whether the token at `i` is a `fn` with a body, a closure's or a nested function's.
+/// Not a function type (`f: fn(Int) -> Int`, `map<Text, fn(Int) -> Int>`: its
+/// parameters are types), which has no body whose `}` could be taken for another's,
+/// so a stray `}` after it is an error of its own; nor a parameter named `fn` (a
+/// closure's `fn` is followed by `(`, a nested function's by its name).
+fn fn_with_body(ctx: &ErrCtx, i: usize) -> bool {
+    matches!(ctx.tok(Some(i)), Some(Tok::Fn))
+        && !matches!(
+            ctx.tok(i.checked_sub(1)),
+            Some(Tok::Colon | Tok::Arrow | Tok::Lt)
+        )
+        && matches!(ctx.tok(Some(i + 1)), Some(Tok::LParen | Tok::LId(_)))
+        && !matches!(
+            ctx.tok(Some(i + 2)),
+            Some(Tok::UId(_) | Tok::Multi | Tok::Map | Tok::Question | Tok::Fn)
+        )
+}
+
+/// Whether the token at `i` comes where a value goes: after `=`, `(`, `,` or
+/// `return`.
+fn in_value_position(ctx: &ErrCtx, i: usize) -> bool {
+    matches!(
+        ctx.tok(i.checked_sub(1)),
+        Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
+    )
+}
+
 /// Whether a closure (`fn` where a value goes) follows the token at `i` on its line.
 fn closure_later_on_line(ctx: &ErrCtx, i: usize) -> bool {
     let Some(start) = ctx.toks.get(i).map(|t| t.0) else {
@@ -966,13 +985,7 @@ fn closure_later_on_line(ctx: &ErrCtx, i: usize) -> bool {
         .enumerate()
         .skip(i + 1)
         .take_while(|(_, t)| same_line(t.0))
-        .any(|(j, t)| {
-            matches!(t.1, Tok::Fn)
-                && matches!(
-                    ctx.tok(Some(j - 1)),
-                    Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Return)
-                )
-        })
+        .any(|(j, t)| matches!(t.1, Tok::Fn) && in_value_position(ctx, j))
 }
 
 /// Whether the token at `i` does not start its line.
