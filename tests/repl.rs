@@ -657,11 +657,17 @@ mod pty {
     use std::process::Command;
 
     fn start(dir: &Path, history: &Path) -> PtySession {
+        start_on(dir, "xterm", history.as_os_str())
+    }
+
+    /// `wo repl` on a pty for terminal `term`, with history file `history` (empty:
+    /// none), once its prompt shows.
+    fn start_on(dir: &Path, term: &str, history: &std::ffi::OsStr) -> PtySession {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_wo"));
         cmd.arg("repl")
             .current_dir(dir)
             .env_remove("WO_DATA")
-            .env("TERM", "xterm")
+            .env("TERM", term)
             .env("WO_HISTORY", history);
         let mut s =
             rexpect::session::spawn_command(cmd, Some(30_000)).expect("start wo repl on a pty");
@@ -688,15 +694,7 @@ mod pty {
     #[test]
     fn ctrl_c_at_the_prompt_of_a_dumb_terminal() {
         let dir = scratch("pty-dumb");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wo"));
-        cmd.arg("repl")
-            .current_dir(&dir)
-            .env_remove("WO_DATA")
-            .env("TERM", "dumb")
-            .env("WO_HISTORY", "");
-        let mut s =
-            rexpect::session::spawn_command(cmd, Some(30_000)).expect("start wo repl on a pty");
-        s.exp_string("wo> ").expect("the prompt");
+        let mut s = start_on(&dir, "dumb", "".as_ref());
         s.send("1 +").unwrap();
         s.send_control('c').unwrap();
         line(

@@ -147,7 +147,7 @@ fn run(connection: Connection) -> Result<Ended, Failure> {
     });
     send(&connection, Message::Response(Response::new_ok(id, result)))?;
     let mut world = World::new(enc);
-    // When the last notification came (an edit, an open, a save).
+    // When a document last changed (opened, edited, saved, closed).
     let mut last_edit = std::time::Instant::now();
     loop {
         // With stale programs, wait for the next message only a little: when none

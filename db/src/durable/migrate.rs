@@ -317,8 +317,8 @@ pub(crate) fn plan(
                         (t.durable && t.name != *n).then(|| (t.name.clone(), c.name.clone()))
                     })
                 });
-                let dir_arg = super::shell_word(&d.to_string());
                 warnings.push(if empty && referrer.is_none() {
+                    let dir_arg = super::shell_word(&d.to_string());
                     // The likely story: the class was renamed without `was:`, and a
                     // run recorded the new, empty table; its rows are still `w`'s.
                     format!(
