@@ -208,8 +208,8 @@ pub enum Tok {
     #[regex("0[bB][01_]+", |lex| int_value(lex, 2, 2))]
     #[regex("0[xXbB]", |lex| int_value(lex, 2, 2))]
     Int(u128),
-    #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9]+)?", float_value)]
-    #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9]+", float_value)]
+    #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9][0-9_]*)?", float_value)]
+    #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9][0-9_]*", float_value)]
     Float(f64),
     /// `#` to the end of the line: another language's comment, an error (with the
     /// fix) that takes the rest of the line with it, so its words are not read as
@@ -491,7 +491,7 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
     // `else if` arms of the chain open at each bracket depth.
     let mut n_else_if: Vec<usize> = vec![0];
     while let Some(res) = lex.next() {
-        let r = lex.span();
+        let mut r = lex.span();
         let tok = match res {
             Ok(tok) => tok,
             Err(()) => {
@@ -509,6 +509,24 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
         if let Some((lo, hi)) = bad.take() {
             errs.push(bad_chars(src, file, base, lo, hi));
         }
+        // A number run into letters or digits that cannot continue it (`0b102`,
+        // `1.5e`, `10px`): one error for the whole run, which stays one token.
+        let mut malformed = false;
+        if matches!(tok, Tok::Int(_) | Tok::Float(_)) {
+            let run = src.as_bytes()[r.end..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            if run > 0 {
+                lex.bump(run);
+                // (`0xg`: the literal's own "has no digits" goes, for this one error.)
+                let lo = u32::try_from(base + r.start).unwrap_or(u32::MAX);
+                lex.extras.diags.retain(|d| d.span.lo != lo);
+                errs.push(malformed_number(src, file, base, r.clone(), r.end + run));
+                r.end += run;
+                malformed = true;
+            }
+        }
         let gap = src.get(prev_end..r.start).unwrap_or("");
         prev_end = r.end;
         if let Some((_, last, last_hi)) = out.last() {
@@ -523,7 +541,7 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
         }
         let (lo, hi) = (base + r.start, base + r.end);
         match &tok {
-            Tok::Int(v) => {
+            Tok::Int(v) if !malformed => {
                 let n = out.len();
                 let prev = &out[n.saturating_sub(2)..];
                 check_int(&mut errs, src, file, base, r.clone(), *v, prev);
@@ -633,6 +651,53 @@ fn bad_chars(src: &str, file: FileId, base: usize, lo: usize, hi: usize) -> Diag
         Some(h) => d.with_note(h),
         None => d,
     }
+}
+
+/// The error for a number literal (`lit`, of `src`) that letters or digits follow
+/// up to `hi` with no space between: a digit its base does not have, an exponent
+/// without digits, Python's octal prefix, or a name that begins with a digit.
+fn malformed_number(
+    src: &str,
+    file: FileId,
+    base: usize,
+    lit: std::ops::Range<usize>,
+    hi: usize,
+) -> Diagnostic {
+    let span = Span::new(file, base + lit.start, base + hi);
+    let whole = src.get(lit.start..hi).unwrap_or("?");
+    let rest = src.get(lit.end..hi).unwrap_or("");
+    let number = src.get(lit).unwrap_or("");
+    let first = rest.chars().next().unwrap_or('?');
+    let prefix = number.get(..2).map(str::to_ascii_lowercase);
+    match prefix.as_deref() {
+        Some("0b") => {
+            let msg = format!("`{first}` is not a binary digit, in `{whole}`");
+            return Diagnostic::error("lex", span, msg)
+                .with_note("a binary literal has the digits `0` and `1`: `0b1010`");
+        }
+        Some("0x") => {
+            let msg = format!("`{first}` is not a hexadecimal digit, in `{whole}`");
+            return Diagnostic::error("lex", span, msg)
+                .with_note("a hexadecimal literal has the digits `0`–`9` and `a`–`f`: `0xFF`");
+        }
+        _ => {}
+    }
+    if number == "0" && (rest.starts_with('o') || rest.starts_with('O')) {
+        let msg = format!("wo has no octal literals: `{whole}`");
+        let digits: String = rest[1..].chars().filter(|&c| c != '_').collect();
+        let note = match i64::from_str_radix(&digits, 8) {
+            Ok(v) => format!("write it in decimal, `{v}`, or in hexadecimal, `{v:#x}`"),
+            Err(_) => "write it in decimal or in hexadecimal (`0xFF`)".to_string(),
+        };
+        return Diagnostic::error("lex", span, msg).with_note(note);
+    }
+    if rest.eq_ignore_ascii_case("e") {
+        let msg = format!("the exponent of `{whole}` has no digits");
+        return Diagnostic::error("lex", span, msg)
+            .with_note("an exponent is a power of ten after `e`: `1.5e3`, `2e-9`");
+    }
+    let msg = format!("`{whole}` is not a number, and a name cannot begin with a digit");
+    Diagnostic::error("lex", span, msg)
 }
 
 /// Checks that an Int literal fits in 64 bits; a `-` directly before it joins it.
@@ -1097,6 +1162,50 @@ mod tests {
         assert!(matches!(toks[1].1, Tok::Float(v) if v == 2e9));
         assert!(matches!(toks[2].1, Tok::Int(1)));
         assert!(matches!(toks[3].1, Tok::DotDot));
+    }
+
+    #[test]
+    fn a_number_run_into_letters_or_digits_is_one_error() {
+        let cases = [
+            ("0b102", "`2` is not a binary digit, in `0b102`"),
+            ("0xFG", "`G` is not a hexadecimal digit, in `0xFG`"),
+            ("1.5e", "the exponent of `1.5e` has no digits"),
+            ("2E", "the exponent of `2E` has no digits"),
+            ("0o17", "wo has no octal literals: `0o17`"),
+            (
+                "10px",
+                "`10px` is not a number, and a name cannot begin with a digit",
+            ),
+            ("1.5x2", "`1.5x2` is not a number"),
+            ("0xg", "`g` is not a hexadecimal digit, in `0xg`"),
+            ("0b", "integer literal `0b` has no digits"),
+        ];
+        for (text, msg) in cases {
+            let lexed = tokenize(&format!("f({text})"), FileId(0), 0, 0, Mode::File);
+            assert_eq!(lexed.diags.len(), 1, "{text}: {:?}", lexed.diags);
+            let d = &lexed.diags[0];
+            assert!(d.message.starts_with(msg), "{text}: {}", d.message);
+            assert_eq!((d.span.lo, d.span.hi), (2, 2 + text.len() as u32), "{text}");
+            // One number token in its place: the call still reads as `f(<number>)`.
+            assert!(
+                matches!(lexed.toks[2].1, Tok::Int(_) | Tok::Float(_))
+                    && matches!(lexed.toks[3].1, Tok::RParen),
+                "{text}"
+            );
+        }
+        let octal = tokenize("0o17", FileId(0), 0, 0, Mode::File);
+        assert_eq!(
+            octal.diags[0].notes,
+            ["write it in decimal, `15`, or in hexadecimal, `0xf`"]
+        );
+        // Underscores group the exponent's digits as they do the rest.
+        let toks = tokenize("1e1_0 2.5E+0_1", FileId(0), 0, 0, Mode::File);
+        assert!(toks.diags.is_empty(), "{:?}", toks.diags);
+        assert!(matches!(toks.toks[0].1, Tok::Float(v) if v == 1e10));
+        assert!(matches!(toks.toks[1].1, Tok::Float(v) if v == 25.0));
+        // What may touch a number: an operator, a bracket, `..`, a field's dot.
+        let fine = tokenize("1+2 (3) [4] 1..2 1.e5 x1 _2", FileId(0), 0, 0, Mode::File);
+        assert!(fine.diags.is_empty(), "{:?}", fine.diags);
     }
 
     #[test]

@@ -455,7 +455,23 @@ fn merge(
         .filter_map(|(i, b)| (b == b'\n').then_some(i))
         .collect();
     let mut lines_with_errors: HashSet<usize> = HashSet::new();
-    for (from_lexer, d) in all {
+    // The rest of a Lua block comment read as code makes one error, which says so.
+    let lua = if ctx.src.contains("--[[") {
+        lua_block_comments(ctx)
+    } else {
+        Vec::new()
+    };
+    let mut lua_reported: HashSet<usize> = HashSet::new();
+    for (from_lexer, mut d) in all {
+        let at = d.span.lo as usize;
+        if let Some(r) = lua.iter().position(|&(lo, hi)| lo <= at && at < hi) {
+            if !lua_reported.insert(r) {
+                continue;
+            }
+            if !d.notes.iter().any(|n| n == LUA_BLOCK_COMMENT) {
+                d = d.with_note(LUA_BLOCK_COMMENT);
+            }
+        }
         let line = ctx.line_of(&newlines, d.span.lo as usize);
         if !from_lexer && lines_with_errors.contains(&line) {
             continue;
@@ -922,6 +938,12 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
             return d
                 .with_note("a function's result type follows `->`: `fn f(x: Int) -> Int { … }`");
         }
+        // `let x: ?Int` with no value: Go's and TypeScript's declaration.
+        (_, Some(Tok::Semi)) if has("=") && idx.is_some_and(|i| let_without_value(ctx, i)) => {
+            return d.with_note(
+                "a `let` gives its variable a first value: `let x: ?Int = nil`, `let n = 0`",
+            );
+        }
         // `let t: ??Int`: `?` applies once (LANGUAGE.md §3).
         (_, Some(Tok::QQ)) if has("?") => {
             return d.with_note("`??T` is not a type: `?` makes a type nullable once, `?Int`");
@@ -932,6 +954,44 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         Some(note) => d.with_note(note),
         None => d,
     }
+}
+
+/// The note on the error that the rest of a Lua block comment makes.
+const LUA_BLOCK_COMMENT: &str = "wo has no block comments: `--[[` begins a comment that ends with its line; begin each line of a long comment with `--`";
+
+/// Where the lines after each `--[[` comment are read as code up to the `]]` that
+/// would close it in Lua (absolute offsets, from the line after the `--[[` to past
+/// the `]]`): the rest of a Lua block comment. None for a `--[[ … ]]` on one line.
+fn lua_block_comments(ctx: &ErrCtx) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (open, _) in ctx.src.match_indices("--[[") {
+        let at = ctx.base + open;
+        // A comment, not the inside of a text literal.
+        let covering = ctx.toks.partition_point(|t| t.2 <= at);
+        if ctx.toks.get(covering).is_some_and(|t| t.0 <= at) {
+            continue;
+        }
+        let rest = &ctx.src[open..];
+        let (Some(eol), Some(close)) = (rest.find('\n'), rest.find("]]")) else {
+            continue;
+        };
+        if close > eol && out.last().is_none_or(|&(_, hi)| hi <= at) {
+            out.push((at + eol + 1, at + close + 2));
+        }
+    }
+    out
+}
+
+/// Whether the statement the token at `i` ends is a `let` that has no `=`.
+fn let_without_value(ctx: &ErrCtx, i: usize) -> bool {
+    for t in ctx.toks[..i.min(ctx.toks.len())].iter().rev() {
+        match t.1 {
+            Tok::Let => return true,
+            Tok::Assign | Tok::Semi | Tok::LBrace | Tok::RBrace => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether no line break separates the token at `i` from the one before it.
@@ -1133,6 +1193,10 @@ fn habit_hint(
             if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::Assign)) =>
         {
             Some("wo has no `:=`: declare with `let x = 5`, assign with `x = 5`")
+        }
+        // `1 + try g() catch (e) 0`: the expression form is at the lowest level (§6).
+        (Some(op), Tok::Try) if op.is_binary_only() || matches!(op, Tok::Minus | Tok::Not) => {
+            Some("`try … catch` binds loosest of all: as an operand, put it in parentheses, `1 + (try g() catch (e) 0)`")
         }
         (Some(Tok::Plus), Tok::Plus | Tok::Semi) => Some("wo has no `++`: write `x += 1`"),
         // Python's power.

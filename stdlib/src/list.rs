@@ -113,7 +113,7 @@ fn remove_at(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let Some(i) = index(i, len, false) else {
         return Err(trap(
             TrapKind::Bounds,
-            format!("remove_at index {i} is out of range for a list of {len} elements"),
+            format!("remove_at index {i} is out of range for {}", a_list_of(len)),
         ));
     };
     Ok(xs.remove(i))
@@ -128,7 +128,7 @@ fn insert_at(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let Some(i) = index(i, len, true) else {
         return Err(trap(
             TrapKind::Bounds,
-            format!("insert_at index {i} is out of range for a list of {len} elements"),
+            format!("insert_at index {i} is out of range for {}", a_list_of(len)),
         ));
     };
     if xs.len() == xs.capacity() || xs.len() >= limit::max_list_len() {
@@ -150,9 +150,15 @@ fn slice(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
         (Some(l), Some(h)) if l <= h => Ok(new_list(xs[l..h].to_vec())),
         _ => Err(trap(
             TrapKind::Bounds,
-            format!("slice({lo}, {hi}) is out of range for a list of {len} elements"),
+            format!("slice({lo}, {hi}) is out of range for {}", a_list_of(len)),
         )),
     }
+}
+
+/// "a list of 3 elements", "a list of 1 element".
+fn a_list_of(len: usize) -> String {
+    let s = if len == 1 { "" } else { "s" };
+    format!("a list of {len} element{s}")
 }
 
 /// The element kinds `sort`, `min` and `max` order.
@@ -388,6 +394,11 @@ mod tests {
             call("remove_at", &[ints(&[]), i(0)]),
             TrapKind::Bounds,
             "0 elements",
+        );
+        assert_trap(
+            call("remove_at", &[ints(&[7]), i(1)]),
+            TrapKind::Bounds,
+            "remove_at index 1 is out of range for a list of 1 element",
         );
         assert_shows(xs, "[10, 30]");
     }

@@ -212,6 +212,7 @@ fn fs_read_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [path] = args("fs.read_text", argv)?;
     let path = text(path)?;
     let bytes = read_limited(path)?;
+    let path = shown_path(path);
     // The first bad byte and where it is, as `io` and the compiler say it (helper-67).
     let content = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
@@ -226,12 +227,27 @@ fn fs_read_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     Ok(Value::Text(limit::share_text("fs.read_text", &content)?))
 }
 
+/// A path as a message shows it: a control character (a NUL, a newline) escaped as
+/// in a Text literal, `\u{0}`, so the message stays one readable line.
+fn shown_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The bytes of the file at `path`, refusing (LIMIT) a file over the text limit
 /// before reading it, and reading at most one byte past the limit in case it grows.
 fn read_limited(path: &str) -> Result<Vec<u8>, Stop> {
     use std::io::Read as _;
-    let io = |e: std::io::Error| trap(TrapKind::Io, format!("cannot read `{path}`: {e}"));
-    let what = format!("fs.read_text of `{path}`");
+    let shown = shown_path(path);
+    let io = |e: std::io::Error| trap(TrapKind::Io, format!("cannot read `{shown}`: {e}"));
+    let what = format!("fs.read_text of `{shown}`");
     let file = std::fs::File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     limit::check_text(&what, usize::try_from(size).ok())?;
@@ -252,8 +268,12 @@ fn read_limited(path: &str) -> Result<Vec<u8>, Stop> {
 fn fs_write_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
     let [path, t] = args("fs.write_text", argv)?;
     let (path, t) = (text(path)?, text(t)?);
-    std::fs::write(&**path, t.as_bytes())
-        .map_err(|e| trap(TrapKind::Io, format!("cannot write `{path}`: {e}")))?;
+    std::fs::write(&**path, t.as_bytes()).map_err(|e| {
+        trap(
+            TrapKind::Io,
+            format!("cannot write `{}`: {e}", shown_path(path)),
+        )
+    })?;
     Ok(Value::Nil)
 }
 
@@ -588,7 +608,7 @@ mod tests {
         assert_trap(
             call("fs.read_text", &[t("a\0b")]),
             TrapKind::Io,
-            "cannot read `a\0b`",
+            "cannot read `a\\u{0}b`",
         );
     }
 
