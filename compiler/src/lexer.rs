@@ -26,6 +26,66 @@ const MAX_ELSE_IF: usize = 20_000;
 /// The deepest nesting of text literals inside interpolations.
 const MAX_INTERP_DEPTH: usize = 8;
 
+/// The operators of a statement that can stand one above the other in its tree: for
+/// each open bracket, those of the element being read (`cur`) and the most of any
+/// element before it (`max`), its siblings — after a `,`, a `;`, an `else` — being
+/// side by side, not nested. `path` (the sum of `cur` over the open brackets) bounds
+/// the depth of the tree at the token being read, which is what the recursive
+/// stages after the parser need bounded; a list, map or call of any length adds
+/// only its widest element.
+#[derive(Debug)]
+struct OpCount {
+    levels: Vec<(usize, usize)>,
+    path: usize,
+}
+
+impl Default for OpCount {
+    fn default() -> Self {
+        OpCount {
+            levels: vec![(0, 0)],
+            path: 0,
+        }
+    }
+}
+
+impl OpCount {
+    fn op(&mut self) {
+        if let Some(top) = self.levels.last_mut() {
+            top.0 += 1;
+            self.path += 1;
+        }
+    }
+
+    fn open(&mut self) {
+        self.levels.push((0, 0));
+    }
+
+    /// A closing bracket: what stood under it counts at the level around it as its
+    /// widest element.
+    fn close(&mut self) {
+        if self.levels.len() < 2 {
+            return;
+        }
+        let Some((cur, max)) = self.levels.pop() else {
+            return;
+        };
+        let inner = cur.max(max);
+        self.path = self.path - cur + inner;
+        if let Some(top) = self.levels.last_mut() {
+            top.0 += inner;
+        }
+    }
+
+    /// The next sibling begins: the one before it no longer stands above anything.
+    fn sibling(&mut self) {
+        if let Some(top) = self.levels.last_mut() {
+            top.1 = top.1.max(top.0);
+            self.path -= top.0;
+            top.0 = 0;
+        }
+    }
+}
+
 /// State the logos callbacks need: where the slice being lexed sits in its file,
 /// how deep in interpolations it is, and the diagnostics found so far.
 #[derive(Debug, Default)]
@@ -228,8 +288,9 @@ pub enum Tok {
     /// parse a lone expression.
     Interp,
     /// What a second reading puts in the place of a block written after `catch (e)`
-    /// in the expression form, once its error is reported (`parser::catch_blocks`):
-    /// an expression the checker says nothing more of.
+    /// in the expression form, once its error is reported (`parser::catch_blocks`),
+    /// and the lexer in the place of a malformed number (`0b102`): an expression the
+    /// checker says nothing more of.
     Skipped,
 }
 
@@ -487,9 +548,14 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
     // The span of the bad characters seen since the last good token.
     let mut bad: Option<(usize, usize)> = None;
     let mut n_depth = 0usize;
-    let mut n_ops = 0usize;
+    let mut ops = OpCount::default();
     // `else if` arms of the chain open at each bracket depth.
     let mut n_else_if: Vec<usize> = vec![0];
+    // The `<` of `map<…>` and `task<…>` types open, and whether the last token is the
+    // `>` that closed the outermost: a type's end, which can end a statement
+    // (`let m: map<Text, Int>` then a line break), where a `>` that compares cannot.
+    let mut type_angles = 0usize;
+    let mut ends_type = false;
     while let Some(res) = lex.next() {
         let mut r = lex.span();
         let tok = match res {
@@ -510,13 +576,26 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
             errs.push(bad_chars(src, file, base, lo, hi));
         }
         // A number run into letters or digits that cannot continue it (`0b102`,
-        // `1.5e`, `10px`): one error for the whole run, which stays one token.
-        let mut malformed = false;
+        // `1.5e`, `10px`): one error for the whole run, which becomes one `Skipped`
+        // token (an expression the checker says nothing more of).
+        let mut tok = tok;
         if matches!(tok, Tok::Int(_) | Tok::Float(_)) {
-            let run = src.as_bytes()[r.end..]
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count();
+            let word = |from: usize| {
+                src.as_bytes()[from..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                    .count()
+            };
+            let mut run = word(r.end);
+            // An exponent's sign with no digits after it (`1.5e+`, `1e-x`) is part
+            // of the run.
+            let after = src.as_bytes().get(r.end + run).copied();
+            if run == 1 && matches!(after, Some(b'+' | b'-')) && has_no_exponent(&src[r.clone()]) {
+                let e = src.as_bytes()[r.end];
+                if e == b'e' || e == b'E' {
+                    run += 1 + word(r.end + 2);
+                }
+            }
             if run > 0 {
                 lex.bump(run);
                 // (`0xg`: the literal's own "has no digits" goes, for this one error.)
@@ -524,16 +603,18 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
                 lex.extras.diags.retain(|d| d.span.lo != lo);
                 errs.push(malformed_number(src, file, base, r.clone(), r.end + run));
                 r.end += run;
-                malformed = true;
+                tok = Tok::Skipped;
             }
         }
         let gap = src.get(prev_end..r.start).unwrap_or("");
         prev_end = r.end;
         if let Some((_, last, last_hi)) = out.last() {
-            if gap.contains('\n') && last.can_end_stmt() && !tok.continues_line() {
+            let can_end = last.can_end_stmt() || ends_type;
+            if gap.contains('\n') && can_end && !tok.continues_line() {
                 let at = *last_hi;
                 out.push((at, Tok::Semi, at));
-                n_ops = 0;
+                type_angles = 0;
+                ops.sibling();
                 if let Some(n) = n_else_if.get_mut(n_depth) {
                     *n = 0;
                 }
@@ -541,16 +622,17 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
         }
         let (lo, hi) = (base + r.start, base + r.end);
         match &tok {
-            Tok::Int(v) if !malformed => {
+            Tok::Int(v) => {
                 let n = out.len();
                 let prev = &out[n.saturating_sub(2)..];
                 check_int(&mut errs, src, file, base, r.clone(), *v, prev);
             }
             // Each arm of an `if … else if` chain has a condition of its own: the
             // operators of a 250-arm chain on one line are not one expression.
-            Tok::Else => n_ops = 0,
+            // (And the elements of a list, the arguments of a call: each its own.)
+            Tok::Else | Tok::Comma => ops.sibling(),
             Tok::Semi => {
-                n_ops = 0;
+                ops.sibling();
                 if let Some(n) = n_else_if.get_mut(n_depth) {
                     *n = 0;
                 }
@@ -560,18 +642,35 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
                     *n += 1;
                 }
             }
-            Tok::RParen | Tok::RBracket | Tok::RBrace => n_depth = n_depth.saturating_sub(1),
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                n_depth = n_depth.saturating_sub(1);
+                ops.close();
+            }
             _ => {}
+        }
+        if tok.is_operator() {
+            ops.op();
         }
         if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
             n_depth += 1;
+            ops.open();
+        }
+        ends_type = false;
+        match tok {
+            Tok::Lt if matches!(out.last(), Some((_, Tok::Map | Tok::Task, _))) => {
+                type_angles += 1;
+            }
+            Tok::Gt if type_angles > 0 => {
+                type_angles -= 1;
+                ends_type = type_angles == 0;
+            }
+            // (What no type holds: an unclosed `map<` ends with its statement.)
+            Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Assign => type_angles = 0,
+            _ => {}
         }
         n_else_if.resize(n_depth + 1, 0);
         let long_chain = n_else_if.iter().any(|&n| n > MAX_ELSE_IF);
-        if tok.is_operator() {
-            n_ops += 1;
-        }
-        if n_depth > MAX_DEPTH || n_ops > MAX_OPS_PER_STMT || long_chain {
+        if n_depth > MAX_DEPTH || ops.path > MAX_OPS_PER_STMT || long_chain {
             let what = if n_depth > MAX_DEPTH {
                 "brackets are nested too deeply".to_string()
             } else if long_chain {
@@ -602,7 +701,7 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
     }
     if mode == Mode::File {
         if let Some((_, last, last_hi)) = out.last() {
-            if last.can_end_stmt() {
+            if last.can_end_stmt() || ends_type {
                 let at = *last_hi;
                 out.push((at, Tok::Semi, at));
             }
@@ -691,13 +790,27 @@ fn malformed_number(
         };
         return Diagnostic::error("lex", span, msg).with_note(note);
     }
-    if rest.eq_ignore_ascii_case("e") {
-        let msg = format!("the exponent of `{whole}` has no digits");
-        return Diagnostic::error("lex", span, msg)
-            .with_note("an exponent is a power of ten after `e`: `1.5e3`, `2e-9`");
+    if has_no_exponent(number) && (rest.starts_with('e') || rest.starts_with('E')) {
+        let sign = rest[1..].starts_with(['+', '-']);
+        let digits = &rest[1 + usize::from(sign)..];
+        let msg = if digits.is_empty() {
+            format!("the exponent of `{whole}` has no digits")
+        } else {
+            format!("the exponent of `{whole}` is not a number")
+        };
+        return Diagnostic::error("lex", span, msg).with_note(
+            "an exponent is a power of ten, its digits after `e` and an optional sign: `1.5e3`, `2e-9`",
+        );
     }
     let msg = format!("`{whole}` is not a number, and a name cannot begin with a digit");
     Diagnostic::error("lex", span, msg)
+}
+
+/// Whether the decimal number literal `number` could still take an exponent: no
+/// `e` of its own, and no `0x` or `0b` prefix (whose `e` would be a digit or not one).
+fn has_no_exponent(number: &str) -> bool {
+    let prefixed = number.len() > 1 && matches!(number.as_bytes()[1], b'x' | b'X' | b'b' | b'B');
+    !prefixed && !number.contains(['e', 'E'])
 }
 
 /// Checks that an Int literal fits in 64 bits; a `-` directly before it joins it.
@@ -1165,6 +1278,30 @@ mod tests {
     }
 
     #[test]
+    fn a_type_closing_angle_can_end_a_statement() {
+        assert_eq!(
+            kinds("let m: map<Text, map<Text, Int>>\nm"),
+            [
+                "Let", "m", "Colon", "Map", "Lt", "Text", "Comma", "Map", "Lt", "Text", "Comma",
+                "Int", "Gt", "Gt", "AUTO;", "m", "AUTO;"
+            ]
+        );
+        assert_eq!(
+            kinds("let t: task<Int>"),
+            ["Let", "t", "Colon", "Task", "Lt", "Int", "Gt", "AUTO;"]
+        );
+        // A `>` that compares goes on to the next line, also after a type's.
+        assert_eq!(kinds("a >\nb"), ["a", "Gt", "b", "AUTO;"]);
+        assert_eq!(
+            kinds("let m: map<Text, Int> = f(a >\nb)"),
+            [
+                "Let", "m", "Colon", "Map", "Lt", "Text", "Comma", "Int", "Gt", "Assign", "f",
+                "LParen", "a", "Gt", "b", "RParen", "AUTO;"
+            ]
+        );
+    }
+
+    #[test]
     fn a_number_run_into_letters_or_digits_is_one_error() {
         let cases = [
             ("0b102", "`2` is not a binary digit, in `0b102`"),
@@ -1177,8 +1314,13 @@ mod tests {
                 "`10px` is not a number, and a name cannot begin with a digit",
             ),
             ("1.5x2", "`1.5x2` is not a number"),
+            ("1e5e", "`1e5e` is not a number"),
+            ("1e_3", "the exponent of `1e_3` is not a number"),
+            ("1.5e+", "the exponent of `1.5e+` has no digits"),
+            ("1.5e+_3", "the exponent of `1.5e+_3` is not a number"),
+            ("1e-x", "the exponent of `1e-x` is not a number"),
+            ("0xFz", "`z` is not a hexadecimal digit, in `0xFz`"),
             ("0xg", "`g` is not a hexadecimal digit, in `0xg`"),
-            ("0b", "integer literal `0b` has no digits"),
         ];
         for (text, msg) in cases {
             let lexed = tokenize(&format!("f({text})"), FileId(0), 0, 0, Mode::File);
@@ -1186,13 +1328,18 @@ mod tests {
             let d = &lexed.diags[0];
             assert!(d.message.starts_with(msg), "{text}: {}", d.message);
             assert_eq!((d.span.lo, d.span.hi), (2, 2 + text.len() as u32), "{text}");
-            // One number token in its place: the call still reads as `f(<number>)`.
+            // One token in its place: the call still reads as `f(<expression>)`.
             assert!(
-                matches!(lexed.toks[2].1, Tok::Int(_) | Tok::Float(_))
-                    && matches!(lexed.toks[3].1, Tok::RParen),
+                matches!(lexed.toks[2].1, Tok::Skipped) && matches!(lexed.toks[3].1, Tok::RParen),
                 "{text}"
             );
         }
+        let no_digits = tokenize("0b", FileId(0), 0, 0, Mode::File);
+        assert_eq!(no_digits.diags.len(), 1);
+        assert_eq!(
+            no_digits.diags[0].message,
+            "integer literal `0b` has no digits"
+        );
         let octal = tokenize("0o17", FileId(0), 0, 0, Mode::File);
         assert_eq!(
             octal.diags[0].notes,

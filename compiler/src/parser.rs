@@ -455,22 +455,18 @@ fn merge(
         .filter_map(|(i, b)| (b == b'\n').then_some(i))
         .collect();
     let mut lines_with_errors: HashSet<usize> = HashSet::new();
-    // The rest of a Lua block comment read as code makes one error, which says so.
-    let lua = if ctx.src.contains("--[[") {
-        lua_block_comments(ctx)
-    } else {
-        Vec::new()
-    };
-    let mut lua_reported: HashSet<usize> = HashSet::new();
+    // The rest of a Lua block comment read as code makes one error, which says so:
+    // the errors up to its `]]` are not the user's code's.
+    let mut in_lua_comment_until: Option<usize> = None;
+    let mut closer = None;
     for (from_lexer, mut d) in all {
         let at = d.span.lo as usize;
-        if let Some(r) = lua.iter().position(|&(lo, hi)| lo <= at && at < hi) {
-            if !lua_reported.insert(r) {
-                continue;
-            }
-            if !d.notes.iter().any(|n| n == LUA_BLOCK_COMMENT) {
-                d = d.with_note(LUA_BLOCK_COMMENT);
-            }
+        if in_lua_comment_until.is_some_and(|end| at < end) {
+            continue;
+        }
+        in_lua_comment_until = lua_block_comment_before(ctx, &newlines, at, &mut closer);
+        if in_lua_comment_until.is_some() {
+            d.notes = vec![LUA_BLOCK_COMMENT.to_string()];
         }
         let line = ctx.line_of(&newlines, d.span.lo as usize);
         if !from_lexer && lines_with_errors.contains(&line) {
@@ -939,7 +935,9 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                 .with_note("a function's result type follows `->`: `fn f(x: Int) -> Int { … }`");
         }
         // `let x: ?Int` with no value: Go's and TypeScript's declaration.
-        (_, Some(Tok::Semi)) if has("=") && idx.is_some_and(|i| let_without_value(ctx, i)) => {
+        (_, Some(Tok::Semi | Tok::RBrace))
+            if has("=") && idx.is_some_and(|i| let_without_value(ctx, i)) =>
+        {
             return d.with_note(
                 "a `let` gives its variable a first value: `let x: ?Int = nil`, `let n = 0`",
             );
@@ -959,27 +957,51 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
 /// The note on the error that the rest of a Lua block comment makes.
 const LUA_BLOCK_COMMENT: &str = "wo has no block comments: `--[[` begins a comment that ends with its line; begin each line of a long comment with `--`";
 
-/// Where the lines after each `--[[` comment are read as code up to the `]]` that
-/// would close it in Lua (absolute offsets, from the line after the `--[[` to past
-/// the `]]`): the rest of a Lua block comment. None for a `--[[ … ]]` on one line.
-fn lua_block_comments(ctx: &ErrCtx) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    for (open, _) in ctx.src.match_indices("--[[") {
-        let at = ctx.base + open;
-        // A comment, not the inside of a text literal.
-        let covering = ctx.toks.partition_point(|t| t.2 <= at);
-        if ctx.toks.get(covering).is_some_and(|t| t.0 <= at) {
-            continue;
-        }
-        let rest = &ctx.src[open..];
-        let (Some(eol), Some(close)) = (rest.find('\n'), rest.find("]]")) else {
-            continue;
-        };
-        if close > eol && out.last().is_none_or(|&(_, hi)| hi <= at) {
-            out.push((at + eol + 1, at + close + 2));
-        }
+/// When the error at `at` (absolute) is on the first line with code after a line
+/// whose comment begins with `--[[` and does not close it (`]]`) there, the rest of a
+/// Lua block comment read as code: where that reading ends, past the `]]` that
+/// closes it in Lua (none without a `]]` after the line). Only in
+/// a file; a `--[[` later in a comment (`-- see --[[`, Lua's `---[[`) begins nothing.
+///
+/// `closer` remembers the last search for a `]]` (where it began, what it found), so
+/// many such errors in a large file do not each search it to its end.
+fn lua_block_comment_before(
+    ctx: &ErrCtx,
+    newlines: &[usize],
+    at: usize,
+    closer: &mut Option<(usize, Option<usize>)>,
+) -> Option<usize> {
+    if ctx.mode != Mode::File {
+        return None;
     }
-    out
+    let line = ctx.line_of(newlines, at);
+    let start_of = |l: usize| if l == 0 { 0 } else { newlines[l - 1] + 1 };
+    let end_of = |l: usize| newlines.get(l).copied().unwrap_or(ctx.src.len());
+    // The line before the error's, over blank lines.
+    let mut prev = line.checked_sub(1)?;
+    while ctx.src[start_of(prev)..end_of(prev)].trim().is_empty() {
+        prev = prev.checked_sub(1)?;
+    }
+    let (lo, hi) = (start_of(prev), end_of(prev));
+    // Where the comment begins: the first `--` after the line's last token.
+    let after_code = ctx.toks[..ctx.toks.partition_point(|t| t.0 < hi)]
+        .last()
+        .map_or(lo, |t| t.2.clamp(lo, hi));
+    let comment = after_code + ctx.src[after_code..hi].find("--")?;
+    let rest = &ctx.src[comment..hi];
+    if !rest.starts_with("--[[") || rest.contains("]]") {
+        return None;
+    }
+    let close = match *closer {
+        Some((from, found)) if from <= hi && found.is_none_or(|c| c >= hi) => found,
+        _ => {
+            let found = ctx.src[hi..].find("]]").map(|c| hi + c);
+            *closer = Some((hi, found));
+            found
+        }
+    };
+    // (With no `]]` after it, Lua would not read it as a block comment either.)
+    close.map(|c| c + 2)
 }
 
 /// Whether the statement the token at `i` ends is a `let` that has no `=`.
@@ -1446,6 +1468,9 @@ fn describe(ctx: &ErrCtx, tok: &Tok, lo: usize, hi: usize) -> String {
         Tok::Float(_) => format!("float `{text}`"),
         Tok::Text(_) => "text literal".to_string(),
         Tok::Interp => "start of interpolation".to_string(),
+        Tok::Skipped if text.starts_with(|c: char| c.is_ascii_digit()) => {
+            format!("number `{text}`")
+        }
         Tok::Skipped => "the block after `catch (e)`".to_string(),
         _ => match tok.keyword() {
             Some(kw) => format!("keyword `{kw}`"),

@@ -891,6 +891,26 @@ fn deep_nesting_is_refused_not_a_crash() {
     );
     let negs = format!("fn main() {{ let x = {}1 }}", "- ".repeat(100_000));
     assert_eq!(diags(&negs).len(), 1);
+    // A list, call or map of any length adds only its widest element (helper-72: a
+    // list of 1,000 negative numbers was "too complex").
+    for element in ["-1", "-1.5", "f(1)", "[1, -2]", "P { x: 1 }", "{\"a\": 1}"] {
+        let wide = format!(
+            "fn main() {{ let x = [{}] }}",
+            vec![element; 20_000].join(", ")
+        );
+        assert_eq!(diags(&wide), Vec::<String>::new(), "{element}");
+    }
+    let args = format!("fn main() {{ f({}) }}", vec!["-1"; 20_000].join(", "));
+    assert_eq!(diags(&args), Vec::<String>::new());
+    // Chains are counted through brackets and beside siblings.
+    let chained = format!("fn main() {{ let x = xs{} }}", "[0]".repeat(1_100));
+    assert_eq!(diags(&chained).len(), 1);
+    let methods = format!("fn main() {{ let x = p{} }}", ".f(1)".repeat(600));
+    assert_eq!(diags(&methods).len(), 1);
+    let beside = format!("fn main() {{ f(1, 2{}, 3) }}", " + 1".repeat(1_100));
+    assert_eq!(diags(&beside).len(), 1);
+    let inside = format!("fn main() {{ f([1{}]) }}", " + 1".repeat(1_100));
+    assert_eq!(diags(&inside).len(), 1);
     let interp = format!("fn main() {{ print({}) }}", "\"${".repeat(1000));
     assert!(!diags(&interp).is_empty());
 }

@@ -228,16 +228,10 @@ fn fs_read_text(_: &mut Host, argv: &[Value]) -> Result<Value, Stop> {
 }
 
 /// A path as a message shows it: a control character (a NUL, a newline) escaped as
-/// in a Text literal, `\u{0}`, so the message stays one readable line.
+/// in a Text literal, so the message stays one readable line.
 fn shown_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
-        if c.is_control() {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
+    wo_vm::display::write_escaping_controls(&mut out, path);
     out
 }
 
@@ -609,6 +603,11 @@ mod tests {
             call("fs.read_text", &[t("a\0b")]),
             TrapKind::Io,
             "cannot read `a\\u{0}b`",
+        );
+        assert_trap(
+            call("fs.read_text", &[t("a\nb\tc")]),
+            TrapKind::Io,
+            "cannot read `a\\nb\\tc`",
         );
     }
 

@@ -177,19 +177,33 @@ pub fn write_quoted(out: &mut String, t: &str) {
     out.push('"');
     for c in t.chars() {
         match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '$' => out.push_str("\\$"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
+            c => push_escaping_control(out, c),
         }
     }
     out.push('"');
+}
+
+/// Appends `t` with its control characters escaped as in a Text literal (`\n`,
+/// `\u{0}`) and nothing else: a name in a message (a path) stays one readable line.
+pub fn write_escaping_controls(out: &mut String, t: &str) {
+    for c in t.chars() {
+        push_escaping_control(out, c);
+    }
+}
+
+fn push_escaping_control(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        c if c.is_control() => {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
+        c => out.push(c),
+    }
 }
 
 struct Printer<'a> {

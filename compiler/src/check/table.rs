@@ -701,22 +701,31 @@ impl Checker<'_> {
                 AggArg::Engine(Expr::new(E::DbAggregate { desc, args }, ty, span))
             }
             (_, _, mut source) => {
-                // `first(q)` needs one row: when the engine does all the filtering and
-                // ordering, it stops after the first (`take 1`).
-                let pushable_first = name == "first"
-                    && c.query.residual.is_empty()
+                // `exists(q)` and `first(q)` need one row: with nothing for the
+                // program to order, skip or take, the walk stops at the first that
+                // passes the `where`s — in the engine (`take 1`) when it does all the
+                // filtering, else in the program's walk (helper-72: a `where` the
+                // program evaluates ran on every row).
+                let one_row = matches!(name, "exists" | "first")
                     && c.query.order.is_empty()
                     && c.query.skip.is_none()
                     && c.query.take.is_none();
-                if let (true, QuerySource::Table { desc, args, .. }) = (pushable_first, &mut source)
-                {
-                    if desc.take.is_none() {
+                let mut program_take = None;
+                match &mut source {
+                    QuerySource::Table { desc, args, .. }
+                        if one_row && c.query.residual.is_empty() && desc.take.is_none() =>
+                    {
                         args.push(Expr::new(E::Int(1), Ty::Int, span));
                         desc.take = Some(u16::try_from(args.len() - 1).unwrap_or(u16::MAX));
                         desc.n_args = u16::try_from(args.len()).unwrap_or(u16::MAX);
                     }
+                    _ if one_row => program_take = Some(Expr::new(E::Int(1), Ty::Int, span)),
+                    _ => {}
                 }
-                let query = tir::Query { source, ..c.query };
+                let mut query = tir::Query { source, ..c.query };
+                if program_take.is_some() {
+                    query.take = program_take;
+                }
                 AggArg::List(query.into_read_only(list_ty, qspan))
             }
         }
