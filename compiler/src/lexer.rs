@@ -27,22 +27,25 @@ const MAX_ELSE_IF: usize = 20_000;
 const MAX_INTERP_DEPTH: usize = 8;
 
 /// The operators of a statement that can stand one above the other in its tree: for
-/// each open bracket, those of the element being read (`cur`) and the most of any
-/// element before it (`max`), its siblings — after a `,`, a `;`, an `else` — being
-/// side by side, not nested. `path` (the sum of `cur` over the open brackets) bounds
-/// the depth of the tree at the token being read, which is what the recursive
-/// stages after the parser need bounded; a list, map or call of any length adds
-/// only its widest element.
+/// each open bracket, and for the keys of an `order by`, those of the element being
+/// read (`cur`) and the most of any element before it (`max`), its siblings — after
+/// a `,`, a `;`, an `else` — being side by side, not nested. `path` (the sum of
+/// `cur` over the open levels) bounds the depth of the tree at the token being
+/// read, which is what the recursive stages after the parser need bounded; a list,
+/// map or call of any length adds only its widest element. (The keys of an `order
+/// by` are a level of their own, so their `,` cannot clear the count of the queries
+/// around them: helper-75 nested 1,000 queries past the guard that way.)
 #[derive(Debug)]
 struct OpCount {
-    levels: Vec<(usize, usize)>,
+    /// `(cur, max, keys)`, the statement's level first; `keys` marks an `order by`'s.
+    levels: Vec<(usize, usize, bool)>,
     path: usize,
 }
 
 impl Default for OpCount {
     fn default() -> Self {
         OpCount {
-            levels: vec![(0, 0)],
+            levels: vec![(0, 0, false)],
             path: 0,
         }
     }
@@ -56,17 +59,18 @@ impl OpCount {
         }
     }
 
-    fn open(&mut self) {
-        self.levels.push((0, 0));
+    /// An opening bracket, or `by` (`keys`).
+    fn open(&mut self, keys: bool) {
+        self.levels.push((0, 0, keys));
     }
 
-    /// A closing bracket: what stood under it counts at the level around it as its
+    /// The end of a level: what stood under it counts at the level around it as its
     /// widest element.
     fn close(&mut self) {
         if self.levels.len() < 2 {
             return;
         }
-        let Some((cur, max)) = self.levels.pop() else {
+        let Some((cur, max, _)) = self.levels.pop() else {
             return;
         };
         let inner = cur.max(max);
@@ -76,7 +80,22 @@ impl OpCount {
         }
     }
 
+    /// The keys of the `order by`s being read end (at `skip`, `take`, `select`, a
+    /// `;` or a closing bracket).
+    fn end_keys(&mut self) {
+        while self.levels.last().is_some_and(|l| l.2) {
+            self.close();
+        }
+    }
+
+    /// A closing bracket: the keys inside it end, then its level.
+    fn close_bracket(&mut self) {
+        self.end_keys();
+        self.close();
+    }
+
     /// The next sibling begins: the one before it no longer stands above anything.
+    /// (Not at a statement's own level, where a `,` separates no elements: `for k, v`.)
     fn sibling(&mut self) {
         if let Some(top) = self.levels.last_mut() {
             top.1 = top.1.max(top.0);
@@ -404,6 +423,7 @@ impl Tok {
                 | Tok::True
                 | Tok::False
                 | Tok::SelfKw
+                | Tok::Skipped
         )
     }
 
@@ -630,8 +650,11 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
             // Each arm of an `if … else if` chain has a condition of its own: the
             // operators of a 250-arm chain on one line are not one expression.
             // (And the elements of a list, the arguments of a call: each its own.)
-            Tok::Else | Tok::Comma => ops.sibling(),
+            Tok::Else => ops.sibling(),
+            Tok::Comma if ops.levels.len() > 1 => ops.sibling(),
+            Tok::Skip | Tok::Take | Tok::Select => ops.end_keys(),
             Tok::Semi => {
+                ops.end_keys();
                 ops.sibling();
                 if let Some(n) = n_else_if.get_mut(n_depth) {
                     *n = 0;
@@ -644,7 +667,7 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
             }
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
                 n_depth = n_depth.saturating_sub(1);
-                ops.close();
+                ops.close_bracket();
             }
             _ => {}
         }
@@ -653,7 +676,10 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
         }
         if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
             n_depth += 1;
-            ops.open();
+            ops.open(false);
+        }
+        if matches!(tok, Tok::By) {
+            ops.open(true);
         }
         ends_type = false;
         match tok {
@@ -669,12 +695,20 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
             _ => {}
         }
         n_else_if.resize(n_depth + 1, 0);
-        let long_chain = n_else_if.iter().any(|&n| n > MAX_ELSE_IF);
+        // (Summed over the open brackets: a chain in the last `else { … }` of another
+        // nests in it, helper-75.)
+        let long_chain = n_else_if.iter().sum::<usize>() > MAX_ELSE_IF;
         if n_depth > MAX_DEPTH || ops.path > MAX_OPS_PER_STMT || long_chain {
             let what = if n_depth > MAX_DEPTH {
                 "brackets are nested too deeply".to_string()
             } else if long_chain {
-                format!("this `if` has more than {MAX_ELSE_IF} `else if` arms; look the value up in a `map` instead")
+                let nested = n_else_if.iter().filter(|&&n| n > 0).count() > 1;
+                let around = if nested {
+                    " with those of the chains it is nested in"
+                } else {
+                    ""
+                };
+                format!("this `if` has more than {MAX_ELSE_IF} `else if` arms{around}; look the value up in a `map` instead")
             } else {
                 "statement is too complex (too many operators)".to_string()
             };

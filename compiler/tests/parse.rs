@@ -911,6 +911,38 @@ fn deep_nesting_is_refused_not_a_crash() {
     assert_eq!(diags(&beside).len(), 1);
     let inside = format!("fn main() {{ f([1{}]) }}", " + 1".repeat(1_100));
     assert_eq!(diags(&inside).len(), 1);
+    // The keys of an `order by` are a level of their own: their `,` does not clear
+    // the count of the queries around them (helper-75: 1,982 nested queries, then a
+    // stack overflow, with `order by x, x` every 990).
+    let level = format!(
+        "{}from x in xs order by x, x select ",
+        "from x in ".repeat(990)
+    );
+    let nested = format!(
+        "fn main() {{ let y = {}0{} }}",
+        level.repeat(2),
+        " select x".repeat(1_980)
+    );
+    let ds = diags(&nested);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert!(ds[0].contains("too complex"), "{ds:?}");
+    // Keys side by side are fine.
+    let keys = format!(
+        "fn main() {{ let y = from x in xs order by {} select x }}",
+        vec!["x + 1"; 5_000].join(", ")
+    );
+    assert_eq!(diags(&keys), Vec::<String>::new());
+    // `else if` chains nested in each other's last `else` count together.
+    let chain = format!("if a {{}}{} else {{ ", " else if a {}".repeat(12_000));
+    let two = format!("fn main() {{ {}{} }}", chain.repeat(2), "}".repeat(2));
+    let ds = diags(&two);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert!(
+        ds[0].contains("with those of the chains it is nested in"),
+        "{ds:?}"
+    );
+    let one = format!("fn main() {{ {}}} }}", chain);
+    assert_eq!(diags(&one), Vec::<String>::new());
     let interp = format!("fn main() {{ print({}) }}", "\"${".repeat(1000));
     assert!(!diags(&interp).is_empty());
 }
