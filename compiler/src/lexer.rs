@@ -486,6 +486,8 @@ impl Tok {
                     | Tok::If
                     | Tok::While
                     | Tok::For
+                    | Tok::Multi
+                    | Tok::Question
             )
     }
 }
@@ -651,7 +653,9 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
             // operators of a 250-arm chain on one line are not one expression.
             // (And the elements of a list, the arguments of a call: each its own.)
             Tok::Else => ops.sibling(),
-            Tok::Comma if ops.levels.len() > 1 => ops.sibling(),
+            // (Not the `,` of a `map<K, V>`, whose value type nests in it: 50,000
+            // `map<Text, ` in a row.)
+            Tok::Comma if ops.levels.len() > 1 && type_angles == 0 => ops.sibling(),
             Tok::Skip | Tok::Take | Tok::Select => ops.end_keys(),
             Tok::Semi => {
                 ops.end_keys();
@@ -709,6 +713,9 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
                     ""
                 };
                 format!("this `if` has more than {MAX_ELSE_IF} `else if` arms{around}; look the value up in a `map` instead")
+            } else if matches!(tok, Tok::Multi | Tok::Question) || type_angles > 0 {
+                // (A type of 300,000 `multi` overflowed the stack of `wo check`.)
+                "type is nested too deeply".to_string()
             } else {
                 "statement is too complex (too many operators)".to_string()
             };

@@ -945,4 +945,29 @@ fn deep_nesting_is_refused_not_a_crash() {
     assert_eq!(diags(&one), Vec::<String>::new());
     let interp = format!("fn main() {{ print({}) }}", "\"${".repeat(1000));
     assert!(!diags(&interp).is_empty());
+    // Types nest through `multi`, `?` and the value of a `map<K, V>` (whose `,` is
+    // no sibling): 300,000 `multi` overflowed the stack of `wo check` and `wo fmt`.
+    for (open, close) in [
+        ("multi ", ""),
+        ("?multi ", ""),
+        ("map<Text, ", ">"),
+        ("task<", ">"),
+    ] {
+        let deep = format!(
+            "fn main() {{ let x: {}Int{} = nil }}",
+            open.repeat(300_000),
+            close.repeat(300_000)
+        );
+        let ds = diags(&deep);
+        assert_eq!(ds.len(), 1, "{open}: {ds:?}");
+        assert!(
+            ds[0].ends_with("[syntax] type is nested too deeply"),
+            "{ds:?}"
+        );
+    }
+    let params = format!(
+        "fn f({}) {{}}",
+        vec!["a: ?multi map<Text, Int>"; 5_000].join(", ")
+    );
+    assert_eq!(diags(&params), Vec::<String>::new());
 }

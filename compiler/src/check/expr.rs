@@ -101,8 +101,10 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn list(&mut self, items: &[ast::Expr], span: Span, expect: Option<&Ty>) -> Expr {
+        // (A context whose type was an error, `-> Strng`, types `[]` silently.)
         let elem_expect = match expect.map(Ty::strip) {
             Some(Ty::List(t)) => Some((**t).clone()),
+            Some(Ty::Unknown) => Some(Ty::Unknown),
             _ => None,
         };
         let mut out = Vec::new();
@@ -146,7 +148,8 @@ impl<'a> Checker<'a> {
                 Ty::Unknown
             }
         };
-        Expr::new(E::List(out), Ty::List(Box::new(elem)), span)
+        let ty = self.within_depth(Ty::List(Box::new(elem)), span, "the type of this list");
+        Expr::new(E::List(out), ty, span)
     }
 
     pub(super) fn map(
@@ -157,6 +160,7 @@ impl<'a> Checker<'a> {
     ) -> Expr {
         let (kx, vx) = match expect.map(Ty::strip) {
             Some(Ty::Map(k, v)) => (Some((**k).clone()), Some((**v).clone())),
+            Some(Ty::Unknown) => (Some(Ty::Unknown), Some(Ty::Unknown)),
             _ => (None, None),
         };
         let fixed = kx.is_some();
@@ -226,7 +230,12 @@ impl<'a> Checker<'a> {
                 format!("map keys must be `Int`, `Text` or `Bool`, not {t}"),
             );
         }
-        Expr::new(E::Map(out), Ty::Map(Box::new(k), Box::new(v)), span)
+        let ty = self.within_depth(
+            Ty::Map(Box::new(k), Box::new(v)),
+            span,
+            "the type of this map",
+        );
+        Expr::new(E::Map(out), ty, span)
     }
 
     /// A capitalised name in an expression: a constant.

@@ -47,6 +47,7 @@ impl<'a> Checker<'a> {
         match checked.kind {
             E::Call { func, args } => {
                 let ty = Ty::Task(Box::new(checked.ty));
+                let ty = self.within_depth(ty, span, "the type of this task");
                 Expr::new(E::Spawn { func, args }, ty, span)
             }
             _ if checked.ty == Ty::Unknown => self.unknown(span),

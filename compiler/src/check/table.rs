@@ -650,11 +650,12 @@ impl Checker<'_> {
     /// A query as a list-valued expression.
     pub(super) fn query_expr(&mut self, q: &ast::Query, span: Span) -> Expr {
         let c = self.query(q, span);
-        Expr::new(
-            E::Query(Box::new(c.query)),
+        let ty = self.within_depth(
             Ty::List(Box::new(c.select_ty)),
             span,
-        )
+            "the type of this query's list",
+        );
+        Expr::new(E::Query(Box::new(c.query)), ty, span)
     }
 
     /// `count(q)`, `sum(q)` … over a query the engine can run alone: returns the

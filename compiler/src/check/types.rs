@@ -3,7 +3,7 @@
 use super::{did_you_mean, other_language, Checker};
 use crate::ast::{self, TypeKind};
 use crate::diag::{Diagnostic, Span};
-use crate::tir::{Expr, ExprKind as E, Ty};
+use crate::tir::{Expr, ExprKind as E, Ty, MAX_TYPE_DEPTH};
 
 pub(super) fn ty_is_comparable_eq(t: &Ty) -> bool {
     matches!(
@@ -86,7 +86,32 @@ impl<'a> Checker<'a> {
         out
     }
 
+    /// The type a program wrote, nested at most [`MAX_TYPE_DEPTH`] levels (deeper is
+    /// an error, and `unknown`).
     pub(super) fn resolve_type(&mut self, t: &ast::TypeExpr) -> Ty {
+        let ty = self.resolve_type_parts(t);
+        self.within_depth(ty, t.span, "this type")
+    }
+
+    /// `ty`, the type of what `span` holds, if it nests at most [`MAX_TYPE_DEPTH`]
+    /// levels; otherwise an error naming `what` and `unknown` (so a chain of
+    /// `let a1 = [a0]` reports once, at its first link too deep).
+    pub(super) fn within_depth(&mut self, ty: Ty, span: Span, what: &str) -> Ty {
+        let depth = ty.depth();
+        if depth <= MAX_TYPE_DEPTH {
+            return ty;
+        }
+        self.err(
+            "type",
+            span,
+            format!(
+                "{what} nests {depth} levels deep (`multi`, `?`, `map<…>` and `task<…>` one inside another); a type may nest at most {MAX_TYPE_DEPTH} levels"
+            ),
+        );
+        Ty::Unknown
+    }
+
+    fn resolve_type_parts(&mut self, t: &ast::TypeExpr) -> Ty {
         match &t.kind {
             TypeKind::Named(n) => match n.as_str() {
                 "Int" => Ty::Int,
@@ -116,7 +141,7 @@ impl<'a> Checker<'a> {
                 },
             },
             TypeKind::Nullable(inner) => {
-                let i = self.resolve_type(inner);
+                let i = self.resolve_type_parts(inner);
                 if i.is_nullable() {
                     self.err(
                         "type",
@@ -127,10 +152,10 @@ impl<'a> Checker<'a> {
                 }
                 Ty::nullable(i)
             }
-            TypeKind::Multi(inner) => Ty::List(Box::new(self.resolve_type(inner))),
+            TypeKind::Multi(inner) => Ty::List(Box::new(self.resolve_type_parts(inner))),
             TypeKind::Map(k, v) => {
-                let kt = self.resolve_type(k);
-                let vt = self.resolve_type(v);
+                let kt = self.resolve_type_parts(k);
+                let vt = self.resolve_type_parts(v);
                 if !matches!(kt, Ty::Int | Ty::Text | Ty::Bool | Ty::Unknown) {
                     self.err(
                         "type",
@@ -144,7 +169,9 @@ impl<'a> Checker<'a> {
                 Ty::Map(Box::new(kt), Box::new(vt))
             }
             TypeKind::Task(inner) => {
-                let r = inner.as_ref().map_or(Ty::Void, |i| self.resolve_type(i));
+                let r = inner
+                    .as_ref()
+                    .map_or(Ty::Void, |i| self.resolve_type_parts(i));
                 Ty::Task(Box::new(r))
             }
             TypeKind::Ref(name) => {
