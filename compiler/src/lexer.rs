@@ -685,6 +685,14 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
         if matches!(tok, Tok::By) {
             ops.open(true);
         }
+        // Whether this token nests a type in a type, for the guard's message: not
+        // the first of a type (`: ?Int` after a long condition, helper-77).
+        let nests_type = match &tok {
+            Tok::Multi | Tok::Question => true,
+            Tok::Lt => matches!(out.last(), Some((_, Tok::Map | Tok::Task, _))),
+            Tok::Gt => type_angles > 0,
+            _ => false,
+        } && !matches!(out.last(), Some((_, Tok::Colon | Tok::Arrow, _)));
         ends_type = false;
         match tok {
             Tok::Lt if matches!(out.last(), Some((_, Tok::Map | Tok::Task, _))) => {
@@ -713,7 +721,7 @@ pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) 
                     ""
                 };
                 format!("this `if` has more than {MAX_ELSE_IF} `else if` arms{around}; look the value up in a `map` instead")
-            } else if matches!(tok, Tok::Multi | Tok::Question) || type_angles > 0 {
+            } else if nests_type {
                 // (A type of 300,000 `multi` overflowed the stack of `wo check`.)
                 "type is nested too deeply".to_string()
             } else {

@@ -37,8 +37,9 @@ pub enum Ty {
     Unknown,
 }
 
-/// The deepest a type may nest: `multi`, `?`, `map<…>` and `task<…>` one inside
-/// another, `Int` being 1 level and `multi Int` 2. Each expression carries its type,
+/// The deepest a type may nest: `multi`, `map<…>` and `task<…>` one inside another,
+/// `Int` being 1 level and `multi Int` 2 (`?` adds none: it never nests, so it cannot
+/// grow a type by repetition). Each expression carries its type,
 /// so without a bound a chain of `let a1 = [a0]` statements made types as deep as the
 /// program is long, and compiling it took quadratic time and memory (20,000 lines:
 /// 94 s; a 100,000-deep annotation used 20,000 times: 24 GB).
@@ -49,9 +50,20 @@ impl Ty {
     /// [`MAX_TYPE_DEPTH`]).
     pub fn depth(&self) -> usize {
         match self {
-            Ty::Nullable(t) | Ty::List(t) | Ty::Task(t) => 1 + t.depth(),
+            Ty::Nullable(t) => t.depth(),
+            Ty::List(t) | Ty::Task(t) => 1 + t.depth(),
             Ty::Map(k, v) => 1 + k.depth().max(v.depth()),
             _ => 1,
+        }
+    }
+
+    /// Whether this type contains `Unknown` (an error was already reported inside it).
+    pub fn has_unknown(&self) -> bool {
+        match self {
+            Ty::Unknown => true,
+            Ty::Nullable(x) | Ty::List(x) | Ty::Task(x) => x.has_unknown(),
+            Ty::Map(k, v) => k.has_unknown() || v.has_unknown(),
+            _ => false,
         }
     }
 

@@ -965,6 +965,15 @@ fn deep_nesting_is_refused_not_a_crash() {
             "{ds:?}"
         );
     }
+    // A type that only begins where the count runs out is not the one to blame.
+    let cond = format!(
+        "fn main() {{ if a{} == 2 {{ let x: ?Int = nil }} }}",
+        " + a".repeat(995)
+    );
+    assert_eq!(
+        diags(&cond),
+        ["1:4012: [syntax] statement is too complex (too many operators)"]
+    );
     let params = format!(
         "fn f({}) {{}}",
         vec!["a: ?multi map<Text, Int>"; 5_000].join(", ")

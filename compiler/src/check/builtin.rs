@@ -69,16 +69,6 @@ pub(crate) fn is_builtin(name: &str) -> bool {
     CORE.contains(&name)
 }
 
-/// Whether a type contains `Unknown` (an error was already reported inside it).
-fn has_unknown(t: &Ty) -> bool {
-    match t {
-        Ty::Unknown => true,
-        Ty::Nullable(x) | Ty::List(x) | Ty::Task(x) => has_unknown(x),
-        Ty::Map(k, v) => has_unknown(k) || has_unknown(v),
-        _ => false,
-    }
-}
-
 fn list_of(t: Ty) -> Ty {
     Ty::List(Box::new(t))
 }
@@ -201,7 +191,7 @@ pub(crate) fn call(
         }
         checked.push(v);
     }
-    if checked.iter().any(|e| has_unknown(&e.ty)) {
+    if checked.iter().any(|e| e.ty.has_unknown()) {
         return c.unknown(span);
     }
     match resolve(c, name, checked, span) {

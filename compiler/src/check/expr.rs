@@ -101,10 +101,11 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn list(&mut self, items: &[ast::Expr], span: Span, expect: Option<&Ty>) -> Expr {
-        // (A context whose type was an error, `-> Strng`, types `[]` silently.)
+        // (A context whose type was an error, `-> Strng`, types `[]` silently; a list
+        // with elements still has them checked against each other.)
         let elem_expect = match expect.map(Ty::strip) {
             Some(Ty::List(t)) => Some((**t).clone()),
-            Some(Ty::Unknown) => Some(Ty::Unknown),
+            Some(Ty::Unknown) if items.is_empty() => Some(Ty::Unknown),
             _ => None,
         };
         let mut out = Vec::new();
@@ -160,7 +161,7 @@ impl<'a> Checker<'a> {
     ) -> Expr {
         let (kx, vx) = match expect.map(Ty::strip) {
             Some(Ty::Map(k, v)) => (Some((**k).clone()), Some((**v).clone())),
-            Some(Ty::Unknown) => (Some(Ty::Unknown), Some(Ty::Unknown)),
+            Some(Ty::Unknown) if entries.is_empty() => (Some(Ty::Unknown), Some(Ty::Unknown)),
             _ => (None, None),
         };
         let fixed = kx.is_some();

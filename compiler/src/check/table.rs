@@ -474,7 +474,17 @@ impl Checker<'_> {
         };
         let skip = count(self, &q.skip, "skip");
         let take = count(self, &q.take, "take");
-        let select_ty = select.ty.clone();
+        // (The query's list holds the selected values: one level more, whether the
+        // list is a value, iterated by a `for` or read by `first`.)
+        let list_ty = self.within_depth(
+            Ty::List(Box::new(select.ty.clone())),
+            span,
+            "the type of this query's list",
+        );
+        let select_ty = match list_ty {
+            Ty::List(t) => *t,
+            _ => Ty::Unknown,
+        };
         if select_ty == Ty::Nil {
             // `nil` is only a value of `?T` (LANGUAGE.md §3): no `multi nil`.
             self.err(
@@ -650,12 +660,11 @@ impl Checker<'_> {
     /// A query as a list-valued expression.
     pub(super) fn query_expr(&mut self, q: &ast::Query, span: Span) -> Expr {
         let c = self.query(q, span);
-        let ty = self.within_depth(
+        Expr::new(
+            E::Query(Box::new(c.query)),
             Ty::List(Box::new(c.select_ty)),
             span,
-            "the type of this query's list",
-        );
-        Expr::new(E::Query(Box::new(c.query)), ty, span)
+        )
     }
 
     /// `count(q)`, `sum(q)` … over a query the engine can run alone: returns the
