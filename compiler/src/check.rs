@@ -137,6 +137,7 @@ fn checker<'a>(
     diags: &mut Vec<Diagnostic>,
     facts: Option<Facts>,
 ) -> (tir::Program, Option<Facts>) {
+    names::reset_suggestion_budget();
     let mut c = Checker {
         modules,
         sources,

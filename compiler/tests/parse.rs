@@ -876,6 +876,19 @@ fn no_input_makes_the_parser_panic() {
 }
 
 #[test]
+fn a_file_past_16_mib_is_refused_whole() {
+    let big = format!("fn main() {{\n{}}}\n", ";".repeat(17 << 20));
+    let ds = diags(&big);
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert!(
+        ds[0].starts_with(
+            "1:1: [syntax] this file is 17.0 MiB of source; wo reads at most 16 MiB in one file"
+        ),
+        "{ds:?}"
+    );
+}
+
+#[test]
 fn deep_nesting_is_refused_not_a_crash() {
     let deep = format!(
         "fn main() {{ let x = {}1{} }}",

@@ -34,7 +34,7 @@ use std::time::Instant;
 use wo_bytecode::Image;
 use wo_compiler::ast::{self, ExprKind, StmtKind, TextPart};
 use wo_compiler::tir;
-use wo_compiler::{Diagnostic, FileId, Severity, SourceMap, Span};
+use wo_compiler::{Diagnostic, FileId, Severity, SourceFile, SourceMap, Span};
 use wo_vm::{Database, Host, StackFrame, Status, Value, Vm};
 
 use crate::commands::{checkpoint_min, clock_seed, replay_progress, ProgramStderr, SharedStdout};
@@ -277,7 +277,9 @@ impl Session {
     ) -> Result<Built, (SourceMap, Vec<Diagnostic>)> {
         let mut sources = SourceMap::default();
         for c in chunks {
-            sources.add(c.file.clone(), placed(c.line, c.col, &c.text));
+            let src = format!("{}{}", " ".repeat(c.col), c.text);
+            let before = u32::try_from(c.line.saturating_sub(1)).unwrap_or(u32::MAX);
+            sources.add_file(SourceFile::after_lines(c.file.clone(), src, before));
         }
         // The image's entry: a function as `main` may be (the wrapper, with its
         // parameters, is run directly).
@@ -481,8 +483,11 @@ impl Session {
         let mut renamed: Vec<(String, String)> = Vec::new();
         // Where this input's declarations are in `chunks`.
         let mut new_chunks: Vec<usize> = Vec::new();
+        // (The items come in order: each line count goes on from the last, or a
+        // `.load` of 16,000 functions read the file 16,000 times.)
+        let mut counted = (0, line);
         for (i, (start, key, table)) in items.iter().enumerate() {
-            let (l, c) = line_col_of(text, *start, line);
+            let (l, c) = line_col_of(text, *start, &mut counted);
             let end = items.get(i + 1).map_or(text.len(), |next| next.0);
             let chunk = Chunk {
                 key: key.clone(),
@@ -1355,10 +1360,20 @@ fn stored_name(c: &ast::ClassDecl) -> Option<String> {
     Some(c.name.name.clone())
 }
 
-/// The 1-based line and byte column of `offset` in `text`, which starts on `line`.
-fn line_col_of(text: &str, offset: usize, line: usize) -> (usize, usize) {
-    let before = &text[..offset];
-    let l = line + before.matches('\n').count();
-    let c = offset - before.rfind('\n').map_or(0, |i| i + 1);
+/// The 1-based line and byte column of `offset` in `text`; `counted` is an offset
+/// and its line, where counting goes on (the text's start and first line at first).
+fn line_col_of(text: &str, offset: usize, counted: &mut (usize, usize)) -> (usize, usize) {
+    let (from, line) = *counted;
+    let (from, line) = if from <= offset {
+        (from, line)
+    } else {
+        (0, line - text[..from].matches('\n').count())
+    };
+    let l = line
+        + text
+            .get(from..offset)
+            .map_or(0, |s| s.matches('\n').count());
+    *counted = (offset, l);
+    let c = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1);
     (l, c)
 }

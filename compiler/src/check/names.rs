@@ -6,6 +6,21 @@ use crate::diag::Span;
 use crate::facts::Target;
 use crate::tir::{Expr, ExprKind as E, LocalId, Ty};
 
+/// How many candidates the "did you mean" hints of one check may weigh in all. Each
+/// unknown name is weighed against every name in scope: 8,000 unknown names among
+/// 8,000 locals took 14 s, and 16,000 never finished (helper-76). Past this budget
+/// (some 0.1 s of work) the hints stop, the errors go on.
+const SUGGESTION_BUDGET: usize = 500_000;
+
+thread_local! {
+    static SUGGESTIONS_LEFT: std::cell::Cell<usize> = const { std::cell::Cell::new(SUGGESTION_BUDGET) };
+}
+
+/// A new check begins: the budget of its hints is whole again.
+pub(super) fn reset_suggestion_budget() {
+    SUGGESTIONS_LEFT.with(|left| left.set(SUGGESTION_BUDGET));
+}
+
 /// `"; did you mean `x`?"` for the closest candidate, or nothing.
 pub(super) fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
     suggest(name, candidates)
@@ -101,7 +116,19 @@ pub(super) fn suggest<'a>(
         return None;
     }
     let limit = (name.chars().count() / 2).clamp(1, 2);
+    let len = name.chars().count();
     candidates
+        .take_while(|_| {
+            SUGGESTIONS_LEFT.with(|left| {
+                let n = left.get();
+                left.set(n.saturating_sub(1));
+                n > 0
+            })
+        })
+        // (Lengths further apart than the limit are further apart than it.)
+        .filter(|c| {
+            c.len().abs_diff(name.len()) <= 4 * limit && c.chars().count().abs_diff(len) <= limit
+        })
         .map(|c| (distance(name, c), c))
         .filter(|(d, _)| *d <= limit)
         .min()
@@ -170,12 +197,6 @@ impl<'a> Checker<'a> {
         } else if n == "self" {
             self.err("name", span, "`self` is only defined inside methods");
         } else {
-            let names: Vec<String> = self
-                .ctx
-                .scopes
-                .iter()
-                .flat_map(|s| s.keys().cloned())
-                .collect();
             let ended = self.ctx.ended_queries.iter().any(|(v, q)| {
                 // Only right after the query and a comma: `select t.a, t.b`.
                 v == n
@@ -196,7 +217,9 @@ impl<'a> Checker<'a> {
                     "; `{n}` belongs to the query before it, which ends with its `select` value: to select two values, select the row (`select {n}`) or a text (`select \"${{{n}.a}} ${{{n}.b}}\"`)"
                 ),
                 None => {
-                    let values = names.iter().map(String::as_str);
+                    // (Not copied: the names of the scopes were cloned for each
+                    // unknown name, helper-76.)
+                    let values = self.ctx.scopes.iter().flat_map(|s| s.keys().map(String::as_str));
                     let hint = did_you_mean(n, values.chain(MODULES.iter().copied()));
                     if hint.is_empty() {
                         // A misspelt function, written without its call.
@@ -249,7 +272,7 @@ impl<'a> Checker<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::suggest;
+    use super::{reset_suggestion_budget, suggest, SUGGESTION_BUDGET};
 
     #[test]
     fn a_tie_goes_to_the_same_name_whatever_the_order() {
@@ -276,5 +299,12 @@ mod tests {
             Some("length")
         );
         assert_eq!(suggest("ab", ["ba"].into_iter()), None);
+        // Past the budget of a check, no more hints; a new check has it whole again.
+        reset_suggestion_budget();
+        let many: Vec<String> = (0..SUGGESTION_BUDGET).map(|i| format!("v{i}")).collect();
+        assert_eq!(suggest("zzzzz", many.iter().map(String::as_str)), None);
+        assert_eq!(suggest("pirnt", names.iter().copied()), None);
+        reset_suggestion_budget();
+        assert_eq!(suggest("pirnt", names.iter().copied()), Some("print"));
     }
 }
