@@ -141,6 +141,13 @@ impl SourceFile {
         }
     }
 
+    /// How many bytes of its line come before byte offset `offset`.
+    pub fn byte_in_line(&self, offset: u32) -> usize {
+        let offset = (offset as usize).min(self.src.len());
+        let idx = self.line_starts.partition_point(|&s| s <= offset).max(1) - 1;
+        offset - self.line_starts[idx]
+    }
+
     /// The 1-based line of a byte offset (cheaper than [`SourceFile::line_col`]).
     pub fn line(&self, offset: u32) -> u32 {
         let offset = (offset as usize).min(self.src.len());

@@ -208,15 +208,27 @@ impl<'a> Checker<'a> {
         // A field the parser could not read (`ast::FieldInit` with no name) was
         // reported; which fields are missing is then unknown.
         let broken = inits.iter().any(|f| f.name.name.is_empty());
+        // A literal of many fields looks them up (60,000 took 9 s, helper-76).
+        let index: Option<HashMap<String, usize>> = (inits.len() > 16).then(|| {
+            let fields = &self.classes[cid].fields;
+            fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.name.clone(), i))
+                .collect()
+        });
         for init in inits {
             if init.name.name.is_empty() {
                 continue;
             }
-            let Some(i) = self.classes[cid]
-                .fields
-                .iter()
-                .position(|f| f.name == init.name.name)
-            else {
+            let found = match &index {
+                Some(index) => index.get(&init.name.name).copied(),
+                None => self.classes[cid]
+                    .fields
+                    .iter()
+                    .position(|f| f.name == init.name.name),
+            };
+            let Some(i) = found else {
                 let is_table = self.table_classes.contains(&cid);
                 let msg = if is_table && init.name.name == "id" {
                     format!(
@@ -293,7 +305,7 @@ impl<'a> Checker<'a> {
                 span,
                 format!(
                     "missing field{s} {} in `{}` literal",
-                    missing.join(", "),
+                    super::names::listed(&missing),
                     class.name
                 ),
             );

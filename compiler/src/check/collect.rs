@@ -367,12 +367,15 @@ impl<'a> Checker<'a> {
             self.err("limit", c.name.span, "a class has at most 65535 fields");
         }
         let mut methods = Vec::new();
+        // (Earlier methods looked up, not searched: 80,000 methods took 21 s,
+        // helper-76.)
+        let mut earlier: HashMap<&str, Span> = HashMap::new();
         for (k, m) in c.methods.iter().enumerate() {
-            let earlier = c.methods[..k].iter().find(|e| e.name.name == m.name.name);
             let first = seen
                 .get(&m.name.name)
                 .copied()
-                .or(earlier.map(|e| e.name.span));
+                .or(earlier.get(m.name.name.as_str()).copied());
+            earlier.entry(m.name.name.as_str()).or_insert(m.name.span);
             if let Some(first) = first {
                 let msg = format!(
                     "`{}` is declared more than once in `{}`",

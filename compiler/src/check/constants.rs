@@ -504,7 +504,7 @@ impl<'a> Checker<'a> {
         )
         .with_note(format!(
             "{}: it would be read before it has a value",
-            steps.join(", ")
+            super::names::listed(&steps)
         ));
         self.diags.push(d);
     }

@@ -21,6 +21,23 @@ pub(super) fn reset_suggestion_budget() {
     SUGGESTIONS_LEFT.with(|left| left.set(SUGGESTION_BUDGET));
 }
 
+/// `items` joined with `, `: a list of more than 12 keeps its first 8 and last 2
+/// around how many it leaves out, so that one message stays a line (helper-76: the
+/// fields missing from a literal of a class of 60,000 made a line of 588 KB).
+pub(super) fn listed(items: &[String]) -> String {
+    const FIRST: usize = 8;
+    const LAST: usize = 2;
+    if items.len() <= FIRST + LAST + 2 {
+        return items.join(", ");
+    }
+    let left_out = items.len() - FIRST - LAST;
+    format!(
+        "{}, … {left_out} more …, {}",
+        items[..FIRST].join(", "),
+        items[items.len() - LAST..].join(", ")
+    )
+}
+
 /// `"; did you mean `x`?"` for the closest candidate, or nothing.
 pub(super) fn did_you_mean<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
     suggest(name, candidates)
@@ -299,6 +316,12 @@ mod tests {
             Some("length")
         );
         assert_eq!(suggest("ab", ["ba"].into_iter()), None);
+        let items: Vec<String> = (0..60_000).map(|i| format!("`f{i}`")).collect();
+        assert_eq!(
+            super::listed(&items),
+            "`f0`, `f1`, `f2`, `f3`, `f4`, `f5`, `f6`, `f7`, … 59990 more …, `f59998`, `f59999`"
+        );
+        assert_eq!(super::listed(&items[..12]), items[..12].join(", "));
         // Past the budget of a check, no more hints; a new check has it whole again.
         reset_suggestion_budget();
         let many: Vec<String> = (0..SUGGESTION_BUDGET).map(|i| format!("v{i}")).collect();

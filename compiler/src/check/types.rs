@@ -73,11 +73,17 @@ pub(super) fn unify(a: &Ty, b: &Ty) -> Option<Ty> {
 impl<'a> Checker<'a> {
     pub(super) fn resolve_params(&mut self, params: &[ast::Param]) -> Vec<(String, Ty)> {
         let mut out: Vec<(String, Ty)> = Vec::new();
+        // (The first of each name, looked up, not searched: 80,000 parameters took
+        // 14 s, helper-76.)
+        let mut first: std::collections::HashMap<&str, Span> = std::collections::HashMap::new();
         for p in params {
-            if let Some(first) = params.iter().find(|q| q.name.name == p.name.name) {
-                if !std::ptr::eq(first, p) {
+            match first.entry(p.name.name.as_str()) {
+                std::collections::hash_map::Entry::Occupied(at) => {
                     let msg = format!("parameter `{}` is declared more than once", p.name.name);
-                    self.duplicate(p.name.span, first.name.span, msg);
+                    self.duplicate(p.name.span, *at.get(), msg);
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(p.name.span);
                 }
             }
             let ty = self.resolve_type(&p.ty);
