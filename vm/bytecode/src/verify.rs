@@ -300,6 +300,10 @@ pub fn verify(image: &Image) -> Result<(), VerifyError> {
 /// since it builds its database from them.
 pub fn verify_schema(image: &Image) -> Result<(), VerifyError> {
     let n_tables = image.tables.len();
+    // The table of each class, looked up (helper-76: 64,000 tables searched each
+    // other).
+    let mut table_of_class: std::collections::HashMap<u32, usize> =
+        std::collections::HashMap::new();
     for (ti, t) in image.tables.iter().enumerate() {
         let bad = |problem: String| VerifyError::Table {
             table: ti,
@@ -313,12 +317,13 @@ pub fn verify_schema(image: &Image) -> Result<(), VerifyError> {
                 image.classes.len()
             ))
         })?;
-        if let Some(other) = image.tables[..ti].iter().position(|o| o.class == t.class) {
+        if let Some(&other) = table_of_class.get(&t.class.0) {
             return Err(bad(format!(
                 "class `{}` already belongs to table t{other} `{}`",
                 class.name, image.tables[other].name
             )));
         }
+        table_of_class.insert(t.class.0, ti);
         if class.fields.len() != t.columns.len() {
             return Err(bad(format!(
                 "has {} columns but class `{}` has {} fields",
