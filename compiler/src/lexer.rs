@@ -557,29 +557,38 @@ pub fn lone_carriage_return(src: &str, file: FileId) -> Option<Diagnostic> {
 /// Lexes `src` (which starts at absolute offset `base` of `file`, inside `depth`
 /// interpolations) and applies the token filter.
 pub fn tokenize(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) -> Lexed {
+    if mode == Mode::File {
+        if let Some(d) = too_large(src, file) {
+            return Lexed {
+                toks: Vec::new(),
+                diags: vec![d],
+                cut: Some(base),
+            };
+        }
+    }
+    tokenize_any(src, file, base, depth, mode)
+}
+
+/// The error of a file past [`MAX_SOURCE_BYTES`], if it is.
+pub fn too_large(src: &str, file: FileId) -> Option<Diagnostic> {
+    (src.len() > MAX_SOURCE_BYTES).then(|| {
+        let msg = format!(
+            "this file is {} bytes of source; wo reads at most 16 MiB ({MAX_SOURCE_BYTES} bytes) in one file (keep large data in a file the program reads, or split the program into files)",
+            src.len()
+        );
+        Diagnostic::error("syntax", Span::new(file, 0, 0), msg)
+    })
+}
+
+/// [`tokenize`] of a text of any size: for the REPL's splitter, which classifies the
+/// input read so far (the whole input is compiled, and refused once, when it ends).
+pub fn tokenize_any(src: &str, file: FileId, base: usize, depth: usize, mode: Mode) -> Lexed {
     let ctx = LexCtx {
         file,
         base,
         depth,
         diags: Vec::new(),
     };
-    if mode == Mode::File && src.len() > MAX_SOURCE_BYTES {
-        let mib = |n: usize| n as f64 / f64::from(1 << 20);
-        let msg = format!(
-            "this file is {:.1} MiB of source; wo reads at most {:.0} MiB in one file (keep large data in a file the program reads, or split the program into files)",
-            mib(src.len()),
-            mib(MAX_SOURCE_BYTES)
-        );
-        return Lexed {
-            toks: Vec::new(),
-            diags: vec![Diagnostic::error(
-                "syntax",
-                Span::new(file, base, base),
-                msg,
-            )],
-            cut: Some(base),
-        };
-    }
     let mut lex = Tok::lexer_with_extras(src, ctx);
     let mut out: Vec<Spanned> = Vec::new();
     let mut errs: Vec<Diagnostic> = Vec::new();

@@ -10,7 +10,7 @@
 //! It lives here, not in the `wo` binary, so the `repl` fuzz target can reach it.
 
 use crate::ast::{self, StmtKind};
-use crate::lexer::{tokenize, Mode, Spanned, Tok};
+use crate::lexer::{tokenize_any as tokenize, Mode, Spanned, Tok};
 use crate::FileId;
 
 /// What the REPL does with the text read so far.

@@ -882,7 +882,7 @@ fn a_file_past_16_mib_is_refused_whole() {
     assert_eq!(ds.len(), 1, "{ds:?}");
     assert!(
         ds[0].starts_with(
-            "1:1: [syntax] this file is 17.0 MiB of source; wo reads at most 16 MiB in one file"
+            "1:1: [syntax] this file is 17825806 bytes of source; wo reads at most 16 MiB (16777216 bytes) in one file"
         ),
         "{ds:?}"
     );

@@ -507,7 +507,11 @@ impl Repl {
             return;
         }
         let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
+            // (A byte order mark, as `wo run` takes it, helper-78.)
+            Ok(t) => match t.strip_prefix('\u{feff}') {
+                Some(rest) => rest.to_string(),
+                None => t,
+            },
             Err(e) => {
                 say!("error: cannot read `{}`: {e}", path.display());
                 self.n_errors += 1;

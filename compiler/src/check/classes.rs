@@ -211,9 +211,11 @@ impl<'a> Checker<'a> {
         // A literal of many fields looks them up (60,000 took 9 s, helper-76).
         let index: Option<HashMap<String, usize>> = (inits.len() > 16).then(|| {
             let fields = &self.classes[cid].fields;
+            // (The first of a name repeated, as a search finds it, helper-78.)
             fields
                 .iter()
                 .enumerate()
+                .rev()
                 .map(|(i, f)| (f.name.clone(), i))
                 .collect()
         });

@@ -134,14 +134,20 @@ pub(super) fn suggest<'a>(
     }
     let limit = (name.chars().count() / 2).clamp(1, 2);
     let len = name.chars().count();
+    // All of them or none: the candidates come in a hash map's order, which changes
+    // from run to run, so weighing a part would hint differently each time
+    // (helper-78).
+    let candidates: Vec<&str> = candidates.collect();
+    let within = SUGGESTIONS_LEFT.with(|left| {
+        let n = left.get();
+        left.set(n.saturating_sub(candidates.len()));
+        n >= candidates.len()
+    });
+    if !within {
+        return None;
+    }
     candidates
-        .take_while(|_| {
-            SUGGESTIONS_LEFT.with(|left| {
-                let n = left.get();
-                left.set(n.saturating_sub(1));
-                n > 0
-            })
-        })
+        .into_iter()
         // (Lengths further apart than the limit are further apart than it.)
         .filter(|c| {
             c.len().abs_diff(name.len()) <= 4 * limit && c.chars().count().abs_diff(len) <= limit
@@ -324,8 +330,12 @@ mod tests {
         assert_eq!(super::listed(&items[..12]), items[..12].join(", "));
         // Past the budget of a check, no more hints; a new check has it whole again.
         reset_suggestion_budget();
-        let many: Vec<String> = (0..SUGGESTION_BUDGET).map(|i| format!("v{i}")).collect();
+        let many: Vec<String> = (0..SUGGESTION_BUDGET - 1)
+            .map(|i| format!("v{i}"))
+            .collect();
         assert_eq!(suggest("zzzzz", many.iter().map(String::as_str)), None);
+        // One left: a list of two is weighed not at all, not in part.
+        assert_eq!(suggest("pirnt", names.iter().copied()), None);
         assert_eq!(suggest("pirnt", names.iter().copied()), None);
         reset_suggestion_budget();
         assert_eq!(suggest("pirnt", names.iter().copied()), Some("print"));
