@@ -27,7 +27,9 @@ use libfuzzer_sys::fuzz_target;
 use wo_db::durable::{self, Fate, FaultKind, OpKind, OpenError, SimStorage, Storage};
 use wo_fuzz::durable::{options, rows, run_durable, DIR};
 use wo_fuzz::gen::{program_of, TABLE_ATTR, TABLE_VARIANTS};
-use wo_fuzz::{compile, run_budgeted, spawns, End, BUDGET, GEN_ALONE_DEADLINE, GEN_DEADLINE};
+use wo_fuzz::{
+    compile, run_budgeted, spawns, End, BUDGET, DURABLE_DEADLINE, GEN_ALONE_DEADLINE, GEN_DEADLINE,
+};
 
 const EIO: i32 = 5;
 const ENOSPC: i32 = 28;
@@ -125,7 +127,7 @@ fuzz_target!(|data: &[u8]| {
         Plan::Fail(kinds, n, fault) => storage.fail_nth(kinds, n, fault),
         Plan::PowerCut(k, _) => storage.crash_before(k),
     }
-    let run = run_durable(&image, &storage, GEN_DEADLINE);
+    let run = run_durable(&image, &storage, DURABLE_DEADLINE);
     if std::env::var_os("WO_FUZZ_PRINT").is_some() {
         let n = |r: &Option<wo_fuzz::durable::Rows>| {
             r.as_ref()

@@ -80,7 +80,7 @@ pub struct DurableRun {
 /// after `deadline`. Before it returns, every commit in flight has its answer (the
 /// scheduler finishes them), and the data directory is closed.
 pub fn run_durable(image: &Image, storage: &SimStorage, deadline: Duration) -> DurableRun {
-    wo_vm::limit::set_max_bytes(crate::MAX_BYTES);
+    crate::set_limits();
     let out = Capture::default();
     let mut vm = match Vm::new(image, &crate::natives, host(&out)) {
         Ok(vm) => vm,
