@@ -75,6 +75,57 @@ fn each_test_runs_alone_and_failures_are_reported() {
     assert_eq!(res.stderr, "");
 }
 
+/// The program is linked once and each test starts a fresh VM from it: constants are
+/// evaluated again for each (an object or list held by one is not the one the test
+/// before changed), and a fiber a test left behind is gone.
+#[test]
+fn each_test_has_its_own_constants_and_fibers() {
+    let dir = scratch_dir("wo-test-fresh");
+    let src = r#"class Counter {
+  n: Int
+}
+
+const SEEN = Counter { n: 0 }
+const NAMES = ["a"]
+
+fn bump() -> Int {
+  SEEN.n += 1
+  push(NAMES, "b")
+  return SEEN.n
+}
+
+fn forever() {
+  while true {
+    SEEN.n += 100
+    yield()
+  }
+}
+
+fn test_first() {
+  let t = spawn forever()
+  yield()
+  assert(bump() == 101, "the fiber ran once")
+  assert(len(NAMES) == 2, "a fresh list")
+}
+
+fn test_second() {
+  yield()
+  assert(bump() == 1, "fresh constants, no fiber left")
+  assert(len(NAMES) == 2, "a fresh list again")
+}
+"#;
+    write(&dir, "fresh.wo", src);
+    let res = run_wo(&dir, &["test", "fresh.wo"]);
+    res.expect_status(0);
+    assert_eq!(
+        res.stdout,
+        "ok     fresh.wo:21 test_first
+ok     fresh.wo:28 test_second
+2 passed, 0 failed
+"
+    );
+}
+
 #[test]
 fn filter_selects_tests_by_name() {
     let dir = scratch_dir("wo-test-filter");

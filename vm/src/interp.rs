@@ -250,6 +250,112 @@ enum Step {
     Fault(String),
 }
 
+/// An image linked and checked once ([`Prepared::new`]), from which any number of
+/// VMs start ([`Vm::start`]): `wo test` starts one per test, and linking and checking
+/// the whole image for each made a file of many tests quadratic (8,000 tests: 5.4 s).
+pub struct Prepared<'img> {
+    image: &'img Image,
+    natives: Vec<Linked>,
+    consts: Vec<Value>,
+    classes: Rc<[wo_bytecode::Class]>,
+    /// The global slots up to the highest one an instruction names.
+    n_globals: usize,
+    wide: bool,
+    /// The function a run calls after `init`: the image's entry unless
+    /// [`Prepared::set_entry`] chose another.
+    entry: wo_bytecode::FuncIdx,
+}
+
+impl<'img> Prepared<'img> {
+    /// Links `image`'s builtins through `natives` and checks every operand range.
+    pub fn new(
+        image: &'img Image,
+        natives: &dyn Fn(&str) -> Option<NativeFn>,
+    ) -> Result<Prepared<'img>, LinkError> {
+        let mut linked = Vec::with_capacity(image.builtins.len());
+        for b in &image.builtins {
+            let spec = wo_bytecode::builtins::lookup(&b.name)
+                .ok_or_else(|| LinkError::UnknownBuiltin(b.name.clone()))?;
+            if spec.arity != b.arity {
+                return Err(LinkError::Arity {
+                    name: b.name.clone(),
+                    expected: spec.arity,
+                    found: b.arity,
+                });
+            }
+            let f = natives(&b.name).ok_or_else(|| LinkError::UnknownBuiltin(b.name.clone()))?;
+            linked.push(Linked::of(&b.name, f));
+        }
+        check_image(image)?;
+        let consts = image
+            .consts
+            .iter()
+            .map(|c| match c {
+                Const::Int(i) => Value::Int(*i),
+                Const::Float(f) => Value::Float(*f),
+                Const::Text(t) => match t.as_bytes() {
+                    // Shared with the characters a text walk hands out, so comparing
+                    // one with this constant finds the same pointer.
+                    [b] if b.is_ascii() => Value::char_text(char::from(*b)),
+                    _ => Value::Text(Rc::from(t.as_str())),
+                },
+            })
+            .collect();
+        // Only the slots some instruction names are allocated: `n_globals` comes from
+        // the image, and a hostile one must not make the VM allocate gigabytes.
+        let n_globals = image
+            .functions
+            .iter()
+            .flat_map(|f| &f.code)
+            .filter_map(|op| match *op {
+                Op::GetGlobal { g, .. } | Op::SetGlobal { g, .. } => Some(g.index() + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        Ok(Prepared {
+            image,
+            natives: linked,
+            consts,
+            classes: Rc::from(image.classes.as_slice()),
+            n_globals,
+            wide: image
+                .functions
+                .iter()
+                .any(|f| usize::from(f.n_regs) > NARROW),
+            entry: image.entry,
+        })
+    }
+
+    pub fn image(&self) -> &'img Image {
+        self.image
+    }
+
+    /// The function runs call after `init`.
+    pub fn entry(&self) -> wo_bytecode::FuncIdx {
+        self.entry
+    }
+
+    /// Makes runs call `entry` after `init` instead of the image's entry (`wo test`
+    /// runs each test so). It must exist and take no parameters.
+    pub fn set_entry(&mut self, entry: wo_bytecode::FuncIdx) -> Result<(), LinkError> {
+        match self.image.functions.get(entry.index()) {
+            Some(f) if f.arity == 0 => {
+                self.entry = entry;
+                Ok(())
+            }
+            Some(f) => Err(LinkError::Invalid(format!(
+                "entry function `{}` takes {} parameters (none expected)",
+                f.name, f.arity
+            ))),
+            None => Err(LinkError::Invalid(format!(
+                "entry function {} does not exist",
+                entry.0
+            ))),
+        }
+    }
+}
+
 /// The state fibers share.
 pub struct Vm<'img> {
     image: &'img Image,
@@ -285,71 +391,36 @@ pub struct Vm<'img> {
 
 impl<'img> Vm<'img> {
     /// Links `image`'s builtins through `natives` and checks every operand range.
-    /// `host.classes` is replaced by the image's classes.
+    /// `host.classes` is replaced by the image's classes. ([`Prepared::new`] then
+    /// [`Vm::start`]: to start many VMs on one image, prepare it once.)
     pub fn new(
         image: &'img Image,
         natives: &dyn Fn(&str) -> Option<NativeFn>,
-        mut host: Host,
+        host: Host,
     ) -> Result<Vm<'img>, LinkError> {
-        let mut linked = Vec::with_capacity(image.builtins.len());
-        for b in &image.builtins {
-            let spec = wo_bytecode::builtins::lookup(&b.name)
-                .ok_or_else(|| LinkError::UnknownBuiltin(b.name.clone()))?;
-            if spec.arity != b.arity {
-                return Err(LinkError::Arity {
-                    name: b.name.clone(),
-                    expected: spec.arity,
-                    found: b.arity,
-                });
-            }
-            let f = natives(&b.name).ok_or_else(|| LinkError::UnknownBuiltin(b.name.clone()))?;
-            linked.push(Linked::of(&b.name, f));
-        }
-        check_image(image)?;
+        Vm::start(&Prepared::new(image, natives)?, host)
+    }
+
+    /// A fresh VM on a prepared image: its own globals, fibers and empty in-memory
+    /// database; what preparing computed (the linked builtins, the constants, the
+    /// checks) is shared, not redone. `host.classes` is replaced by the image's classes.
+    pub fn start(prepared: &Prepared<'img>, mut host: Host) -> Result<Vm<'img>, LinkError> {
+        let image = prepared.image;
         let database = Database::new(image)?;
-        let consts = image
-            .consts
-            .iter()
-            .map(|c| match c {
-                Const::Int(i) => Value::Int(*i),
-                Const::Float(f) => Value::Float(*f),
-                Const::Text(t) => match t.as_bytes() {
-                    // Shared with the characters a text walk hands out, so comparing
-                    // one with this constant finds the same pointer.
-                    [b] if b.is_ascii() => Value::char_text(char::from(*b)),
-                    _ => Value::Text(Rc::from(t.as_str())),
-                },
-            })
-            .collect();
-        host.classes = Rc::from(image.classes.as_slice());
-        // Only the slots some instruction names are allocated: `n_globals` comes from
-        // the image, and a hostile one must not make the VM allocate gigabytes.
-        let n_globals = image
-            .functions
-            .iter()
-            .flat_map(|f| &f.code)
-            .filter_map(|op| match *op {
-                Op::GetGlobal { g, .. } | Op::SetGlobal { g, .. } => Some(g.index() + 1),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
+        host.classes = prepared.classes.clone();
         Ok(Vm {
             image,
-            consts,
+            consts: prepared.consts.clone(),
             ascii: Box::new(std::array::from_fn(|b| {
                 Value::char_text(char::from(u8::try_from(b).unwrap_or(0)))
             })),
-            natives: linked,
-            globals: vec![Value::Nil; n_globals],
+            natives: prepared.natives.clone(),
+            globals: vec![Value::Nil; prepared.n_globals],
             host,
             database,
             next_fiber: std::cell::Cell::new(0),
             scratch: String::new(),
-            wide: image
-                .functions
-                .iter()
-                .any(|f| usize::from(f.n_regs) > NARROW),
+            wide: prepared.wide,
             spawned: Vec::new(),
             sched: crate::sched::Sched::default(),
             interrupt: None,

@@ -14,7 +14,7 @@ pub mod value;
 
 pub use database::Database;
 pub use display::{to_text, write_value};
-pub use interp::{Fiber, Status, Vm, Wait};
+pub use interp::{Fiber, Prepared, Status, Vm, Wait};
 pub use sched::Fibers;
 pub use stdin::Stdin;
 pub use value::{
@@ -158,7 +158,20 @@ pub fn run_with(
 ) -> Result<RunResult, StartError> {
     // Linking checks the image before anything runs, so nothing has been written when
     // it fails (the host is dropped, which flushes buffered writers).
-    let mut vm = Vm::new(image, natives, host)?;
+    run_prepared(&Prepared::new(image, natives)?, args, host, options)
+}
+
+/// [`run_with`] on an image prepared once ([`Prepared::new`]), for a caller that runs
+/// it many times (`wo test`): each run has a fresh VM and database.
+pub fn run_prepared(
+    prepared: &Prepared<'_>,
+    args: Vec<String>,
+    host: Host,
+    options: RunOptions,
+) -> Result<RunResult, StartError> {
+    let image = prepared.image();
+    let entry = prepared.entry();
+    let mut vm = Vm::start(prepared, host)?;
     if let Some(flag) = options.interrupt {
         vm.set_interrupt(flag);
     }
@@ -176,7 +189,7 @@ pub fn run_with(
             "wo: note: no data directory (--data or WO_DATA): tables live in memory and are lost when the program ends"
         );
     }
-    let res = run_vm(&mut vm, image, args, options.ended);
+    let res = run_vm(&mut vm, image, entry, args, options.ended);
     let flushed = vm.host.out.flush();
     let _ = vm.host.err.flush();
     // Output that cannot be written when the program ends is an IO failure like a
@@ -232,7 +245,13 @@ fn say_unjoined_io(vm: &mut Vm<'_>, report_follows: bool) -> bool {
     true
 }
 
-fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>, ended: Option<Ended>) -> RunResult {
+fn run_vm(
+    vm: &mut Vm<'_>,
+    image: &Image,
+    entry: wo_bytecode::FuncIdx,
+    args: Vec<String>,
+    ended: Option<Ended>,
+) -> RunResult {
     let ended = || {
         if let Some(ended) = ended {
             ended();
@@ -247,17 +266,14 @@ fn run_vm(vm: &mut Vm<'_>, image: &Image, args: Vec<String>, ended: Option<Ended
             }
         }
     }
-    let entry_arity = image
-        .functions
-        .get(image.entry.index())
-        .map_or(0, |f| f.arity);
+    let entry_arity = image.functions.get(entry.index()).map_or(0, |f| f.arity);
     let entry_args = if entry_arity == 1 {
         let list: Vec<Value> = args.into_iter().map(|a| Value::Text(Rc::from(a))).collect();
         vec![Value::new_list(list)]
     } else {
         Vec::new()
     };
-    let res = run_fiber(vm, image.entry.0, entry_args);
+    let res = run_fiber(vm, entry.0, entry_args);
     ended();
     // `main` returned: a task that trapped and was never joined decides the status.
     if res.is_ok() {

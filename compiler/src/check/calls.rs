@@ -107,7 +107,10 @@ impl<'a> Checker<'a> {
                 return builtin::module_call(self, m, method, args, span, expect);
             }
         }
-        if let A::TypeName(t) = &recv.kind {
+        // A constant's name is capitalized as a class's is: `NAMES.push(x)` calls a
+        // method on the constant's value (helper: it said "unknown class `NAMES`").
+        let constant = matches!(&recv.kind, A::TypeName(t) if self.global_index.contains_key(t));
+        if let (A::TypeName(t), false) = (&recv.kind, constant) {
             if let Some(&cid) = self.class_index.get(t) {
                 self.note_class(recv.span, cid);
                 return self.find(t, method, args, span);
