@@ -1,8 +1,9 @@
 //! A generator of well-typed wo programs driven by fuzzer bytes (`arbitrary`), for the
 //! `gen` target: the checker, codegen, verifier, VM and database see programs that
-//! get past the parser. Every program it writes must compile; the target checks that
-//! and compares outputs across the `.wob` round trip and across access paths (the
-//! same program with its table hash-indexed, sorted-indexed and unindexed).
+//! get past the parser. Every program it writes must compile; the target checks that,
+//! that its image survives the `.wob` round trip unchanged, and compares outputs
+//! across access paths (the same program with its table hash-indexed,
+//! sorted-indexed and unindexed).
 //!
 //! The program has one table `Row { k: Int, t: Text }` whose annotation is the
 //! placeholder [`TABLE_ATTR`], a class `Box` (objects: fields, a nullable reference

@@ -6,11 +6,26 @@ use crate::op::Op;
 use crate::types::{ClassIdx, Cmp, FuncIdx};
 
 /// A constant-pool entry.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Const {
     Int(i64),
     Float(f64),
     Text(String),
+}
+
+/// The same constant: Floats compare by their bits, as the compiler's pool keys them
+/// (`-0.0` is not `0.0`, and a NaN equals itself), so an image equals its `.wob` round
+/// trip whatever it holds (helper-81: a Float column defaulting to NaN made the fuzz
+/// targets' check `read_image(write_image(i)) == i` fail on a correct image).
+impl PartialEq for Const {
+    fn eq(&self, other: &Const) -> bool {
+        match (self, other) {
+            (Const::Int(a), Const::Int(b)) => a == b,
+            (Const::Float(a), Const::Float(b)) => a.to_bits() == b.to_bits(),
+            (Const::Text(a), Const::Text(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// Where an instruction came from, for trap reports and `wo disasm`.
@@ -75,13 +90,28 @@ pub struct Column {
 }
 
 /// A literal column default (format version 6).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum ColumnDefault {
     Nil,
     Int(i64),
     Float(f64),
     Bool(bool),
     Text(String),
+}
+
+/// The same default: Floats compare by their bits, as [`Const`]s do (so `Eq` holds:
+/// a NaN default equals itself).
+impl PartialEq for ColumnDefault {
+    fn eq(&self, other: &ColumnDefault) -> bool {
+        match (self, other) {
+            (ColumnDefault::Nil, ColumnDefault::Nil) => true,
+            (ColumnDefault::Int(a), ColumnDefault::Int(b)) => a == b,
+            (ColumnDefault::Float(a), ColumnDefault::Float(b)) => a.to_bits() == b.to_bits(),
+            (ColumnDefault::Bool(a), ColumnDefault::Bool(b)) => a == b,
+            (ColumnDefault::Text(a), ColumnDefault::Text(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Eq for ColumnDefault {}

@@ -81,6 +81,15 @@ fn round_trip_keeps_float_bits() {
     };
     assert_eq!(bits(&back), bits(&image));
     assert_eq!(bits(&back).len(), 4);
+    // An image equals its round trip whatever Floats it holds: the fuzz targets
+    // check `read_image(write_image(i)) == i` (helper-81: a NaN default failed it).
+    assert_eq!(back, image);
+    assert_ne!(Const::Float(0.0), Const::Float(-0.0));
+    let mut nan_default = with_renames_and_defaults(sample_image());
+    nan_default.tables[1].columns[5].default =
+        Some(wo_bytecode::image::ColumnDefault::Float(f64::NAN));
+    let back = read_image(&write_image(&nan_default)).expect("valid image");
+    assert_eq!(back, nan_default);
 }
 
 #[test]
