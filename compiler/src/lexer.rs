@@ -296,8 +296,9 @@ pub enum Tok {
     Float(f64),
     /// `#` to the end of the line: another language's comment, an error (with the
     /// fix) that takes the rest of the line with it, so its words are not read as
-    /// code. Never produced.
-    #[regex(r"#[^\n]*", hash_comment)]
+    /// code; or Lua's length operator, `#xs` where a value is expected, an error
+    /// that takes the `#` alone. Never produced.
+    #[token("#", hash_comment)]
     HashComment,
     /// A text literal with its escapes decoded and its interpolations parsed.
     #[token("\"", text_value)]
@@ -1103,11 +1104,51 @@ fn comment_at(inner: &[u8], depth: usize) -> Option<usize> {
     None
 }
 
-/// The logos callback for `#…`: an error at the `#`, and the line skipped.
+/// The logos callback for `#`: an error at the `#`. Lua's `#xs`, where a value is
+/// expected (after `(`, `=`, an operator, `return` …, and before a name or a
+/// bracket), takes the `#` alone, so `xs` is read and nothing more is reported
+/// (helper-80: "does not start a comment", then an error on the next line). Any other
+/// `#` starts another language's comment, and the rest of its line is skipped.
 fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
     let start = lex.span().start;
     let span = lex.extras.span(start, start + 1);
-    let note = if start + lex.extras.base == 0 && lex.slice().starts_with("#!") {
+    let rest = lex.remainder();
+    // What stands before it on its line (its last few bytes are enough, and looking
+    // no further keeps a long line of `#`s linear).
+    let window = &lex.source().as_bytes()[start.saturating_sub(16)..start];
+    let before = window
+        .rsplit(|&b| b == b'\n')
+        .next()
+        .unwrap_or(&[])
+        .trim_ascii_end();
+    let value_expected = before.last().is_some_and(|b| b"([{,=+-*/<>!".contains(b))
+        || ["return", "if", "while", "and", "or", "not", "in"]
+            .iter()
+            .any(|kw| {
+                before.strip_suffix(kw.as_bytes()).is_some_and(|b| {
+                    !b.last()
+                        .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_')
+                })
+            });
+    let operand: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+        .take(40)
+        .collect();
+    if value_expected && (!operand.is_empty() || rest.starts_with(['(', '['])) {
+        let xs = if operand.is_empty() {
+            "xs"
+        } else {
+            operand.as_str()
+        };
+        let d = Diagnostic::error("lex", span, "wo has no `#` length operator").with_note(format!(
+            "a length is `len({xs})` (of a Text, a list or a map)"
+        ));
+        lex.extras.diags.push(d);
+        return logos::Skip;
+    }
+    lex.bump(rest.find('\n').unwrap_or(rest.len()));
+    let note = if start + lex.extras.base == 0 && rest.starts_with('!') {
         "wo has no `#!` line: run the file with `wo run FILE`; a comment starts with `--`"
     } else {
         "a comment starts with `--` and runs to the end of the line: `-- like this`"

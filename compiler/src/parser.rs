@@ -316,9 +316,26 @@ fn declared_names(toks: &[(usize, Tok, usize)]) -> Vec<String> {
             (Tok::Fn, Tok::LId(n)) | (Tok::Class, Tok::UId(n)) if depth <= 0 => {
                 out.push(n.clone());
             }
-            (Tok::Const, Tok::UId(n)) => out.push(n.clone()),
+            // A misnamed one too (`const maxItems`, `class point`): its uses are not
+            // reported again as unknown (helper-80).
+            (Tok::Const, Tok::UId(n) | Tok::LId(n)) => out.push(n.clone()),
+            (Tok::Class, Tok::LId(n)) if depth <= 0 => out.push(n.clone()),
             _ => {}
         }
+    }
+    out
+}
+
+/// `maxItems` and `max_items` as a constant's name: `MAX_ITEMS`.
+fn screaming(name: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && prev_lower {
+            out.push('_');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(c.to_uppercase());
     }
     out
 }
@@ -601,6 +618,31 @@ fn back_in_statement<T>(
     None
 }
 
+/// Whether the token at `at` is directly in a class's body (`class P { … }`), not in
+/// one of its methods. Looks back at most [`CLASS_BODY_LOOKBACK`] tokens, and not past
+/// a `fn` outside brackets: a file of many errors must not make this quadratic.
+fn in_class_body(ctx: &ErrCtx, at: usize) -> bool {
+    let mut depth = 0usize;
+    for i in (at.saturating_sub(CLASS_BODY_LOOKBACK)..at).rev() {
+        match ctx.tok(Some(i)) {
+            Some(Tok::Fn) if depth == 0 => return false,
+            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
+            Some(Tok::LParen | Tok::LBracket) if depth > 0 => depth -= 1,
+            Some(Tok::LBrace) if depth > 0 => depth -= 1,
+            Some(Tok::LBrace) => {
+                return matches!(ctx.tok(i.checked_sub(1)), Some(Tok::UId(_)))
+                    && matches!(ctx.tok(i.checked_sub(2)), Some(Tok::Class));
+            }
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
+}
+
+/// How far [`in_class_body`] looks back: the fields before a misdeclared one.
+const CLASS_BODY_LOOKBACK: usize = 4096;
+
 /// Whether the token at `idx` follows `order by` within the same brackets, with no
 /// `from` between (a query's keys).
 fn in_order_by(ctx: &ErrCtx, idx: usize) -> bool {
@@ -653,6 +695,17 @@ fn brace_on_the_line(ctx: &ErrCtx, at: usize) -> bool {
     ahead(ctx, at)
         .take_while(|t| !matches!(t, Tok::Semi))
         .any(|t| matches!(t, Tok::LBrace))
+}
+
+/// Whether the token at `at` ends its line (a line break, or the end, follows it).
+fn last_on_its_line(ctx: &ErrCtx, at: usize) -> bool {
+    let Some(&(_, _, hi)) = ctx.toks.get(at) else {
+        return false;
+    };
+    match ctx.toks.get(at + 1) {
+        Some(&(lo, _, _)) => ctx.text(hi, lo).contains('\n'),
+        None => true,
+    }
 }
 
 /// Whether the token at `at` follows a query's `select` in the same statement and
@@ -742,8 +795,24 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                 )
                 .with_note("a query begins with `from` and ends with its `select` value: `from t in T where t.x > 0 select t.x`");
             }
+            // `throw "bad"`, `raise ValueError(…)` (helper-80).
+            if let Some(Tok::LId(w)) = prev {
+                if matches!(w.as_str(), "throw" | "raise") {
+                    return Diagnostic::error(
+                        "syntax",
+                        span,
+                        format!("unexpected {} after `{w}`", describe(ctx, tok, lo, hi)),
+                    )
+                    .with_note("wo has no `throw` or `raise`: a trap is raised with `fail(\"message\")`, and caught with `try … catch`");
+                }
+            }
             if let Some(kw) = tok.keyword() {
                 let name_pos = (has("lid") || has("uid")) && !has("int");
+                // A field written as a variable, `let owner: Text` (helper-80).
+                if matches!(tok, Tok::Let) && idx.is_some_and(|i| in_class_body(ctx, i)) {
+                    return Diagnostic::error("syntax", span, "a field is not declared with `let`")
+                        .with_note("a field is its name and type, `owner: Text` (with a default: `n: Int = 0`)");
+                }
                 if name_pos || (has("lid") && NAME_LIKE_KEYWORDS.contains(&kw)) {
                     let d = Diagnostic::error(
                         "syntax",
@@ -755,6 +824,10 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                     return match (tok, prev) {
                         (Tok::Map, Some(Tok::Dot)) => d.with_note(
                             "functions are not values in wo, so there is no `map` method: transform a list with a query, `from x in xs select x * 2`, or a `for` loop",
+                        ),
+                        // An ORM's `u.delete()` (helper-80).
+                        (Tok::Delete, Some(Tok::Dot)) => d.with_note(
+                            "a row is deleted with the statement `delete u`",
                         ),
                         (Tok::Fn, Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma))
                             if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LParen)) =>
@@ -786,6 +859,28 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                             ctx.text(lo, hi)
                         ),
                     );
+                }
+                // SQL's `delete from User where …` (helper-80: it said "invalid
+                // variable name `User`").
+                Tok::UId(name)
+                    if matches!(prev, Some(Tok::From))
+                        && matches!(
+                            ctx.tok(idx.and_then(|i| i.checked_sub(2))),
+                            Some(Tok::Delete)
+                        ) =>
+                {
+                    let v: String = name
+                        .chars()
+                        .next()
+                        .map_or("r".into(), |c| c.to_lowercase().collect());
+                    return Diagnostic::error(
+                        "syntax",
+                        span,
+                        "`delete` takes a row, not a query",
+                    )
+                    .with_note(format!(
+                        "the rows of a query are deleted one by one: `for {v} in from {v} in {name} where … select {v} {{ delete {v} }}`"
+                    ));
                 }
                 Tok::UId(name) if has("lid") && !has("uid") => {
                     let kind = lower_name_kind(ctx, idx, prev, &has);
@@ -821,6 +916,11 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                     };
                     return match wo_type {
                         Some(t) if kind == "type" => d.with_note(format!("did you mean `{t}`?")),
+                        // `const maxItems`: constants are written in capitals.
+                        _ if kind == "constant" => d.with_note(format!(
+                            "constants are written in capitals: `{}`",
+                            screaming(name)
+                        )),
                         _ => d,
                     };
                 }
@@ -1120,7 +1220,11 @@ fn habit_hint(
         (Some(Tok::LId(kw)), Tok::LId(_))
             if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local") =>
         {
-            Some("a variable is declared with `let`: `let x = 1`")
+            if idx.is_some_and(|i| in_class_body(ctx, i)) {
+                Some("a field is its name and type, with no `var` or `let`: `bal: Int` (with a default: `bal: Int = 0`)")
+            } else {
+                Some("a variable is declared with `let`: `let x = 1`")
+            }
         }
         // C's `for (let i = 0; i < 3; i++)`.
         (Some(Tok::For), Tok::LParen) => Some(
@@ -1150,6 +1254,13 @@ fn habit_hint(
         // Python's `f"n={n}"`.
         (Some(Tok::LId(f)), Tok::Text(_)) if f == "f" => {
             Some("every text interpolates, with no prefix: `\"n=${n}\"`")
+        }
+        // Python's `for x in xs:` and `if x > 2:` (helper-80).
+        (_, Tok::Colon)
+            if idx.and_then(|i| header_keyword(ctx, i)).is_some()
+                && idx.is_some_and(|i| last_on_its_line(ctx, i)) =>
+        {
+            Some("a block is in braces, not after a `:`: `for x in xs { … }`, `if x > 2 { … }`")
         }
         // `if x > 2 print(x)`: a block without braces.
         (Some(_), Tok::LId(_) | Tok::Return | Tok::Break | Tok::Continue)

@@ -302,8 +302,14 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                 (Int, UnOp::IntToFloat, Float)
             };
             if tys[0] != from {
+                // Python's `int("42")` (helper-80).
+                let hint = if tys[0] == Text {
+                    format!("; a number is read from a Text with `parse_{name}(t)` (nil when it is not one)")
+                } else {
+                    String::new()
+                };
                 return Err(format!(
-                    "`{name}` takes {}, found {}",
+                    "`{name}` takes {}, found {}{hint}",
                     c.tyname(&from),
                     c.tyname(&tys[0])
                 ));

@@ -116,8 +116,15 @@ impl<'a> Checker<'a> {
                 return self.find(t, method, args, span);
             } else {
                 if !self.broken_declaration(t) {
-                    let hint = did_you_mean(t, self.class_names.iter().map(String::as_str));
-                    self.err("name", recv.span, format!("unknown class `{t}`{hint}"));
+                    // `BOXE.get()` may be a misspelt constant as well as a class.
+                    let names = self.class_names.iter().map(String::as_str);
+                    let hint =
+                        did_you_mean(t, names.chain(self.global_index.keys().map(String::as_str)));
+                    self.err(
+                        "name",
+                        recv.span,
+                        format!("unknown class or constant `{t}`{hint}"),
+                    );
                 }
             }
             for a in args {
@@ -192,22 +199,12 @@ impl<'a> Checker<'a> {
                     .then_some(method.name.as_str())
                     .or_else(|| builtin::habit(&method.name))
                 {
-                    let x = self
-                        .sources
-                        .text(obj.span)
-                        .filter(|t| t.len() <= 40 && !t.contains('\n'))
-                        .unwrap_or("x");
-                    let rest = if args.is_empty() { "" } else { ", …" };
-                    // A map takes neither `push` nor `contains` (helper-71).
-                    d = d.with_note(match (&t, m) {
-                        (Ty::Map(..), "push") => {
-                            format!("a map's entry is set with `{x}[k] = v`")
-                        }
-                        (Ty::Map(..), "contains") => {
-                            format!("a map's keys are tested with `has({x}, k)`")
-                        }
-                        _ => format!("`{m}` is a function: write `{m}({x}{rest})`"),
-                    });
+                    let x = self.short_text(obj.span, "x");
+                    let arg =
+                        |i: usize| args.get(i).map_or("…", |a| self.short_text(a.span, "…"));
+                    if let Some(note) = method_note(&t, &method.name, m, x, args.len(), arg) {
+                        d = d.with_note(note);
+                    }
                 }
                 self.diags.push(d);
                 for a in args {
@@ -217,4 +214,56 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// The note for a method call `x.name(args)` on a value of type `t` that wo writes as
+/// the function `m` (`name` itself, or another language's name for it): how to write
+/// it, where the function takes the value first, or what does the job where it does
+/// not (helper-80: `" ".join(xs)` was told `join(" ", …)`, `s.count("a")`
+/// `count(s, …)`, and following either was another error). `arg(i)` is the text of
+/// argument `i`.
+fn method_note<'a>(
+    t: &Ty,
+    name: &str,
+    m: &str,
+    x: &str,
+    n_args: usize,
+    arg: impl Fn(usize) -> &'a str,
+) -> Option<String> {
+    let rest = if n_args == 0 { "" } else { ", …" };
+    // `count` counts a query's rows: `xs.count()` is a length (Java's `count()`).
+    let m = if name == "count" { "len" } else { m };
+    Some(match (t, m) {
+        // A map takes neither `push` nor `contains` (helper-71).
+        (Ty::Map(..), "push") => format!("a map's entry is set with `{x}[k] = v`"),
+        (Ty::Map(..), "contains") => format!("a map's keys are tested with `has({x}, k)`"),
+        // Python's `d.get(k, default)`; `get(m, k)` traps where `d.get(k)` gives None.
+        (Ty::Map(..), "get") if n_args >= 2 => format!(
+            "`{x}[{}] ?? {}` is the value, or the default when the key is absent",
+            arg(0),
+            arg(1)
+        ),
+        (Ty::Map(..), "get") => format!(
+            "`{x}[{}]` is the value, or nil when the key is absent (`get({x}, k)` traps `KEY` then)",
+            arg(0)
+        ),
+        // Python's `sep.join(xs)`: the list comes first.
+        (Ty::Text, "join") if n_args == 1 => {
+            format!("`join` takes the list first: write `join({}, {x})`", arg(0))
+        }
+        // Python's `s.count(t)` and `xs.count(v)`, where `count` is not a length.
+        (Ty::Text, "len") if name == "count" && n_args == 1 => format!(
+            "wo has no count of a Text's occurrences: `len(split({x}, {})) - 1` counts them",
+            arg(0)
+        ),
+        (Ty::List(_), "len") if name == "count" && n_args == 1 => format!(
+            "`count` counts a query's rows: `count(from v in {x} where v == {} select v)`",
+            arg(0)
+        ),
+        (Ty::List(_), "index_of") => format!(
+            "`index_of` finds a Text in a Text; `contains({x}, v)` tells whether a list holds a value"
+        ),
+        (_, "len") if n_args > 0 => return None,
+        _ => format!("`{m}` is a function: write `{m}({x}{rest})`"),
+    })
 }

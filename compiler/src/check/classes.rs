@@ -134,7 +134,10 @@ impl<'a> Checker<'a> {
                         "a map's values are reached by key: `m[\"{}\"]`",
                         name.name
                     ));
-                } else if let Some(b) = builtin::habit(&name.name) {
+                } else if let Some(b) = builtin::habit(&name.name)
+                    .or_else(|| builtin::is_builtin(&name.name).then_some(name.name.as_str()))
+                {
+                    // `s.size` and `s.len` alike (helper-80: the exact name had none).
                     d = d.with_note(format!("`{b}` is a function: write `{b}(…)`"));
                 }
                 self.diags.push(d);

@@ -69,6 +69,15 @@ impl Checker<'_> {
             .then(|| format!("a method reaches its object's fields through `self`: `self.{name}`"))
     }
 
+    /// The source text at `span`, for a note's example, where it is short and on one
+    /// line; else `or`.
+    pub(super) fn short_text<'s>(&'s self, span: Span, or: &'s str) -> &'s str {
+        self.sources
+            .text(span)
+            .filter(|t| t.len() <= 40 && !t.contains('\n'))
+            .unwrap_or(or)
+    }
+
     /// `; did you mean `T`?` for a misspelt table name, among the `@table` classes.
     pub(super) fn table_hint(&self, name: &str) -> String {
         let tables = self
@@ -94,6 +103,11 @@ pub(super) fn other_language(name: &str) -> Option<&'static str> {
         "Boolean" | "bool" | "boolean" => "; wo's boolean type is `Bool`",
         "List" | "Vec" | "Array" => "; a list of `T` is written `multi T`",
         "Map" | "HashMap" | "Dict" => "; a map is written `map<K, V>`",
+        // Python's, Lua's and Ruby's block words (helper-80: `pass` was told "did
+        // you mean the function `abs(…)`?").
+        "pass" => "; wo has no `pass`: an empty block is `{ }`",
+        "elif" | "elsif" | "elseif" => "; wo writes `else if`",
+        "end" | "endif" | "done" | "fi" => "; a block ends with its `}`",
         _ => return None,
     })
 }
@@ -219,6 +233,8 @@ impl<'a> Checker<'a> {
             );
         } else if n == "self" {
             self.err("name", span, "`self` is only defined inside methods");
+        } else if self.broken_declaration(n) {
+            // `const maxItems = 10`: the declaration was reported (helper-80).
         } else {
             let ended = self.ctx.ended_queries.iter().any(|(v, q)| {
                 // Only right after the query and a comma: `select t.a, t.b`.

@@ -2,7 +2,7 @@
 //! or forget those facts.
 use std::collections::{HashMap, HashSet};
 
-use super::{assignable, Checker};
+use super::{assignable, truthiness_note, Checker};
 use crate::ast::{self, ExprKind as A, StmtKind as S};
 use crate::tir::{self, Expr, LocalId, Ty};
 use crate::Diagnostic;
@@ -172,6 +172,13 @@ impl<'a> Checker<'a> {
                 d = d.with_note(
                     "a default for a value that may be nil is given with `??`: `x ?? d`",
                 );
+            } else if !operand && !matches!(c.kind, tir::ExprKind::Text(_) | tir::ExprKind::Int(_))
+            {
+                // (Not for a literal: `x or "none"` is no test of the truth of "none".)
+                let x = self.short_text(e.span, "x");
+                if let Some(note) = truthiness_note(&c.ty, x, false) {
+                    d = d.with_note(note);
+                }
             }
             self.diags.push(d);
         }

@@ -1,6 +1,6 @@
 //! Unary and binary operators, specialised by type (`AddInt` vs `AddFloat`).
 
-use super::{assignable, diverging, nil_note, ty_is_comparable_eq, Checker};
+use super::{assignable, diverging, nil_note, truthiness_note, ty_is_comparable_eq, Checker};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{BinOp, Expr, ExprKind as E, Ty, UnOp};
@@ -97,10 +97,45 @@ impl<'a> Checker<'a> {
                     d = d
                         .with_note("Int and Float do not mix: convert with `float(…)` or `int(…)`");
                 }
-                if op == B::Add && (lt == Ty::Text || rt == Ty::Text) {
+                if op == B::Add && lt == Ty::Text && rt == Ty::Text {
                     d = d.with_note(
                         "Text is joined with `..`: `a .. b` (for `s += t`, write `s = s .. t`)",
                     );
+                } else if op == B::Add
+                    && (lt == Ty::Text || rt == Ty::Text)
+                    && !lt.is_nullable()
+                    && !rt.is_nullable()
+                {
+                    // JavaScript's `"total: " + n`: `..` would be the next error
+                    // (helper-80), so the whole fix at once.
+                    let (t, v) = if lt == Ty::Text { (&l, &r) } else { (&r, &l) };
+                    let shown = |e: &Expr, or: &'static str| self.short_text(e.span, or);
+                    let lit = match &t.kind {
+                        E::Text(s) if !s.contains(['"', '\\', '$', '\n']) => Some(s.clone()),
+                        _ => None,
+                    };
+                    let n = shown(v, "n");
+                    d = d.with_note(match (lit, lt == Ty::Text) {
+                        (Some(s), true) => format!(
+                            "a value goes into a Text by interpolation: `\"{s}${{{n}}}\"`"
+                        ),
+                        (Some(s), false) => format!(
+                            "a value goes into a Text by interpolation: `\"${{{n}}}{s}\"`"
+                        ),
+                        (None, _) => format!(
+                            "Text is joined with `..`, and only with Text: `{} .. text({n})`, or interpolate: `\"…${{{n}}}\"`",
+                            shown(t, "a")
+                        ),
+                    });
+                }
+                // Python's `"-" * 10` (helper-80).
+                if op == B::Mul && matches!((&lt, &rt), (Ty::Text, Ty::Int) | (Ty::Int, Ty::Text)) {
+                    let (t, n) = if lt == Ty::Text { (&l, &r) } else { (&r, &l) };
+                    d = d.with_note(format!(
+                        "a Text is repeated with `repeat`: `repeat({}, {})`",
+                        self.short_text(t.span, "t"),
+                        self.short_text(n.span, "n")
+                    ));
                 }
                 // Python's `"count: %d" % n` (helper-67).
                 if op == B::Rem && lt == Ty::Text {
@@ -160,13 +195,21 @@ impl<'a> Checker<'a> {
                 Expr::new(E::Unary(UnOp::Not, Box::new(v)), Ty::Bool, span)
             }
             (_, Ty::Unknown) => self.unknown(span),
-            (op, t) => {
-                let t = self.tyname(&t);
+            (op, ty) => {
+                let t = self.tyname(&ty);
                 let (sym, want) = match op {
                     ast::UnOp::Neg => ("-", "`Int` or `Float`"),
                     ast::UnOp::Not => ("not", "`Bool`"),
                 };
-                self.err("type", span, format!("`{sym}` needs {want}, found {t}"));
+                let mut d =
+                    Diagnostic::error("type", span, format!("`{sym}` needs {want}, found {t}"));
+                if op == ast::UnOp::Not {
+                    let x = self.short_text(expr.span, "x");
+                    if let Some(note) = truthiness_note(&ty, x, true) {
+                        d = d.with_note(note);
+                    }
+                }
+                self.diags.push(d);
                 self.unknown(span)
             }
         }

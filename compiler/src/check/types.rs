@@ -26,6 +26,25 @@ pub(super) fn uncomparable_plural(t: &Ty) -> &'static str {
 
 /// The note for a `?T` value used where a `T` is needed: `fallback`, unless the value
 /// is a field, which no `!= nil` check narrows.
+/// How to test a value that is not a `Bool` where another language tests its
+/// truth (`if s`, `if not xs`: Python, JavaScript, Lua; helper-80): `x` is the
+/// value's text, `negated` whether it stood under `not`. `None` where no test fits.
+pub(super) fn truthiness_note(t: &Ty, x: &str, negated: bool) -> Option<String> {
+    let (nil, empty, zero) = if negated {
+        ("==", "==", "==")
+    } else {
+        ("!=", ">", "!=")
+    };
+    Some(match t {
+        Ty::Nullable(_) => format!("a condition is a `Bool`: test for nil with `{x} {nil} nil`"),
+        Ty::Text | Ty::List(_) | Ty::Map(..) => {
+            format!("a condition is a `Bool`: test for emptiness with `len({x}) {empty} 0`")
+        }
+        Ty::Int => format!("a condition is a `Bool`: write `{x} {zero} 0`"),
+        _ => return None,
+    })
+}
+
 pub(super) fn nil_note(e: &Expr, fallback: &str) -> String {
     if matches!(e.kind, E::Field(..) | E::RowField(..)) {
         "fields never narrow (a `!= nil` check on `x.f` says nothing about the next read): copy the field to a local, `let v = x.f`, check `if v != nil { … }` and use `v`; or use `??` or `unwrap(…)`".to_string()
