@@ -825,6 +825,15 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                         (Tok::Map, Some(Tok::Dot)) => d.with_note(
                             "functions are not values in wo, so there is no `map` method: transform a list with a query, `from x in xs select x * 2`, or a `for` loop",
                         ),
+                        // Python's `fn add(self, n: Int)` in a class (helper-80).
+                        (Tok::SelfKw, Some(Tok::LParen))
+                            if matches!(
+                                ctx.tok(idx.and_then(|i| i.checked_sub(3))),
+                                Some(Tok::Fn)
+                            ) =>
+                        {
+                            d.with_note("a method does not list `self`: it is there in the body, `fn add(n: Int) { self.bal += n }`")
+                        }
                         // An ORM's `u.delete()` (helper-80).
                         (Tok::Delete, Some(Tok::Dot)) => d.with_note(
                             "a row is deleted with the statement `delete u`",
@@ -1204,6 +1213,30 @@ fn open_bracket(ctx: &ErrCtx, i: usize) -> Option<bool> {
     None
 }
 
+/// Whether the token at `at` is in a function's parameter list: `fn f(` opens the
+/// brackets it is in.
+fn in_fn_params(ctx: &ErrCtx, at: Option<usize>) -> bool {
+    let Some(at) = at else { return false };
+    let mut depth = 0usize;
+    for i in (at.saturating_sub(256)..at).rev() {
+        match ctx.tok(Some(i)) {
+            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
+            Some(Tok::LParen) if depth == 0 => {
+                return matches!(ctx.tok(i.checked_sub(1)), Some(Tok::LId(_)))
+                    && matches!(ctx.tok(i.checked_sub(2)), Some(Tok::Fn));
+            }
+            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            Some(Tok::Semi) if depth == 0 => return false,
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
+}
+
 /// A hint for a habit from another language that led to this syntax error.
 fn habit_hint(
     ctx: &ErrCtx,
@@ -1285,6 +1318,37 @@ fn habit_hint(
             if kw == "await" =>
         {
             Some("a task is waited for with `join`: `join(t)` gives its result")
+        }
+        // Go's `fmt.Println(x)` (helper-80).
+        (Some(Tok::UId(name)), Tok::LParen)
+            if matches!(name.as_str(), "Println" | "Printf" | "Print" | "Sprintf")
+                && matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::Dot)) =>
+        {
+            Some("wo prints with `print(x)` (one value: interpolate several, `print(\"${a} ${b}\")`)")
+        }
+        // SQL's order: `select u.name order by u.name`, `select u take 2` (helper-80).
+        (_, Tok::Order | Tok::Take | Tok::Skip | Tok::Where)
+            if idx.is_some_and(|i| after_select(ctx, i)) =>
+        {
+            Some("`select` is a query's last clause: `order by`, `take`, `skip` and `where` come before it, `from u in User order by u.name take 2 select u`")
+        }
+        // SQL's `DESC`, `ASC`.
+        (_, Tok::UId(w)) if matches!(w.as_str(), "DESC" | "ASC" | "Desc" | "Asc") => {
+            Some("keywords are lower case: `desc`, `asc`")
+        }
+        // `fn add(a, b)`: Python's, JavaScript's and Lua's untyped parameters.
+        (Some(Tok::LId(_)), Tok::Comma | Tok::RParen) if in_fn_params(ctx, idx) => {
+            Some("every parameter has a type: `fn add(a: Int, b: Int) -> Int`")
+        }
+        // `xs: Text[]` (TypeScript, Java) or `[]Text` (Go).
+        (Some(Tok::UId(_)), Tok::LBracket)
+            if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::RBracket))
+                && matches!(
+                    ctx.tok(idx.and_then(|i| i.checked_sub(2))),
+                    Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma)
+                ) =>
+        {
+            Some("a list type is written `multi Text`")
         }
         // `URL(1)`, `LIMIT(2)`: a name in capitals may be a class or a constant.
         (Some(Tok::UId(name)), Tok::LParen)

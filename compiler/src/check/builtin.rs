@@ -721,6 +721,15 @@ pub(crate) fn module_call(
                     ("io", "lines" | "read" | "readline" | "readlines" | "input" | "stdin") => {
                         "; a line is read with `io.read_line()` (nil at the end of the input), all of the input with `io.read_all()`".to_string()
                     }
+                    // JavaScript's `Math.max`, Python's `math.fabs` (helper-80).
+                    ("math", f @ ("abs" | "max" | "min" | "fabs")) => {
+                        let core = if f == "fabs" { "abs" } else { f };
+                        format!("; `{core}` is a core function, used without a module: `{core}(…)`")
+                    }
+                    // Python's `time.time()`.
+                    ("time", "time" | "clock" | "monotonic" | "perf_counter" | "millis") => {
+                        "; the clock is read with `time.now()` (milliseconds since 1970) or `time.ticks()` (microseconds, monotonic)".to_string()
+                    }
                     _ => did_you_mean(
                         &method.name,
                         MODULE_FUNCTIONS

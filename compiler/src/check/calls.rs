@@ -118,8 +118,13 @@ impl<'a> Checker<'a> {
                 if !self.broken_declaration(t) {
                     // `BOXE.get()` may be a misspelt constant as well as a class.
                     let names = self.class_names.iter().map(String::as_str);
-                    let hint =
-                        did_you_mean(t, names.chain(self.global_index.keys().map(String::as_str)));
+                    let lower = t.to_ascii_lowercase();
+                    let hint = if MODULES.contains(&lower.as_str()) {
+                        // JavaScript's `Math.floor(x)` (helper-80).
+                        format!("; did you mean the module `{lower}` (with `use {lower}`)?")
+                    } else {
+                        did_you_mean(t, names.chain(self.global_index.keys().map(String::as_str)))
+                    };
                     self.err(
                         "name",
                         recv.span,

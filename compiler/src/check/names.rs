@@ -298,7 +298,10 @@ impl<'a> Checker<'a> {
             format!(
                 "module `{m}` has no constant `{}`{}",
                 name.name,
-                if m == "math" {
+                if m == "math" && name.name.eq_ignore_ascii_case("pi") {
+                    // Python's and Go's `math.pi` (helper-80).
+                    "; did you mean `math.PI`?".to_string()
+                } else if m == "math" {
                     did_you_mean(&name.name, ["PI"].into_iter())
                 } else {
                     String::new()
