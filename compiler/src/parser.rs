@@ -1319,6 +1319,32 @@ fn habit_hint(
         {
             Some("a task is waited for with `join`: `join(t)` gives its result")
         }
+        // `if (a == 1⏎ and b == 2)`: Python and JavaScript go on inside brackets;
+        // wo's line break ends the line there too (helper-80).
+        (_, Tok::Semi)
+            if idx.and_then(|i| ctx.toks.get(i)).is_some_and(|t| t.0 == t.2)
+                && ctx
+                    .tok(idx.map(|i| i + 1))
+                    .is_some_and(|t| t.is_binary_only() || matches!(t, Tok::And | Tok::Or)) =>
+        {
+            Some("a line break after a value ends the line, inside parentheses too; to go on over two lines, end the first line with its operator (`a == 1 and`)")
+        }
+        // Python's list comprehension, `[x * 2 for x in xs]` (helper-80).
+        (Some(_), Tok::For) if idx.is_some_and(|i| open_bracket(ctx, i) == Some(false)) => {
+            Some("wo has no list comprehension: a query makes the list, `from x in xs where x > 0 select x * 2`")
+        }
+        // Python's `a if c else b`, and `if` as a value (Rust, Kotlin).
+        (Some(_), Tok::If) if !after_auto_semi && !matches!(prev, Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Else)) => {
+            Some("`if` is a statement, not a value: choose in an `if` (`let y = 0`, then `if x > 0 { y = x }`), or give a default to a nil with `??`")
+        }
+        // Python's `"a" in m`, `x in xs`.
+        (Some(_), Tok::In) => {
+            Some("`in` belongs to `for` and `from`: a map's key is tested with `has(m, k)`, a list's value with `contains(xs, v)`")
+        }
+        // Python's `x is nil`, `x is not None`.
+        (Some(_), Tok::LId(w)) if w == "is" => {
+            Some("wo has no `is`: compare with `==` and `!=`, `x == nil`")
+        }
         // Go's `fmt.Println(x)` (helper-80).
         (Some(Tok::UId(name)), Tok::LParen)
             if matches!(name.as_str(), "Println" | "Printf" | "Print" | "Sprintf")
