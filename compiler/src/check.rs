@@ -75,6 +75,9 @@ struct FnCtx {
     /// The variable of each query checked so far and the query's span: a use of the
     /// name after its query ended (`select t.a, t.b`) gets a hint.
     ended_queries: Vec<(String, Span)>,
+    /// The `?T` locals assigned a value that is not nil (`st = Stat {}`), which does
+    /// not narrow them: a nil error on one gets a note saying so.
+    filled: HashSet<LocalId>,
 }
 
 pub(crate) struct Checker<'a> {

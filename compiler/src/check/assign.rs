@@ -101,6 +101,9 @@ impl<'a> Checker<'a> {
             }
         };
         self.expect_assignable(&v, &declared, value.span);
+        if declared.is_nullable() && !v.ty.is_nullable() && !matches!(v.ty, Ty::Nil | Ty::Unknown) {
+            self.ctx.filled.insert(id);
+        }
         self.note_assigned(id);
         out.push(Stmt {
             kind: T::SetLocal(id, v),

@@ -1,6 +1,6 @@
 //! Calls of functions and methods.
 
-use super::{builtin, did_you_mean, nil_note, Checker, MODULES};
+use super::{builtin, did_you_mean, Checker, MODULES};
 use crate::ast::{self, ExprKind as A};
 use crate::diag::{Diagnostic, Span};
 use crate::facts::Target;
@@ -196,7 +196,7 @@ impl<'a> Checker<'a> {
                     format!("a value of type {ts} has no method `{}`", method.name),
                 );
                 if matches!(t, Ty::Nullable(_)) {
-                    d = d.with_note(nil_note(
+                    d = d.with_note(self.nil_note_of(
                         &obj,
                         "a `?T` may be nil: narrow it with `if x != nil { … }` first",
                     ));

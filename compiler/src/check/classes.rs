@@ -89,7 +89,9 @@ impl<'a> Checker<'a> {
             }
             Ty::Nullable(inner) if matches!(**inner, Ty::Class(_) | Ty::Error) => {
                 let t = self.tyname(&obj.ty);
-                let note = if matches!(obj.kind, E::Local(_)) {
+                let note = if matches!(obj.kind, E::Local(id) if self.ctx.filled.contains(&id)) {
+                    self.nil_note_of(obj, "")
+                } else if matches!(obj.kind, E::Local(_)) {
                     "check `if x != nil { … }` first, or use `unwrap(…)`".to_string()
                 } else {
                     nil_note(

@@ -79,7 +79,7 @@ impl<'a> Checker<'a> {
                     d = d.with_note("to join texts, give the separator: `join(xs, \", \")`");
                 } else if matches!(&other, Ty::Nullable(inner) if matches!(**inner, Ty::Task(_))) {
                     let fallback = "a `?T` may be nil: narrow it first (`if t != nil { join(t) }`), or use `unwrap(t)`";
-                    d = d.with_note(super::types::nil_note(&t, fallback));
+                    d = d.with_note(self.nil_note_of(&t, fallback));
                 }
                 self.diags.push(d);
                 self.unknown(span)

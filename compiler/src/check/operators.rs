@@ -1,6 +1,6 @@
 //! Unary and binary operators, specialised by type (`AddInt` vs `AddFloat`).
 
-use super::{assignable, diverging, nil_note, truthiness_note, ty_is_comparable_eq, Checker};
+use super::{assignable, diverging, truthiness_note, ty_is_comparable_eq, Checker};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
 use crate::tir::{BinOp, Expr, ExprKind as E, Ty, UnOp};
@@ -159,9 +159,9 @@ impl<'a> Checker<'a> {
                 }
                 let fallback = "a `?T` may be nil: narrow it first, or use `??`";
                 if lt.is_nullable() {
-                    d = d.with_note(nil_note(&l, fallback));
+                    d = d.with_note(self.nil_note_of(&l, fallback));
                 } else if rt.is_nullable() {
-                    d = d.with_note(nil_note(&r, fallback));
+                    d = d.with_note(self.nil_note_of(&r, fallback));
                 }
                 self.diags.push(d);
                 let ty = match op {

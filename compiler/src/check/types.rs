@@ -45,6 +45,24 @@ pub(super) fn truthiness_note(t: &Ty, x: &str, negated: bool) -> Option<String> 
     })
 }
 
+impl Checker<'_> {
+    /// [`nil_note`], or for a `?T` local that was assigned a value that is not nil
+    /// (`st = Stat {}` after `if st == nil`, helper-80: "narrow it with `if x != nil`"
+    /// on the line after the assignment read as nonsense), why it is still `?T`.
+    pub(super) fn nil_note_of(&self, e: &Expr, fallback: &str) -> String {
+        match e.kind {
+            E::Local(id) if self.ctx.filled.contains(&id) => {
+                let x = self.short_text(e.span, "x");
+                format!(
+                    "`{x}` keeps the type it was declared with, {}: assigning it a value does not narrow it; give it its value where it is declared (`let {x} = m[k] ?? T {{ … }}`), or narrow it with `if {x} != nil {{ … }}`",
+                    self.tyname(&self.ctx.locals[id])
+                )
+            }
+            _ => nil_note(e, fallback),
+        }
+    }
+}
+
 pub(super) fn nil_note(e: &Expr, fallback: &str) -> String {
     if matches!(e.kind, E::Field(..) | E::RowField(..)) {
         "fields never narrow (a `!= nil` check on `x.f` says nothing about the next read): copy the field to a local, `let v = x.f`, check `if v != nil { … }` and use `v`; or use `??` or `unwrap(…)`".to_string()
@@ -265,7 +283,7 @@ impl<'a> Checker<'a> {
             let mut d = Diagnostic::error("type", span, format!("expected {t}, found {f}"));
             if let Ty::Nullable(inner) = &e.ty {
                 if assignable(inner, to) {
-                    d = d.with_note(nil_note(e, "a `?T` may be nil: narrow it with `if x != nil { … }`, or use `x ?? default` or `unwrap(x)`"));
+                    d = d.with_note(self.nil_note_of(e, "a `?T` may be nil: narrow it with `if x != nil { … }`, or use `x ?? default` or `unwrap(x)`"));
                 }
             }
             if matches!((&e.ty, to), (Ty::Int, Ty::Float)) {
