@@ -97,6 +97,10 @@ pub(crate) struct Checker<'a> {
     init_order: Vec<usize>,
     uses: HashSet<String>,
     ctx: FnCtx,
+    /// The names declared in files the parser could not read whole
+    /// (`ast::Module::broken`), looked up (a scan of them for each unknown name was
+    /// quadratic: helper-82, 240,000 misnamed constants).
+    broken: HashSet<String>,
     /// Classes declared with `@table`.
     table_classes: HashSet<ClassId>,
     /// Table index → class.
@@ -163,6 +167,10 @@ fn checker<'a>(
         tx_depth: 0,
         default_fns: HashMap::new(),
         const_depth: 0,
+        broken: modules
+            .iter()
+            .flat_map(|m| m.broken.iter().cloned())
+            .collect(),
         facts,
     };
     let program = c.run();

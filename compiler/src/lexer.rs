@@ -1121,7 +1121,10 @@ fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
         .next()
         .unwrap_or(&[])
         .trim_ascii_end();
-    let value_expected = before.last().is_some_and(|b| b"([{,=+-*/<>!".contains(b))
+    // (Not after `{`: `if x > 0 { #positive` is a comment, helper-82; but the start of
+    // a `${…}` is a value's place.)
+    let value_expected = (before.is_empty() && lex.extras.depth > 0)
+        || before.last().is_some_and(|b| b"([,=+-*/<>!".contains(b))
         || ["return", "if", "while", "and", "or", "not", "in"]
             .iter()
             .any(|kw| {
@@ -1130,12 +1133,15 @@ fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
                         .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_')
                 })
             });
-    let operand: String = rest
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
-        .take(40)
-        .collect();
-    if value_expected && (!operand.is_empty() || rest.starts_with(['(', '['])) {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    let operand_len = rest.find(|c: char| !word(c)).unwrap_or(rest.len());
+    let operand: String = rest[..operand_len].chars().take(40).collect();
+    // Another word after the operand, and this is a comment: `( #first items`.
+    let words_follow = operand_len > 0
+        && rest[operand_len..]
+            .strip_prefix([' ', '\t'])
+            .is_some_and(|after| after.trim_start_matches([' ', '\t']).starts_with(word));
+    if value_expected && !words_follow && (operand_len > 0 || rest.starts_with(['(', '['])) {
         let xs = if operand.is_empty() {
             "xs"
         } else {

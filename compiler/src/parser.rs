@@ -619,16 +619,15 @@ fn back_in_statement<T>(
 }
 
 /// Whether the token at `at` is directly in a class's body (`class P { … }`), not in
-/// one of its methods. Looks back at most [`CLASS_BODY_LOOKBACK`] tokens, and not past
-/// a `fn` outside brackets: a file of many errors must not make this quadratic.
+/// one of its methods (fields may follow methods). Looks back at most
+/// [`CLASS_BODY_LOOKBACK`] tokens: a file of many errors must not make this quadratic.
 fn in_class_body(ctx: &ErrCtx, at: usize) -> bool {
     let mut depth = 0usize;
     for i in (at.saturating_sub(CLASS_BODY_LOOKBACK)..at).rev() {
         match ctx.tok(Some(i)) {
-            Some(Tok::Fn) if depth == 0 => return false,
             Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
-            Some(Tok::LParen | Tok::LBracket) if depth > 0 => depth -= 1,
-            Some(Tok::LBrace) if depth > 0 => depth -= 1,
+            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) if depth > 0 => depth -= 1,
+            Some(Tok::LParen | Tok::LBracket) => return false,
             Some(Tok::LBrace) => {
                 return matches!(ctx.tok(i.checked_sub(1)), Some(Tok::UId(_)))
                     && matches!(ctx.tok(i.checked_sub(2)), Some(Tok::Class));
@@ -810,8 +809,16 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                 let name_pos = (has("lid") || has("uid")) && !has("int");
                 // A field written as a variable, `let owner: Text` (helper-80).
                 if matches!(tok, Tok::Let) && idx.is_some_and(|i| in_class_body(ctx, i)) {
+                    let at = |k: usize| ctx.tok(idx.map(|i| i + k));
+                    let field = match (at(1), at(2), at(3)) {
+                        (Some(Tok::LId(n)), Some(Tok::Colon), Some(Tok::UId(t))) => {
+                            format!("{n}: {t}")
+                        }
+                        (Some(Tok::LId(n)), _, _) => format!("{n}: Type"),
+                        _ => "name: Type".to_string(),
+                    };
                     return Diagnostic::error("syntax", span, "a field is not declared with `let`")
-                        .with_note("a field is its name and type, `owner: Text` (with a default: `n: Int = 0`)");
+                        .with_note(format!("a field is its name and type, with no `let`: `{field}` (with a default: `n: Int = 0`)"));
                 }
                 if name_pos || (has("lid") && NAME_LIKE_KEYWORDS.contains(&kw)) {
                     let d = Diagnostic::error(
@@ -836,7 +843,7 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                         }
                         // An ORM's `u.delete()` (helper-80).
                         (Tok::Delete, Some(Tok::Dot)) => d.with_note(
-                            "a row is deleted with the statement `delete u`",
+                            "a row is deleted with the statement `delete row`; a map's entry with `remove(m, k)`",
                         ),
                         (Tok::Fn, Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma))
                             if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LParen)) =>
@@ -1254,7 +1261,7 @@ fn habit_hint(
             if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local") =>
         {
             if idx.is_some_and(|i| in_class_body(ctx, i)) {
-                Some("a field is its name and type, with no `var` or `let`: `bal: Int` (with a default: `bal: Int = 0`)")
+                Some("a field is its name and type, with no `var` or `let`: `name: Type` (with a default: `n: Int = 0`)")
             } else {
                 Some("a variable is declared with `let`: `let x = 1`")
             }

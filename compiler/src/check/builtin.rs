@@ -135,6 +135,9 @@ pub(crate) fn call(
         let mut d = Diagnostic::error("name", name_span, format!("unknown function `{name}`"));
         if let Some(m) = module_of(name) {
             d = d.with_note(format!("did you mean `{m}.{name}(…)` (with `use {m}`)?"));
+        } else if matches!(name, "throw" | "raise") {
+            // `throw(1)`, `raise(ValueError(…))` (helper-82).
+            d = d.with_note("wo has no `throw` or `raise`: a trap is raised with `fail(\"message\")`, and caught with `try … catch`");
         } else if matches!(name, "await" | "wait") {
             d = d.with_note("a task is waited for with `join`: `join(t)` gives its result");
         } else if matches!(name, "go" | "async" | "thread" | "start") {
@@ -304,7 +307,7 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
             if tys[0] != from {
                 // Python's `int("42")` (helper-80).
                 let hint = if tys[0] == Text {
-                    format!("; a number is read from a Text with `parse_{name}(t)` (nil when it is not one)")
+                    format!("; a number is read from a Text with `parse_{name}(t)`, nil when it is not one: `parse_{name}(t) ?? 0`")
                 } else {
                     String::new()
                 };

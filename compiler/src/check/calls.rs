@@ -261,10 +261,23 @@ fn method_note<'a>(
             "wo has no count of a Text's occurrences: `len(split({x}, {})) - 1` counts them",
             arg(0)
         ),
-        (Ty::List(_), "len") if name == "count" && n_args == 1 => format!(
-            "`count` counts a query's rows: `count(from v in {x} where v == {} select v)`",
-            arg(0)
-        ),
+        (Ty::List(_), "len") if name == "count" && n_args == 1 => {
+            // The query's variable must not hide a name of the argument (helper-82:
+            // `xs.count(v)` was told `from v in xs where v == v`, which counts all).
+            let uses = |v: &str| {
+                [x, arg(0)].iter().any(|t| {
+                    t.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == v)
+                })
+            };
+            let v = ["v", "e", "item", "elem"]
+                .into_iter()
+                .find(|v| !uses(v))
+                .unwrap_or("each_one");
+            format!(
+                "`count` counts a query's rows: `count(from {v} in {x} where {v} == {} select {v})`",
+                arg(0)
+            )
+        }
         (Ty::List(_), "index_of") => format!(
             "`index_of` finds a Text in a Text; `contains({x}, v)` tells whether a list holds a value"
         ),

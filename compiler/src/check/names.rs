@@ -50,9 +50,7 @@ impl Checker<'_> {
     /// whole (`ast::Module::broken`): where its declaration was skipped, a use of it
     /// is not reported again as unknown.
     pub(super) fn broken_declaration(&self, name: &str) -> bool {
-        self.modules
-            .iter()
-            .any(|m| m.broken.iter().any(|n| n == name))
+        self.broken.contains(name)
     }
 
     /// In a method of a class with a field `name`: how to reach it (`self.bal`; a
@@ -103,11 +101,21 @@ pub(super) fn other_language(name: &str) -> Option<&'static str> {
         "Boolean" | "bool" | "boolean" => "; wo's boolean type is `Bool`",
         "List" | "Vec" | "Array" => "; a list of `T` is written `multi T`",
         "Map" | "HashMap" | "Dict" => "; a map is written `map<K, V>`",
-        // Python's, Lua's and Ruby's block words (helper-80: `pass` was told "did
-        // you mean the function `abs(…)`?").
+        _ => return None,
+    })
+}
+
+/// Python's, Lua's, Ruby's and the shell's block and error words, for an unknown name
+/// that is no misspelling of a name in scope (helper-80: `pass` was told "did you
+/// mean the function `abs(…)`?"; helper-82: a variable `edn` is what `end` meant).
+fn block_word(name: &str) -> Option<&'static str> {
+    Some(match name {
         "pass" => "; wo has no `pass`: an empty block is `{ }`",
         "elif" | "elsif" | "elseif" => "; wo writes `else if`",
         "end" | "endif" | "done" | "fi" => "; a block ends with its `}`",
+        "raise" | "throw" => {
+            "; a trap is raised with `fail(\"message\")`, and caught with `try … catch`"
+        }
         _ => return None,
     })
 }
@@ -260,7 +268,9 @@ impl<'a> Checker<'a> {
                     // unknown name, helper-76.)
                     let values = self.ctx.scopes.iter().flat_map(|s| s.keys().map(String::as_str));
                     let hint = did_you_mean(n, values.chain(MODULES.iter().copied()));
-                    if hint.is_empty() {
+                    if let (true, Some(word)) = (hint.is_empty(), block_word(n)) {
+                        word.to_string()
+                    } else if hint.is_empty() {
                         // A misspelt function, written without its call.
                         let funcs = self.func_index.keys().map(String::as_str);
                         suggest(n, funcs.chain(builtin::CORE.iter().copied()))

@@ -110,10 +110,14 @@ impl<'a> Checker<'a> {
                     // (helper-80), so the whole fix at once.
                     let (t, v) = if lt == Ty::Text { (&l, &r) } else { (&r, &l) };
                     let shown = |e: &Expr, or: &'static str| self.short_text(e.span, or);
-                    let lit = match &t.kind {
-                        E::Text(s) if !s.contains(['"', '\\', '$', '\n']) => Some(s.clone()),
-                        _ => None,
-                    };
+                    // The literal as written (a constant is inlined where it is
+                    // used: its value may be megabytes, helper-82), when it is one
+                    // a `${…}` can go into as it stands.
+                    let written = self.short_text(t.span, "");
+                    let lit = written
+                        .strip_prefix('"')
+                        .and_then(|w| w.strip_suffix('"'))
+                        .filter(|w| !w.contains(['"', '\\', '$']));
                     let n = shown(v, "n");
                     d = d.with_note(match (lit, lt == Ty::Text) {
                         (Some(s), true) => format!(
@@ -122,9 +126,13 @@ impl<'a> Checker<'a> {
                         (Some(s), false) => format!(
                             "a value goes into a Text by interpolation: `\"${{{n}}}{s}\"`"
                         ),
-                        (None, _) => format!(
+                        (None, true) => format!(
                             "Text is joined with `..`, and only with Text: `{} .. text({n})`, or interpolate: `\"…${{{n}}}\"`",
                             shown(t, "a")
+                        ),
+                        (None, false) => format!(
+                            "Text is joined with `..`, and only with Text: `text({n}) .. {}`, or interpolate: `\"${{{n}}}…\"`",
+                            shown(t, "b")
                         ),
                     });
                 }

@@ -24,8 +24,6 @@ pub(super) fn uncomparable_plural(t: &Ty) -> &'static str {
     }
 }
 
-/// The note for a `?T` value used where a `T` is needed: `fallback`, unless the value
-/// is a field, which no `!= nil` check narrows.
 /// How to test a value that is not a `Bool` where another language tests its
 /// truth (`if s`, `if not xs`: Python, JavaScript, Lua; helper-80): `x` is the
 /// value's text, `negated` whether it stood under `not`. `None` where no test fits.
@@ -36,6 +34,11 @@ pub(super) fn truthiness_note(t: &Ty, x: &str, negated: bool) -> Option<String> 
         ("!=", ">", "!=")
     };
     Some(match t {
+        // A `?Bool`: `b != nil` would be true of `false` (helper-82).
+        Ty::Nullable(inner) if **inner == Ty::Bool => {
+            let want = if negated { "!=" } else { "==" };
+            format!("a `?Bool` may be nil: write `{x} {want} true` (nil counts as false), or `{x} ?? false`")
+        }
         Ty::Nullable(_) => format!("a condition is a `Bool`: test for nil with `{x} {nil} nil`"),
         Ty::Text | Ty::List(_) | Ty::Map(..) => {
             format!("a condition is a `Bool`: test for emptiness with `len({x}) {empty} 0`")
@@ -63,6 +66,8 @@ impl Checker<'_> {
     }
 }
 
+/// The note for a `?T` value used where a `T` is needed: `fallback`, unless the value
+/// is a field, which no `!= nil` check narrows.
 pub(super) fn nil_note(e: &Expr, fallback: &str) -> String {
     if matches!(e.kind, E::Field(..) | E::RowField(..)) {
         "fields never narrow (a `!= nil` check on `x.f` says nothing about the next read): copy the field to a local, `let v = x.f`, check `if v != nil { … }` and use `v`; or use `??` or `unwrap(…)`".to_string()
