@@ -243,18 +243,15 @@ fn compile(
 /// whole program again for each); `index` finds a test's function by its name.
 fn run_one(
     prepared: &mut Prepared<'_>,
-    index: &HashMap<String, usize>,
+    index: &HashMap<String, FuncIdx>,
     test: &TestFn,
     limit: Option<(Duration, &Watchdog)>,
 ) -> Option<(String, Vec<String>)> {
-    let entry = index
-        .get(&test.name)
-        .map(|&idx| FuncIdx(u32::try_from(idx).unwrap_or(u32::MAX)));
-    if let Err(e) = entry.map_or(Err(None), |entry| prepared.set_entry(entry).map_err(Some)) {
-        let why = e.map_or(
-            "the compiled program has no such function".to_string(),
-            |e| e.to_string(),
-        );
+    let entry = match index.get(&test.name) {
+        Some(&entry) => prepared.set_entry(entry).map_err(|e| e.to_string()),
+        None => Err("the compiled program has no such function".to_string()),
+    };
+    if let Err(why) = entry {
         return Some((format!("internal error: {why}"), Vec::new()));
     }
     let output = Rc::new(RefCell::new(Output::default()));
@@ -364,11 +361,16 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>, timeout_secs: u64) -> Resul
                 continue;
             }
         };
-        let index: HashMap<String, usize> = image
+        let index: HashMap<String, FuncIdx> = image
             .functions
             .iter()
             .enumerate()
-            .map(|(i, f)| (f.name.to_string(), i))
+            .map(|(i, f)| {
+                (
+                    f.name.to_string(),
+                    FuncIdx(u32::try_from(i).unwrap_or(u32::MAX)),
+                )
+            })
             .rev()
             .collect();
         for test in &tests {

@@ -31,7 +31,7 @@ pub use builtin::{CORE, MODULE_FUNCTIONS};
 use flow::{diverges, diverging};
 use names::{did_you_mean, other_language, suggest};
 use types::assignable;
-use types::{nil_note, truthiness_note, ty_is_comparable_eq, unify};
+use types::{truthiness_note, ty_is_comparable_eq, unify};
 
 /// The standard modules a program may `use`.
 pub const MODULES: &[&str] = &["time", "math", "env", "fs", "random", "io"];

@@ -2,6 +2,11 @@
 //! columns. Only the CLI renders diagnostics; every stage of the compiler just pushes
 //! `Diagnostic` values.
 
+/// How a trap is raised and caught, for the notes on other languages' `throw` and
+/// `raise` (the parser's, an unknown function's, an unknown name's).
+pub(crate) const RAISE_HOW: &str =
+    "a trap is raised with `fail(\"message\")`, and caught with `try … catch`";
+
 /// Which source file a span belongs to (an index into [`SourceMap::files`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct FileId(pub u32);

@@ -1106,9 +1106,10 @@ fn comment_at(inner: &[u8], depth: usize) -> Option<usize> {
 
 /// The logos callback for `#`: an error at the `#`. Lua's `#xs`, where a value is
 /// expected (after `(`, `=`, an operator, `return` …, and before a name or a
-/// bracket), takes the `#` alone, so `xs` is read and nothing more is reported
-/// (helper-80: "does not start a comment", then an error on the next line). Any other
-/// `#` starts another language's comment, and the rest of its line is skipped.
+/// bracket, no other word after it), takes the `#` alone, so `xs` is read on (helper-80:
+/// "does not start a comment", then an error on the next line; where a number is
+/// needed, a second error says `xs` is a list). Any other `#` starts another
+/// language's comment, and the rest of its line is skipped.
 fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
     let start = lex.span().start;
     let span = lex.extras.span(start, start + 1);

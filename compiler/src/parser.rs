@@ -622,21 +622,11 @@ fn back_in_statement<T>(
 /// one of its methods (fields may follow methods). Looks back at most
 /// [`CLASS_BODY_LOOKBACK`] tokens: a file of many errors must not make this quadratic.
 fn in_class_body(ctx: &ErrCtx, at: usize) -> bool {
-    let mut depth = 0usize;
-    for i in (at.saturating_sub(CLASS_BODY_LOOKBACK)..at).rev() {
-        match ctx.tok(Some(i)) {
-            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
-            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) if depth > 0 => depth -= 1,
-            Some(Tok::LParen | Tok::LBracket) => return false,
-            Some(Tok::LBrace) => {
-                return matches!(ctx.tok(i.checked_sub(1)), Some(Tok::UId(_)))
-                    && matches!(ctx.tok(i.checked_sub(2)), Some(Tok::Class));
-            }
-            Some(_) => {}
-            None => return false,
-        }
-    }
-    false
+    innermost_open(ctx, at, CLASS_BODY_LOOKBACK, true).is_some_and(|i| {
+        matches!(ctx.tok(Some(i)), Some(Tok::LBrace))
+            && matches!(ctx.tok(i.checked_sub(1)), Some(Tok::UId(_)))
+            && matches!(ctx.tok(i.checked_sub(2)), Some(Tok::Class))
+    })
 }
 
 /// How far [`in_class_body`] looks back: the fields before a misdeclared one.
@@ -802,7 +792,10 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                         span,
                         format!("unexpected {} after `{w}`", describe(ctx, tok, lo, hi)),
                     )
-                    .with_note("wo has no `throw` or `raise`: a trap is raised with `fail(\"message\")`, and caught with `try … catch`");
+                    .with_note(format!(
+                        "wo has no `throw` or `raise`: {}",
+                        crate::diag::RAISE_HOW
+                    ));
                 }
             }
             if let Some(kw) = tok.keyword() {
@@ -1200,20 +1193,34 @@ fn indented(ctx: &ErrCtx, i: usize) -> bool {
 /// Whether the innermost bracket open at the token at `i` is a `[`: `Some(true)` for
 /// an index's (after an operand: `xs[`, `f(x)[`), `Some(false)` for a list literal's.
 fn open_bracket(ctx: &ErrCtx, i: usize) -> Option<bool> {
-    let mut depth = 0i32;
-    let end = i.min(ctx.toks.len());
-    for j in (0..end).rev() {
-        match ctx.toks[j].1 {
-            Tok::RBracket | Tok::RParen | Tok::RBrace => depth += 1,
-            Tok::LParen | Tok::LBrace if depth == 0 => return None,
-            Tok::LBracket if depth == 0 => {
-                return Some(matches!(
-                    ctx.tok(j.checked_sub(1)),
-                    Some(Tok::LId(_) | Tok::UId(_) | Tok::Text(_) | Tok::RParen | Tok::RBracket)
-                ));
-            }
-            Tok::LBracket | Tok::LParen | Tok::LBrace => depth -= 1,
-            Tok::Semi if depth == 0 => return None,
+    let j = innermost_open(ctx, i, usize::MAX, false)?;
+    matches!(ctx.tok(Some(j)), Some(Tok::LBracket)).then(|| {
+        matches!(
+            ctx.tok(j.checked_sub(1)),
+            Some(Tok::LId(_) | Tok::UId(_) | Tok::Text(_) | Tok::RParen | Tok::RBracket)
+        )
+    })
+}
+
+/// The index of the innermost bracket (`(`, `[` or `{`) still open at the token at
+/// `at`, looking back at most `lookback` tokens, and, unless `past_statements`, not
+/// past a `;` outside brackets.
+fn innermost_open(
+    ctx: &ErrCtx,
+    at: usize,
+    lookback: usize,
+    past_statements: bool,
+) -> Option<usize> {
+    let mut depth = 0usize;
+    let end = at.min(ctx.toks.len());
+    for i in (end.saturating_sub(lookback)..end).rev() {
+        match ctx.toks[i].1 {
+            Tok::RParen | Tok::RBracket | Tok::RBrace => depth += 1,
+            Tok::LParen | Tok::LBracket | Tok::LBrace => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return Some(i),
+            },
+            Tok::Semi if depth == 0 && !past_statements => return None,
             _ => {}
         }
     }
@@ -1223,25 +1230,12 @@ fn open_bracket(ctx: &ErrCtx, i: usize) -> Option<bool> {
 /// Whether the token at `at` is in a function's parameter list: `fn f(` opens the
 /// brackets it is in.
 fn in_fn_params(ctx: &ErrCtx, at: Option<usize>) -> bool {
-    let Some(at) = at else { return false };
-    let mut depth = 0usize;
-    for i in (at.saturating_sub(256)..at).rev() {
-        match ctx.tok(Some(i)) {
-            Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
-            Some(Tok::LParen) if depth == 0 => {
-                return matches!(ctx.tok(i.checked_sub(1)), Some(Tok::LId(_)))
-                    && matches!(ctx.tok(i.checked_sub(2)), Some(Tok::Fn));
-            }
-            Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return false,
-            },
-            Some(Tok::Semi) if depth == 0 => return false,
-            Some(_) => {}
-            None => return false,
-        }
-    }
-    false
+    at.and_then(|at| innermost_open(ctx, at, 256, false))
+        .is_some_and(|i| {
+            matches!(ctx.tok(Some(i)), Some(Tok::LParen))
+                && matches!(ctx.tok(i.checked_sub(1)), Some(Tok::LId(_)))
+                && matches!(ctx.tok(i.checked_sub(2)), Some(Tok::Fn))
+        })
 }
 
 /// A hint for a habit from another language that led to this syntax error.

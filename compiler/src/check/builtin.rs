@@ -137,7 +137,10 @@ pub(crate) fn call(
             d = d.with_note(format!("did you mean `{m}.{name}(…)` (with `use {m}`)?"));
         } else if matches!(name, "throw" | "raise") {
             // `throw(1)`, `raise(ValueError(…))` (helper-82).
-            d = d.with_note("wo has no `throw` or `raise`: a trap is raised with `fail(\"message\")`, and caught with `try … catch`");
+            d = d.with_note(format!(
+                "wo has no `throw` or `raise`: {}",
+                crate::diag::RAISE_HOW
+            ));
         } else if matches!(name, "await" | "wait") {
             d = d.with_note("a task is waited for with `join`: `join(t)` gives its result");
         } else if matches!(name, "go" | "async" | "thread" | "start") {

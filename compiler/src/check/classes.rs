@@ -1,7 +1,7 @@
 //! Classes: field access, constructor literals and field defaults.
 use std::collections::HashMap;
 
-use super::{builtin, did_you_mean, nil_note, suggest, Checker, FnCtx};
+use super::{builtin, did_you_mean, suggest, Checker, FnCtx};
 use crate::ast::{self};
 use crate::diag::{Diagnostic, Span};
 use crate::facts::Target;
@@ -89,16 +89,12 @@ impl<'a> Checker<'a> {
             }
             Ty::Nullable(inner) if matches!(**inner, Ty::Class(_) | Ty::Error) => {
                 let t = self.tyname(&obj.ty);
-                let note = if matches!(obj.kind, E::Local(id) if self.ctx.filled.contains(&id)) {
-                    self.nil_note_of(obj, "")
-                } else if matches!(obj.kind, E::Local(_)) {
-                    "check `if x != nil { … }` first, or use `unwrap(…)`".to_string()
+                let fallback = if matches!(obj.kind, E::Local(_)) {
+                    "check `if x != nil { … }` first, or use `unwrap(…)`"
                 } else {
-                    nil_note(
-                        obj,
-                        "copy it to a local and check `if x != nil { … }` first, or use `unwrap(…)`",
-                    )
+                    "copy it to a local and check `if x != nil { … }` first, or use `unwrap(…)`"
                 };
+                let note = self.nil_note_of(obj, fallback);
                 self.diags.push(
                     Diagnostic::error(
                         "nil",

@@ -108,14 +108,12 @@ pub(super) fn other_language(name: &str) -> Option<&'static str> {
 /// Python's, Lua's, Ruby's and the shell's block and error words, for an unknown name
 /// that is no misspelling of a name in scope (helper-80: `pass` was told "did you
 /// mean the function `abs(…)`?"; helper-82: a variable `edn` is what `end` meant).
-fn block_word(name: &str) -> Option<&'static str> {
+fn block_word(name: &str) -> Option<String> {
     Some(match name {
-        "pass" => "; wo has no `pass`: an empty block is `{ }`",
-        "elif" | "elsif" | "elseif" => "; wo writes `else if`",
-        "end" | "endif" | "done" | "fi" => "; a block ends with its `}`",
-        "raise" | "throw" => {
-            "; a trap is raised with `fail(\"message\")`, and caught with `try … catch`"
-        }
+        "pass" => "; wo has no `pass`: an empty block is `{ }`".to_string(),
+        "elif" | "elsif" | "elseif" => "; wo writes `else if`".to_string(),
+        "end" | "endif" | "done" | "fi" => "; a block ends with its `}`".to_string(),
+        "raise" | "throw" => format!("; {}", crate::diag::RAISE_HOW),
         _ => return None,
     })
 }
@@ -269,7 +267,7 @@ impl<'a> Checker<'a> {
                     let values = self.ctx.scopes.iter().flat_map(|s| s.keys().map(String::as_str));
                     let hint = did_you_mean(n, values.chain(MODULES.iter().copied()));
                     if let (true, Some(word)) = (hint.is_empty(), block_word(n)) {
-                        word.to_string()
+                        word
                     } else if hint.is_empty() {
                         // A misspelt function, written without its call.
                         let funcs = self.func_index.keys().map(String::as_str);

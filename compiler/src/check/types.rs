@@ -68,7 +68,7 @@ impl Checker<'_> {
 
 /// The note for a `?T` value used where a `T` is needed: `fallback`, unless the value
 /// is a field, which no `!= nil` check narrows.
-pub(super) fn nil_note(e: &Expr, fallback: &str) -> String {
+fn nil_note(e: &Expr, fallback: &str) -> String {
     if matches!(e.kind, E::Field(..) | E::RowField(..)) {
         "fields never narrow (a `!= nil` check on `x.f` says nothing about the next read): copy the field to a local, `let v = x.f`, check `if v != nil { … }` and use `v`; or use `??` or `unwrap(…)`".to_string()
     } else {
