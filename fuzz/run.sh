@@ -20,10 +20,14 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 TARGETS=(compile image datadir engine gen durable fmt repl)
+# WO_FUZZ_TRACE_CMP=0 (rustc-wrapper.sh: no compare tracing, for long runs of `gen`
+# and `durable`) builds into a directory of its own: cargo does not know the flag.
+tdir=target
+[ "${WO_FUZZ_TRACE_CMP:-1}" = 0 ] && tdir=target-nocmp
 
 echo "fuzz: building (cargo build --release, SanitizerCoverage on the wo crates)"
 build_start=$(date +%s)
-RUSTC_WRAPPER="$here/rustc-wrapper.sh" CARGO_TARGET_DIR="$here/target" \
+RUSTC_WRAPPER="$here/rustc-wrapper.sh" CARGO_TARGET_DIR="$here/$tdir" \
   cargo build --release --locked --bins
 echo "fuzz: build took $(($(date +%s) - build_start)) s"
 
@@ -45,7 +49,7 @@ if [ "${1:-}" = "--merge" ]; then
   shift 2
   mkdir -p "corpus/$t"
   # shellcheck disable=SC2046
-  "target/release/$t" -merge=1 -timeout=10 $(opts "$t") "corpus/$t" "$@"
+  "$tdir/release/$t" -merge=1 -timeout=10 $(opts "$t") "corpus/$t" "$@"
   exit 0
 fi
 
@@ -66,7 +70,7 @@ failed=()
 # generator changes.
 for t in "${TARGETS[@]}"; do
   [ -d "regressions/$t" ] || continue
-  if ! WO_FUZZ_LITERAL=1 "target/release/$t" -rss_limit_mb=2048 -timeout=10 regressions/"$t"/* \
+  if ! WO_FUZZ_LITERAL=1 "$tdir/release/$t" -rss_limit_mb=2048 -timeout=10 regressions/"$t"/* \
     >"$work/$t-regressions.log" 2>&1; then
     echo "fuzz: $t: a reproducer under regressions/$t crashes again"
     grep -E 'Running:|panicked at|ERROR: libFuzzer|SUMMARY' "$work/$t-regressions.log" | head -10 || true
@@ -80,7 +84,7 @@ for t in "${TARGETS[@]}"; do
   set +e
   # New inputs go to the work directory; the checked-in corpus is only read.
   # shellcheck disable=SC2046
-  "target/release/$t" "$work/work/$t" "corpus/$t" \
+  "$tdir/release/$t" "$work/work/$t" "corpus/$t" \
     -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -seed="$seed" ${mode[@]+"${mode[@]}"} \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" $(opts "$t") \
     >"$log" 2>&1

@@ -18,13 +18,18 @@ for a in "$@"; do
   esac
   prev="$a"
 done
+# WO_FUZZ_TRACE_CMP=0 leaves compare tracing out (edge counters stay): for the
+# structure-aware targets, whose bytes steer choices and are never compared as such,
+# it only costs time (docs/fuzzing.md, "Long runs").
+cmp=(-Cllvm-args=-sanitizer-coverage-trace-compares)
+[ "${WO_FUZZ_TRACE_CMP:-1}" = 0 ] && cmp=()
 if [ "$cov" = 1 ]; then
   exec "$rustc" "$@" \
     -Cpasses=sancov-module \
     -Cllvm-args=-sanitizer-coverage-level=3 \
     -Cllvm-args=-sanitizer-coverage-inline-8bit-counters \
     -Cllvm-args=-sanitizer-coverage-pc-table \
-    -Cllvm-args=-sanitizer-coverage-trace-compares \
+    "${cmp[@]}" \
     --cfg fuzzing
 fi
 exec "$rustc" "$@"
