@@ -258,6 +258,8 @@ pub struct Prepared<'img> {
     natives: Vec<Linked>,
     consts: Vec<Value>,
     classes: Rc<[wo_bytecode::Class]>,
+    /// The one-character texts of ASCII, shared by the VMs started on it.
+    ascii: Rc<[Value; 128]>,
     /// The global slots up to the highest one an instruction names.
     n_globals: usize,
     wide: bool,
@@ -318,6 +320,9 @@ impl<'img> Prepared<'img> {
             natives: linked,
             consts,
             classes: Rc::from(image.classes.as_slice()),
+            ascii: Rc::new(std::array::from_fn(|b| {
+                Value::char_text(char::from(u8::try_from(b).unwrap_or(0)))
+            })),
             n_globals,
             wide: image
                 .functions
@@ -361,8 +366,9 @@ pub struct Vm<'img> {
     image: &'img Image,
     consts: Vec<Value>,
     /// The one-character texts of ASCII ([`Value::char_text`]'s, so the same `Rc`s):
-    /// TEXT_NEXT hands them out without a thread-local lookup.
-    ascii: Box<[Value; 128]>,
+    /// TEXT_NEXT hands them out without a thread-local lookup. Made once per
+    /// [`Prepared`].
+    ascii: Rc<[Value; 128]>,
     natives: Vec<Linked>,
     /// The global slots up to the highest one an instruction names (the verifier keeps
     /// every such index below the image's `n_globals`).
@@ -411,9 +417,7 @@ impl<'img> Vm<'img> {
         Ok(Vm {
             image,
             consts: prepared.consts.clone(),
-            ascii: Box::new(std::array::from_fn(|b| {
-                Value::char_text(char::from(u8::try_from(b).unwrap_or(0)))
-            })),
+            ascii: Rc::clone(&prepared.ascii),
             natives: prepared.natives.clone(),
             globals: vec![Value::Nil; prepared.n_globals],
             host,

@@ -459,8 +459,29 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
         "join" => {
             arity(2)?;
             if tys[0] != list_of(Text) || tys[1] != Text {
+                // `join(xs, ", ")` of numbers (helper-80): their texts first.
+                let texts = match &tys[0] {
+                    List(e) if tys[1] == Text && matches!(**e, Int | Float | Bool) => {
+                        let (xs, sep) = (
+                            c.short_text(a[0].span, "xs"),
+                            c.short_text(a[1].span, "sep"),
+                        );
+                        // The query's variable must not hide a name of the list's.
+                        let v = ["x", "v", "item"]
+                            .into_iter()
+                            .find(|v| {
+                                !xs.split(|ch: char| !ch.is_alphanumeric() && ch != '_')
+                                    .any(|w| w == *v)
+                            })
+                            .unwrap_or("each_one");
+                        format!(
+                            "; join their texts: `join(from {v} in {xs} select text({v}), {sep})`"
+                        )
+                    }
+                    _ => String::new(),
+                };
                 return Err(format!(
-                    "`join` takes (multi Text, Text), or one task, found ({})",
+                    "`join` takes (multi Text, Text), or one task, found ({}){texts}",
                     sig(c, &a)
                 ));
             }
