@@ -5,7 +5,8 @@
 //! across access paths (the same program with its table hash-indexed,
 //! sorted-indexed and unindexed).
 //!
-//! The program has one table `Row { k: Int, t: Text }` whose annotation is the
+//! The program has two tables, `Row { k: Int, t: Text }` and `Tag` (a `ref Row`, a
+//! `?ref Tag`: foreign keys, restrict on delete), whose annotations are the
 //! placeholder [`TABLE_ATTR`], a class `Box` (objects: fields, a nullable reference
 //! that can close a cycle, a list field, a method; narrowing of `?Box` locals), a
 //! fixed helper `worker` (fibers that write rows and yield), up to three generated
@@ -114,6 +115,18 @@ const BOX: &str = "class Box {
 
 ";
 
+/// The second table: each tag points at a row (`of`, never nil) and perhaps at a
+/// tag (`up`, itself included). Deleting a row or a tag something points at traps
+/// `FK`; storing a deleted row traps `FK` too (LANGUAGE.md §8).
+const TAG: &str = "
+class Tag {
+  k: Int
+  of: ref Row
+  up: ?ref Tag
+}
+
+";
+
 /// Marks an input that carries its program as text: after the bytes the target reads
 /// before the program (none for `gen`; the fault plan and variant for `durable`),
 /// this marker, then the program (with [`TABLE_ATTR`]).
@@ -150,7 +163,8 @@ pub fn program_of(data: &[u8], consumed: usize, u: &mut Unstructured<'_>) -> Res
     Ok(prog)
 }
 
-/// Writes a program from `u`. The text contains [`TABLE_ATTR`] once.
+/// Writes a program from `u`. The text contains [`TABLE_ATTR`] twice (the same
+/// annotation for both tables, whose indexed column is `k`).
 pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
     let mut g = Gen {
         u,
@@ -165,6 +179,8 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
     };
     g.out.push_str(TABLE_ATTR);
     g.out.push_str("\nclass Row {\n  k: Int\n  t: Text\n}\n\n");
+    g.out.push_str(TABLE_ATTR);
+    g.out.push_str(TAG);
     g.out.push_str(BOX);
     g.out.push_str(WORKER);
     g.funcs.push(Func {
@@ -314,7 +330,7 @@ impl Gen<'_, '_> {
         // Spawning, joining and `join(spawn …)` twice as likely as the others: they
         // need a helper to exist, so they would be rare in the short programs most
         // inputs make.
-        let choice = match self.u.int_in_range(0..=28)? {
+        let choice = match self.u.int_in_range(0..=30)? {
             23 => 16,
             24 => 17,
             25 => 19,
@@ -540,6 +556,7 @@ impl Gen<'_, '_> {
                 self.line(&format!("print(join(spawn {call}))"));
             }
             26 => self.object_stmt()?,
+            29 | 30 => self.tag_stmt()?,
             // Narrowing (LANGUAGE.md §3): a `?Box` local is a `Box` in the block of
             // `if m != nil`, and in that of `while w != nil` up to its assignment.
             27 if nested_ok => {
@@ -587,6 +604,92 @@ impl Gen<'_, '_> {
             _ => {
                 let e = self.expr(Ty::Int, 0)?;
                 self.line(&format!("print({e})"));
+            }
+        }
+        Ok(())
+    }
+
+    /// A statement on the `Tag` table: tags inserted pointing at rows a query finds
+    /// (and at a tag found by id, or none), listed through their references, counted,
+    /// pointed elsewhere, deleted; rows deleted that tags may point at, and a deleted
+    /// row stored in a tag (both `FK`). Each is a fixed shape of lines, at any depth.
+    fn tag_stmt(&mut self) -> Result<()> {
+        let op = self.cmp()?;
+        let e = self.expr(Ty::Int, 1)?;
+        let (r, g) = (self.fresh("r"), self.fresh("g"));
+        let rows = |take: &str| format!("from r in Row where r.k {op} {e}{take} select r");
+        match self.u.int_in_range(0..=7)? {
+            0 | 1 => {
+                let take = *self.u.choose(&["", " take 1", " take 2"])?;
+                let k = self.expr(Ty::Int, 1)?;
+                let up = match self.u.int_in_range(0..=2)? {
+                    0 => String::new(),
+                    1 => ", up: nil".to_string(),
+                    _ => format!(", up: Tag.find({})", self.expr(Ty::Int, 1)?),
+                };
+                self.line(&format!("for {r} in {} {{", rows(take)));
+                self.line(&format!("  insert Tag {{ k: {k}, of: {r}{up} }}"));
+                self.line("}");
+            }
+            2 => {
+                let sel = *self.u.choose(&[
+                    "g.k",
+                    "g.of.k",
+                    "g.of.t",
+                    "\"${g.k}>${g.of.id}\"",
+                    "g.up == nil",
+                ])?;
+                let order = *self.u.choose(&[
+                    "",
+                    " order by g.k",
+                    " order by g.of.k desc",
+                    " order by g.of.t",
+                ])?;
+                self.line(&format!(
+                    "print(from g in Tag where g.k {op} {e}{order} select {sel})"
+                ));
+            }
+            3 => {
+                let on = *self.u.choose(&["g.k", "g.of.k"])?;
+                self.line(&format!(
+                    "print(count(from g in Tag where {on} {op} {e} select g))"
+                ));
+            }
+            4 => {
+                let k = self.expr(Ty::Int, 1)?;
+                self.line(&format!("for {r} in {} {{", rows(" take 1")));
+                self.line(&format!(
+                    "  for {g} in from g in Tag where g.k != {k} select g {{"
+                ));
+                if self.u.arbitrary()? {
+                    self.line(&format!("    {g}.of = {r}"));
+                } else {
+                    let id = self.expr(Ty::Int, 1)?;
+                    self.line(&format!("    {g}.up = Tag.find({id})"));
+                }
+                self.line("  }");
+                self.line("}");
+            }
+            5 => {
+                self.line(&format!(
+                    "for {g} in from g in Tag where g.k {op} {e} select g {{"
+                ));
+                self.line(&format!("  delete {g}"));
+                self.line("}");
+            }
+            // Rows deleted where tags may point at them (`FK` then, restrict).
+            6 => {
+                self.line(&format!("for {r} in {} {{", rows("")));
+                self.line(&format!("  delete {r}"));
+                self.line("}");
+            }
+            // A handle to a row deleted, then stored: `FK` (or at the delete).
+            _ => {
+                let k = self.expr(Ty::Int, 1)?;
+                self.line(&format!("for {r} in {} {{", rows(" take 1")));
+                self.line(&format!("  delete {r}"));
+                self.line(&format!("  insert Tag {{ k: {k}, of: {r} }}"));
+                self.line("}");
             }
         }
         Ok(())
