@@ -20,7 +20,7 @@ for a in "$@"; do
 done
 # WO_FUZZ_TRACE_CMP=0 leaves compare tracing out (edge counters stay): for the
 # structure-aware targets, whose bytes steer choices and are never compared as such,
-# it only costs time (docs/fuzzing.md, "Long runs").
+# it only costs time (docs/fuzzing.md, "The recipe").
 cmp=(-Cllvm-args=-sanitizer-coverage-trace-compares)
 [ "${WO_FUZZ_TRACE_CMP:-1}" = 0 ] && cmp=()
 if [ "$cov" = 1 ]; then

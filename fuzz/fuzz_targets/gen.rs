@@ -1,7 +1,7 @@
 //! Structure-aware: fuzzer bytes -> a well-typed wo program (`wo_fuzz::gen`), which
 //! must compile; then a differential check. Its image must come back unchanged from
 //! the `.wob` round trip, and the program's output and ending must be the same
-//! whether its table is unindexed, hash-indexed or sorted-indexed. A program that
+//! whether its tables are unindexed, hash-indexed or sorted-indexed. A program that
 //! spawns fibers runs under the VM's scheduler (`wo_fuzz::run_budgeted`), whose
 //! interleaving is deterministic, so the same holds for it.
 #![no_main]

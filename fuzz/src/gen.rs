@@ -2,7 +2,7 @@
 //! `gen` target: the checker, codegen, verifier, VM and database see programs that
 //! get past the parser. Every program it writes must compile; the target checks that,
 //! that its image survives the `.wob` round trip unchanged, and compares outputs
-//! across access paths (the same program with its table hash-indexed,
+//! across access paths (the same program with its tables hash-indexed,
 //! sorted-indexed and unindexed).
 //!
 //! The program has two tables, `Row { k: Int, t: Text }` and `Tag` (a `ref Row`, a
@@ -117,7 +117,7 @@ const BOX: &str = "class Box {
 
 /// The second table: each tag points at a row (`of`, never nil) and perhaps at a
 /// tag (`up`, itself included). Deleting a row or a tag something points at traps
-/// `FK`; storing a deleted row traps `FK` too (LANGUAGE.md §8).
+/// `FK`; storing a deleted row traps `FK` too (LANGUAGE.md §7).
 const TAG: &str = "
 class Tag {
   k: Int

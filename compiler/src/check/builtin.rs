@@ -466,7 +466,14 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                             c.short_text(a[0].span, "xs"),
                             c.short_text(a[1].span, "sep"),
                         );
-                        // The query's variable must not hide a name of the list's.
+                        // The query's variable differs from every name in the list's
+                        // text (`from x in x` would compile, but reads badly), and a
+                        // query as the source is parenthesized (LANGUAGE.md §6).
+                        let xs = if xs.starts_with("from ") {
+                            format!("({xs})")
+                        } else {
+                            xs.to_owned()
+                        };
                         let v = ["x", "v", "item"]
                             .into_iter()
                             .find(|v| {
