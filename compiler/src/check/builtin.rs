@@ -474,13 +474,7 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
                         } else {
                             xs.to_owned()
                         };
-                        let v = ["x", "v", "item"]
-                            .into_iter()
-                            .find(|v| {
-                                !xs.split(|ch: char| !ch.is_alphanumeric() && ch != '_')
-                                    .any(|w| w == *v)
-                            })
-                            .unwrap_or("each_one");
+                        let v = super::names::unused_name(&["x", "v", "item"], &[&xs]);
                         format!(
                             "; join their texts: `join(from {v} in {xs} select text({v}), {sep})`"
                         )

@@ -264,15 +264,7 @@ fn method_note<'a>(
         (Ty::List(_), "len") if name == "count" && n_args == 1 => {
             // The query's variable must not hide a name of the argument (helper-82:
             // `xs.count(v)` was told `from v in xs where v == v`, which counts all).
-            let uses = |v: &str| {
-                [x, arg(0)].iter().any(|t| {
-                    t.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == v)
-                })
-            };
-            let v = ["v", "e", "item", "elem"]
-                .into_iter()
-                .find(|v| !uses(v))
-                .unwrap_or("each_one");
+            let v = super::names::unused_name(&["v", "e", "item", "elem"], &[x, arg(0)]);
             format!(
                 "`count` counts a query's rows: `count(from {v} in {x} where {v} == {} select {v})`",
                 arg(0)

@@ -105,6 +105,22 @@ pub(super) fn other_language(name: &str) -> Option<&'static str> {
     })
 }
 
+/// The first of `candidates` that is no word of any of `texts`, else `each_one`: a
+/// variable for a suggested query that hides no name the suggestion repeats.
+pub(super) fn unused_name(candidates: &[&'static str], texts: &[&str]) -> &'static str {
+    let used = |v: &str| {
+        texts.iter().any(|t| {
+            t.split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|w| w == v)
+        })
+    };
+    candidates
+        .iter()
+        .copied()
+        .find(|v| !used(v))
+        .unwrap_or("each_one")
+}
+
 /// Python's, Lua's, Ruby's and the shell's block and error words, for an unknown name
 /// that is no misspelling of a name in scope (helper-80: `pass` was told "did you
 /// mean the function `abs(…)`?"; helper-82: a variable `edn` is what `end` meant).
