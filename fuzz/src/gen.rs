@@ -13,6 +13,8 @@
 //! helpers that call and spawn only earlier ones (so no unbounded recursion, and every
 //! fiber ends), and `main`.
 //! Fibers: `spawn` of a helper (its task joined later, at once or never), `yield()`.
+//! Row handles are values of their own types (`Row`, `multi Row`): in locals,
+//! parameters, results and lists, used after their row is deleted (`DB`, `FK`).
 //!
 //! A reproducer is kept in literal form (see [`program_of`]), so that it keeps its
 //! program when the generator changes.
@@ -35,6 +37,11 @@ enum Ty {
     Float,
     Map,
     Obj,
+    /// A handle to a row of `Row` (LANGUAGE.md §7): in locals, parameters, results,
+    /// lists; it outlives a `delete`, and using it then traps `DB`.
+    Row,
+    /// `multi Row`: handles from queries (`select r`, `select g.of`) and pushes.
+    Rows,
 }
 
 impl Ty {
@@ -47,6 +54,8 @@ impl Ty {
             Ty::Float => "Float",
             Ty::Map => "map<Text, Int>",
             Ty::Obj => "Box",
+            Ty::Row => "Row",
+            Ty::Rows => "multi Row",
         }
     }
 }
@@ -203,6 +212,8 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
             Ty::Float,
             Ty::Map,
             Ty::Obj,
+            Ty::Row,
+            Ty::Rows,
         ])?;
         let name = format!("f{i}");
         let sig: Vec<String> = params
@@ -250,6 +261,8 @@ impl Gen<'_, '_> {
             Ty::Float,
             Ty::Map,
             Ty::Obj,
+            Ty::Row,
+            Ty::Rows,
         ])?)
     }
 
@@ -330,7 +343,7 @@ impl Gen<'_, '_> {
         // Spawning, joining and `join(spawn …)` twice as likely as the others: they
         // need a helper to exist, so they would be rare in the short programs most
         // inputs make.
-        let choice = match self.u.int_in_range(0..=30)? {
+        let choice = match self.u.int_in_range(0..=32)? {
             23 => 16,
             24 => 17,
             25 => 19,
@@ -340,7 +353,7 @@ impl Gen<'_, '_> {
             0 | 1 => {
                 let ty = self.ty()?;
                 let empty = match ty {
-                    Ty::List => "[]",
+                    Ty::List | Ty::Rows => "[]",
                     Ty::Map => "{}",
                     _ => "",
                 };
@@ -407,13 +420,18 @@ impl Gen<'_, '_> {
                 self.vars.pop();
             }
             8 if nested_ok => {
-                // Over a list of Ints, or a text walk (`for c in t`: one-character
-                // Texts).
+                // Over a list of Ints or of row handles, or a text walk (`for c in
+                // t`: one-character Texts).
                 let x = self.fresh("x");
-                if self.u.ratio(1, 3)? {
+                let walk = self.u.int_in_range(0..=5)?;
+                if walk < 2 {
                     let t = self.expr(Ty::Text, 1)?;
                     self.line(&format!("for {x} in {t} {{"));
                     self.bind(x, Ty::Text);
+                } else if walk == 2 {
+                    let l = self.expr(Ty::Rows, 1)?;
+                    self.line(&format!("for {x} in {l} {{"));
+                    self.bind(x, Ty::Row);
                 } else {
                     let l = self.expr(Ty::List, 1)?;
                     self.line(&format!("for {x} in {l} {{"));
@@ -423,9 +441,11 @@ impl Gen<'_, '_> {
                 self.vars.pop();
             }
             9 => {
-                if let Some(l) = self.var_of(Ty::List, false)? {
+                let elem = *self.u.choose(&[Ty::Int, Ty::Int, Ty::Row])?;
+                let list = if elem == Ty::Row { Ty::Rows } else { Ty::List };
+                if let Some(l) = self.var_of(list, false)? {
                     if self.u.arbitrary()? {
-                        let e = self.expr(Ty::Int, 1)?;
+                        let e = self.expr(elem, 1)?;
                         self.line(&format!("push({l}, {e})"));
                     } else {
                         self.line(&format!("print(pop({l}))"));
@@ -557,6 +577,7 @@ impl Gen<'_, '_> {
             }
             26 => self.object_stmt()?,
             29 | 30 => self.tag_stmt()?,
+            31 | 32 => self.row_stmt()?,
             // Narrowing (LANGUAGE.md §3): a `?Box` local is a `Box` in the block of
             // `if m != nil`, and in that of `while w != nil` up to its assignment.
             27 if nested_ok => {
@@ -695,6 +716,60 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
+    /// A statement on a row handle (a local, a parameter, a loop's variable, or one
+    /// an expression finds or inserts): its columns written and read, the row
+    /// deleted (the handle stays: using it later traps `DB`, storing it in a tag
+    /// `FK`), a tag pointed at it, the local pointed at another row.
+    fn row_stmt(&mut self) -> Result<()> {
+        let h = match self.var_of(Ty::Row, false)? {
+            Some(v) => v,
+            None => {
+                let e = self.expr(Ty::Row, 1)?;
+                let v = self.fresh("h");
+                self.line(&format!("let {v} = {e}"));
+                self.bind(v.clone(), Ty::Row);
+                v
+            }
+        };
+        match self.u.int_in_range(0..=7)? {
+            0 => {
+                let e = self.expr(Ty::Int, 1)?;
+                let op = *self.u.choose(&["=", "+=", "-="])?;
+                self.line(&format!("{h}.k {op} {e}"));
+            }
+            1 => {
+                let e = self.expr(Ty::Text, 1)?;
+                self.line(&format!("{h}.t = {e}"));
+            }
+            2 => self.line(&format!("delete {h}")),
+            3 => {
+                let k = self.expr(Ty::Int, 1)?;
+                self.line(&format!("insert Tag {{ k: {k}, of: {h} }}"));
+            }
+            4 => {
+                let sel = *self.u.choose(&[
+                    "{h}.k",
+                    "{h}.t",
+                    "{h}.id",
+                    "{h}",
+                    "Row.find({h}.id) == nil",
+                ])?;
+                self.line(&format!("print({})", sel.replace("{h}", &h)));
+            }
+            5 if self.vars.iter().any(|v| v.name == h && !v.fixed && !v.task) => {
+                let e = self.expr(Ty::Row, 1)?;
+                self.line(&format!("{h} = {e}"));
+            }
+            _ => {
+                let k = self.expr(Ty::Int, 1)?;
+                self.line(&format!(
+                    "print(count(from g in Tag where g.of == {h} and g.k != {k} select g))"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// A statement on an object: a field written (`next` perhaps closing a cycle), a
     /// list field grown, the method called.
     fn object_stmt(&mut self) -> Result<()> {
@@ -779,7 +854,7 @@ impl Gen<'_, '_> {
         let choice = if leaf {
             0
         } else {
-            self.u.int_in_range(0..=14)?
+            self.u.int_in_range(0..=16)?
         };
         if choice == 1 {
             if self.u.ratio(1, 4)? {
@@ -841,6 +916,14 @@ impl Gen<'_, '_> {
                         _ => format!("(unwrap({o}.next).n)"),
                     }
                 }
+                15 => {
+                    let col = *self.u.choose(&["k", "id"])?;
+                    format!("({}.{col})", self.expr(Ty::Row, d)?)
+                }
+                16 => {
+                    let f = *self.u.choose(&["len", "count"])?;
+                    format!("{f}({})", self.expr(Ty::Rows, d)?)
+                }
                 _ => self.try_catch(Ty::Int, d)?,
             },
             Ty::Bool => match choice {
@@ -872,6 +955,16 @@ impl Gen<'_, '_> {
                     let op = *self.u.choose(&["==", "!="])?;
                     format!("({}.next {op} nil)", self.expr(Ty::Obj, d)?)
                 }
+                15 => {
+                    let op = *self.u.choose(&["==", "!="])?;
+                    self.bin(Ty::Row, op, d)?
+                }
+                16 => format!(
+                    "exists(from q in {} where q.k {} {} select q)",
+                    self.expr(Ty::Rows, d)?,
+                    self.cmp()?,
+                    self.expr(Ty::Int, d)?
+                ),
                 _ => format!("(Row.find({}) == nil)", self.expr(Ty::Int, d)?),
             },
             Ty::Text => match choice {
@@ -916,6 +1009,15 @@ impl Gen<'_, '_> {
                         format!("text({o})")
                     }
                 }
+                15 => {
+                    let h = self.expr(Ty::Row, d)?;
+                    if self.u.arbitrary()? {
+                        format!("({h}.t)")
+                    } else {
+                        format!("text({h})")
+                    }
+                }
+                16 => format!("text({})", self.expr(Ty::Rows, d)?),
                 12 if self.u.arbitrary()? => format!(
                     "chars({})[{}]",
                     self.expr(Ty::Text, d)?,
@@ -945,6 +1047,10 @@ impl Gen<'_, '_> {
                 ),
                 10 => format!("values({})", self.expr(Ty::Map, d)?),
                 13 => format!("({}.xs)", self.expr(Ty::Obj, d)?),
+                15 => format!(
+                    "(from q in {} order by q.t select q.k)",
+                    self.expr(Ty::Rows, d)?
+                ),
                 11 => format!(
                     "range({}, {})",
                     self.u.int_in_range(-2..=6i64)?,
@@ -995,6 +1101,72 @@ impl Gen<'_, '_> {
                 8 => format!("unwrap({}.next)", self.expr(Ty::Obj, d)?),
                 9 => self.try_catch(Ty::Obj, d)?,
                 _ => self.literal(Ty::Obj)?,
+            },
+            Ty::Row => match choice {
+                3..=5 => format!(
+                    "(insert Row {{ k: {}, t: {} }})",
+                    self.expr(Ty::Int, d)?,
+                    self.expr(Ty::Text, d)?
+                ),
+                // `NIL` when there is no such row.
+                6 => format!("unwrap(Row.find({}))", self.expr(Ty::Int, d)?),
+                7 => format!(
+                    "(Row.find({}) ?? {})",
+                    self.expr(Ty::Int, d)?,
+                    self.expr(Ty::Row, d)?
+                ),
+                // `BOUNDS` past the end.
+                8 => format!("{}[{}]", self.expr(Ty::Rows, d)?, self.expr(Ty::Int, d)?),
+                9 => format!(
+                    "unwrap(first(from r in Row where r.k {} {} select r))",
+                    self.cmp()?,
+                    self.expr(Ty::Int, d)?
+                ),
+                10 => format!(
+                    "(unwrap(first(from g in Tag where g.k {} {} select g)).of)",
+                    self.cmp()?,
+                    self.expr(Ty::Int, d)?
+                ),
+                11 => self.try_catch(Ty::Row, d)?,
+                _ => self.literal(Ty::Row)?,
+            },
+            Ty::Rows => match choice {
+                3 | 4 => {
+                    let n = self.u.int_in_range(1..=3)?;
+                    let mut items = Vec::new();
+                    for _ in 0..n {
+                        items.push(self.expr(Ty::Row, d)?);
+                    }
+                    format!("[{}]", items.join(", "))
+                }
+                5 | 6 => {
+                    let order = *self
+                        .u
+                        .choose(&["", " order by r.k", " order by r.t desc"])?;
+                    format!(
+                        "(from r in Row where r.k {} {}{order} select r)",
+                        self.cmp()?,
+                        self.expr(Ty::Int, d)?
+                    )
+                }
+                7 => format!(
+                    "slice({}, {}, {})",
+                    self.expr(Ty::Rows, d)?,
+                    self.expr(Ty::Int, d)?,
+                    self.expr(Ty::Int, d)?
+                ),
+                8 => format!(
+                    "(from g in Tag where g.k {} {} select g.of)",
+                    self.cmp()?,
+                    self.expr(Ty::Int, d)?
+                ),
+                9 => format!(
+                    "(from q in {} where q.t != {} select q)",
+                    self.expr(Ty::Rows, d)?,
+                    self.expr(Ty::Text, d)?
+                ),
+                10 => self.try_catch(Ty::Rows, d)?,
+                _ => self.literal(Ty::Rows)?,
             },
             Ty::Map => {
                 let n = self.u.int_in_range(1..=3)?;
@@ -1105,6 +1277,22 @@ impl Gen<'_, '_> {
                     items.push(format!("\"{k}\": {}", self.u.int_in_range(-2..=9i64)?));
                 }
                 format!("({{{}}})", items.join(", "))
+            }
+            Ty::Row => {
+                let n = self.u.int_in_range(-2..=9i64)?;
+                if self.u.arbitrary()? {
+                    format!("(insert Row {{ k: {n}, t: \"h\" }})")
+                } else {
+                    format!(
+                        "(Row.find({}) ?? insert Row {{ k: {n}, t: \"f\" }})",
+                        n.abs()
+                    )
+                }
+            }
+            Ty::Rows => {
+                let op = *self.u.choose(&["<", ">=", "!="])?;
+                let n = self.u.int_in_range(-2..=9i64)?;
+                format!("(from r in Row where r.k {op} {n} select r)")
             }
             Ty::Obj => {
                 let n = self.u.int_in_range(-2..=9i64)?;
