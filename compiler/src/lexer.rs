@@ -296,10 +296,12 @@ pub enum Tok {
     Float(f64),
     /// `#` to the end of the line: another language's comment, an error (with the
     /// fix) that takes the rest of the line with it, so its words are not read as
-    /// code; or Lua's length operator, `#xs` where a value is expected, an error
-    /// that takes the `#` alone. Never produced.
+    /// code (not produced); or Lua's length operator, `#xs` where a value is
+    /// expected: an error, and this token, which the grammar reads as `len(xs)`, so
+    /// the checker goes on as if `len` were written (no second error where a number
+    /// is needed).
     #[token("#", hash_comment)]
-    HashComment,
+    LenHash,
     /// A text literal with its escapes decoded and its interpolations parsed.
     #[token("\"", text_value)]
     #[regex(r"'[^'\n]*'", single_quoted)]
@@ -1106,11 +1108,11 @@ fn comment_at(inner: &[u8], depth: usize) -> Option<usize> {
 
 /// The logos callback for `#`: an error at the `#`. Lua's `#xs`, where a value is
 /// expected (after `(`, `=`, an operator, `return` …, and before a name or a
-/// bracket, no other word after it), takes the `#` alone, so `xs` is read on (helper-80:
-/// "does not start a comment", then an error on the next line; where a number is
-/// needed, a second error says `xs` is a list). Any other `#` starts another
-/// language's comment, and the rest of its line is skipped.
-fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
+/// bracket, no other word after it), is the token [`Tok::LenHash`], read as `len(…)`
+/// (helper-80: it was "does not start a comment", then an error on the next line;
+/// then, skipped, a second error where a number is needed said `xs` is a list). Any
+/// other `#` starts another language's comment, and the rest of its line is skipped.
+fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Filter<()> {
     let start = lex.span().start;
     let span = lex.extras.span(start, start + 1);
     let rest = lex.remainder();
@@ -1142,17 +1144,23 @@ fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
         && rest[operand_len..]
             .strip_prefix([' ', '\t'])
             .is_some_and(|after| after.trim_start_matches([' ', '\t']).starts_with(word));
-    if value_expected && !words_follow && (operand_len > 0 || rest.starts_with(['(', '['])) {
-        let xs = if operand.is_empty() {
-            "xs"
-        } else {
-            operand.as_str()
+    if value_expected && !words_follow && (operand_len > 0 || rest.starts_with(['(', '[', '"'])) {
+        // `#"abc"`: the text, when it is short and closes on the line.
+        let quoted = rest
+            .strip_prefix('"')
+            .and_then(|r| r.get(..r.find(['"', '\\', '\n'])?))
+            .filter(|t| t.len() <= 40 && rest.as_bytes().get(t.len() + 1) == Some(&b'"'))
+            .map(|t| format!("\"{t}\""));
+        let xs = match (&quoted, operand.is_empty()) {
+            (Some(q), _) => q.as_str(),
+            (None, true) => "xs",
+            (None, false) => operand.as_str(),
         };
         let d = Diagnostic::error("lex", span, "wo has no `#` length operator").with_note(format!(
             "a length is `len({xs})` (of a Text, a list or a map)"
         ));
         lex.extras.diags.push(d);
-        return logos::Skip;
+        return logos::Filter::Emit(());
     }
     lex.bump(rest.find('\n').unwrap_or(rest.len()));
     let note = if start + lex.extras.base == 0 && rest.starts_with('!') {
@@ -1162,7 +1170,7 @@ fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Skip {
     };
     let d = Diagnostic::error("lex", span, "`#` does not start a comment in wo").with_note(note);
     lex.extras.diags.push(d);
-    logos::Skip
+    logos::Filter::Skip
 }
 
 /// The logos callback for `'…'` and `` `…` ``, which are not wo: an error with the

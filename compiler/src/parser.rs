@@ -164,7 +164,7 @@ fn catch_blocks(ctx: &ErrCtx, errs: &[Error]) -> Vec<(usize, usize)> {
         let i = toks.partition_point(|t| t.0 < *lo);
         let b = ctx.braces();
         let expects_colon = expected.iter().any(|x| x == "\":\"");
-        let Some(open) = b.catch_block_misread(toks, i, expects_colon) else {
+        let Some((open, _)) = b.block_misread(toks, i, expects_colon) else {
             continue;
         };
         if let Some(close) = b.close[open] {
@@ -222,16 +222,16 @@ impl Braces {
         }
     }
 
-    /// The `{` right after `catch (e)` in the expression form that the token at `i`
-    /// is inside, when the error there shows a block of statements was meant: the
-    /// parser wanted the `:` of a map entry (`{ print("x"); 0 }`), or the braces
-    /// begin with a statement's keyword (`{ let y = 1 … }`).
-    fn catch_block_misread(
+    /// The `{` right after `catch (e)` in the expression form, or after `spawn`, that
+    /// the token at `i` is inside, when the error there shows a block of statements
+    /// was meant: the parser wanted the `:` of a map entry (`{ print("x"); 0 }`), or
+    /// the braces begin with a statement's keyword (`{ let y = 1 … }`).
+    fn block_misread(
         &self,
         toks: &[Spanned],
         i: usize,
         expects_colon: bool,
-    ) -> Option<usize> {
+    ) -> Option<(usize, Misread)> {
         let open = (*self.inner.get(i)?)?;
         let at = |back: usize| {
             open.checked_sub(back)
@@ -271,8 +271,22 @@ impl Braces {
                     | Tok::TryBlock
             )
         );
-        (after_catch && (expects_colon || statement)).then_some(open)
+        let misread = match at(1) {
+            _ if after_catch => Misread::Catch,
+            Some(Tok::Spawn) => Misread::Spawn,
+            _ => return None,
+        };
+        (expects_colon || statement).then_some((open, misread))
     }
+}
+
+/// What a block of statements was written after, where a value goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Misread {
+    /// `let r = try f() catch (e) { … }`.
+    Catch,
+    /// `spawn { … }`.
+    Spawn,
 }
 
 /// The automatic `;` (at a line break) that an error was reported on, where the next
@@ -411,6 +425,10 @@ fn merge(
     // fn(x) { … }`): the parser read its body's `}` as the function's end, so the
     // function's own `}` then comes where an item was expected. A cascade.
     let mut after_closure = false;
+    // The tokens of the block of a `switch x { … }` (`match`, `when`) that was
+    // reported: its `case 1:` lines and `1 => …` arms are not wo either, and the
+    // error with the hint says so once.
+    let mut in_switch: Option<(usize, usize)> = None;
     for e in errs {
         if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
             // The input ended because the nesting guard cut it, not in the source.
@@ -448,6 +466,12 @@ fn merge(
         let idx = ctx.toks.partition_point(|t| t.0 < lo);
         if last_idx.is_some_and(|last| idx <= last + 1) {
             continue;
+        }
+        if in_switch.is_some_and(|(open, close)| open < idx && idx <= close) {
+            continue;
+        }
+        if d.notes.iter().any(|n| n == SWITCH_HINT) {
+            in_switch = switch_block(ctx, idx);
         }
         last_idx = Some(idx);
         // (Likewise a nested `fn helper() { … }`, indented in a function, and a
@@ -493,6 +517,16 @@ fn merge(
         out.push(d);
     }
     out
+}
+
+/// The `{` and `}` of the block of the `switch` whose error is at the token at `at`
+/// (its value, or the `{` itself after `switch (x)`): the first `{` from there, on
+/// the same line (before the `;` a line break makes).
+fn switch_block(ctx: &ErrCtx, at: usize) -> Option<(usize, usize)> {
+    let open = (at..ctx.toks.len())
+        .take_while(|&i| !matches!(ctx.toks[i].1, Tok::Semi))
+        .find(|&i| matches!(ctx.toks[i].1, Tok::LBrace))?;
+    Some((open, ctx.braces().close[open]?))
 }
 
 /// What [`syntax_error`] needs to know about the input.
@@ -957,16 +991,25 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
              (put a map literal in parentheses: `try ({\"a\": 1}) catch (e) {}`)",
         );
     }
-    if idx.is_some_and(|i| {
-        ctx.braces()
-            .catch_block_misread(ctx.toks, i, has(":"))
-            .is_some()
-    }) {
-        return d.with_note(
-            "after `catch (e)` the expression form takes one expression, and `{` begins a map \
-             literal there; to run statements when the trap comes, use the statement form: \
-             `let r = 0` and `try { r = f() } catch (e) { print(e.message); r = -1 }`",
-        );
+    match idx.and_then(|i| ctx.braces().block_misread(ctx.toks, i, has(":"))) {
+        Some((_, Misread::Catch)) => {
+            return d.with_note(
+                "after `catch (e)` the expression form takes one expression, and `{` begins a map \
+                 literal there; to run statements when the trap comes, use the statement form: \
+                 `let r = 0` and `try { r = f() } catch (e) { print(e.message); r = -1 }`",
+            )
+        }
+        // Said at the block's `{`: the error the parser met is inside it.
+        Some((open, Misread::Spawn)) => {
+            let (lo, _, hi) = ctx.toks[open];
+            return Diagnostic::error(
+                "syntax",
+                Span::new(ctx.file, lo, hi),
+                "`spawn` takes a call, not a block",
+            )
+            .with_note(SPAWN_HINT);
+        }
+        None => {}
     }
     // The `;` a line break put before the next line's first token (zero width), where
     // that token would have gone on.
@@ -1238,6 +1281,15 @@ fn in_fn_params(ctx: &ErrCtx, at: Option<usize>) -> bool {
         })
 }
 
+/// The words other languages choose among cases with.
+fn is_switch_word(word: &str) -> bool {
+    matches!(word, "switch" | "match" | "when")
+}
+
+const SPAWN_HINT: &str = "`spawn` starts a call of a function declared with `fn` at the top level (wo has no closures): `let t = spawn work(x)`";
+
+const SWITCH_HINT: &str = "wo has no `switch` (nor `match`): choose with `if` and `else if`, `if x == 1 { … } else if x == 2 { … } else { … }`";
+
 /// A hint for a habit from another language that led to this syntax error.
 fn habit_hint(
     ctx: &ErrCtx,
@@ -1309,6 +1361,35 @@ fn habit_hint(
         (Some(Tok::Semi), op) if op.is_binary_only() && after_auto_semi => {
             Some("a line break ended the statement on the line before, so this line cannot start with an operator; to continue an expression over two lines, end the first line with its operator (`x +`)")
         }
+        // C's and Go's `switch x {`, Rust's and Python's `match x {`, Kotlin's `when`.
+        (Some(Tok::LId(kw)), Tok::LId(_) | Tok::UId(_) | Tok::Int(_) | Tok::Text(_))
+            if is_switch_word(kw) =>
+        {
+            Some(SWITCH_HINT)
+        }
+        // `switch (x) {`: read as a call of `switch`, then a `{`.
+        (Some(Tok::RParen), Tok::LBrace)
+            if idx
+                .and_then(|i| i.checked_sub(1))
+                .and_then(|i| innermost_open(ctx, i, 256, false))
+                .and_then(|j| ctx.tok(j.checked_sub(1)))
+                .is_some_and(|t| matches!(t, Tok::LId(kw) if is_switch_word(kw))) =>
+        {
+            Some(SWITCH_HINT)
+        }
+        // Rust's `loop { … }`, Go's `for { … }`.
+        (Some(Tok::LId(kw)), Tok::LBrace) if kw == "loop" => {
+            Some("wo has no `loop`: an endless loop is `while true { … }`, left with `break`")
+        }
+        (Some(Tok::For), Tok::LBrace) => Some(
+            "a `for` walks a list, a map or a query: an endless loop is `while true { … }`, left with `break`",
+        ),
+        // `catch e {` (Ruby, Swift), `catch {` (Swift, JavaScript).
+        (Some(Tok::Catch), Tok::LId(_) | Tok::UId(_) | Tok::LBrace) => {
+            Some("a `catch` names its trap in parentheses: `} catch (e) { print(e.kind) }`")
+        }
+        // `spawn fn() { … }`, `spawn { … }`: a task of a closure or of a block.
+        (Some(Tok::Spawn), Tok::Fn | Tok::LBrace) => Some(SPAWN_HINT),
         // Another language's way to start a task or wait for one.
         (Some(Tok::LId(kw)), Tok::LId(_) | Tok::UId(_) | Tok::LParen)
             if matches!(kw.as_str(), "go" | "async") =>
@@ -1567,6 +1648,17 @@ fn habit_hint(
         {
             Some("statements go inside a function: the program runs `fn main() { … }`")
         }
+        // JavaScript's `for x of xs`; Go's `for x < 10 {` (after the hints for other
+        // shapes of `for`: Lua's `for i = 1, 10`).
+        (Some(Tok::LId(_)), found)
+            if !matches!(found, Tok::In | Tok::Comma)
+                && matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::For)) =>
+        {
+            Some(match found {
+                Tok::LId(w) if w == "of" => "a `for` walks a list with `in`: `for x in xs { … }`",
+                _ => "a `for` walks a list, a map or a query (`for x in xs { … }`) or counts (`for i in range(0, n) { … }`); a loop on a condition is `while x < 10 { … }`",
+            })
+        }
         _ => None,
     }
 }
@@ -1693,6 +1785,10 @@ fn summarize(expected: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for e in expected {
         let e = e.as_str();
+        // Only ever made from an error already reported (`#xs`).
+        if e == "LEN_HASH" {
+            continue;
+        }
         if (stmt || expr) && (EXPR_START.contains(&e) || STMT_START.contains(&e)) {
             continue;
         }

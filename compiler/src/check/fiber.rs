@@ -24,7 +24,8 @@ impl<'a> Checker<'a> {
                     String::new()
                 }
             }
-            A::Call { .. } | A::MethodCall { .. } => String::new(),
+            // A block written after `spawn`, reported by the parser.
+            A::Call { .. } | A::MethodCall { .. } | A::Error => String::new(),
             _ => "`spawn` takes a call of a function or method, like `spawn f(x)` or `spawn obj.m(x)`"
                 .to_string(),
         };
