@@ -297,9 +297,9 @@ pub enum Tok {
     /// `#` to the end of the line: another language's comment, an error (with the
     /// fix) that takes the rest of the line with it, so its words are not read as
     /// code (not produced); or Lua's length operator, `#xs` where a value is
-    /// expected: an error, and this token, which the grammar reads as `len(xs)`, so
-    /// the checker goes on as if `len` were written (no second error where a number
-    /// is needed).
+    /// expected: an error, and this token, with which the grammar makes the whole
+    /// `#xs` an expression the checker says nothing of (no second error where a
+    /// number or a condition is needed).
     #[token("#", hash_comment)]
     LenHash,
     /// A text literal with its escapes decoded and its interpolations parsed.
@@ -1108,9 +1108,10 @@ fn comment_at(inner: &[u8], depth: usize) -> Option<usize> {
 
 /// The logos callback for `#`: an error at the `#`. Lua's `#xs`, where a value is
 /// expected (after `(`, `=`, an operator, `return` …, and before a name or a
-/// bracket, no other word after it), is the token [`Tok::LenHash`], read as `len(…)`
-/// (helper-80: it was "does not start a comment", then an error on the next line;
-/// then, skipped, a second error where a number is needed said `xs` is a list). Any
+/// bracket, no other word after it), is the token [`Tok::LenHash`], which stands in
+/// for an expression (helper-80: it was "does not start a comment", then an error on
+/// the next line; then, skipped, a second error where a number is needed said `xs`
+/// is a list). Any
 /// other `#` starts another language's comment, and the rest of its line is skipped.
 fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Filter<()> {
     let start = lex.span().start;
@@ -1127,7 +1128,8 @@ fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Filter<()> {
     // (Not after `{`: `if x > 0 { #positive` is a comment, helper-82; but the start of
     // a `${…}` is a value's place.)
     let value_expected = (before.is_empty() && lex.extras.depth > 0)
-        || before.last().is_some_and(|b| b"([,=+-*/<>!".contains(b))
+        || before.last().is_some_and(|b| b"([,=+-*/%<>!:".contains(b))
+        || before.ends_with(b"..")
         || ["return", "if", "while", "and", "or", "not", "in"]
             .iter()
             .any(|kw| {
@@ -1149,7 +1151,7 @@ fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Filter<()> {
         let quoted = rest
             .strip_prefix('"')
             .and_then(|r| r.get(..r.find(['"', '\\', '\n'])?))
-            .filter(|t| t.len() <= 40 && rest.as_bytes().get(t.len() + 1) == Some(&b'"'))
+            .filter(|t| t.chars().count() <= 40 && rest.as_bytes().get(t.len() + 1) == Some(&b'"'))
             .map(|t| format!("\"{t}\""));
         let xs = match (&quoted, operand.is_empty()) {
             (Some(q), _) => q.as_str(),

@@ -429,6 +429,9 @@ fn merge(
     // reported: its `case 1:` lines and `1 => …` arms are not wo either, and the
     // error with the hint says so once.
     let mut in_switch: Option<(usize, usize)> = None;
+    // The same blocks as byte offsets (inside the `{` up to the `}`), for the
+    // lexer's errors there (C's `case 'a':`).
+    let mut switch_bytes: Vec<(usize, usize)> = Vec::new();
     for e in errs {
         if cut.is_some() && matches!(e, ParseError::UnrecognizedEof { .. }) {
             // The input ended because the nesting guard cut it, not in the source.
@@ -472,6 +475,9 @@ fn merge(
         }
         if d.notes.iter().any(|n| n == SWITCH_HINT) {
             in_switch = switch_block(ctx, idx);
+            if let Some((open, close)) = in_switch {
+                switch_bytes.push((ctx.toks[open].2, ctx.toks[close].2));
+            }
         }
         last_idx = Some(idx);
         // (Likewise a nested `fn helper() { … }`, indented in a function, and a
@@ -503,6 +509,9 @@ fn merge(
     for (from_lexer, mut d) in all {
         let at = d.span.lo as usize;
         if in_lua_comment_until.is_some_and(|end| at < end) {
+            continue;
+        }
+        if switch_bytes.iter().any(|&(lo, hi)| lo <= at && at < hi) {
             continue;
         }
         in_lua_comment_until = lua_block_comment_before(ctx, &newlines, at, &mut closer);
@@ -1281,12 +1290,17 @@ fn in_fn_params(ctx: &ErrCtx, at: Option<usize>) -> bool {
         })
 }
 
-/// The words other languages choose among cases with.
-fn is_switch_word(word: &str) -> bool {
-    matches!(word, "switch" | "match" | "when")
+/// Whether the token at `i` is a word other languages choose among cases with, at the
+/// start of a statement.
+fn switch_word_at(ctx: &ErrCtx, i: usize) -> bool {
+    matches!(ctx.tok(Some(i)), Some(Tok::LId(w)) if matches!(w.as_str(), "switch" | "match" | "when"))
+        && matches!(
+            ctx.tok(i.checked_sub(1)),
+            None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace)
+        )
 }
 
-const SPAWN_HINT: &str = "`spawn` starts a call of a function declared with `fn` at the top level (wo has no closures): `let t = spawn work(x)`";
+const SPAWN_HINT: &str = "`spawn` starts a call of a function or a method, `let t = spawn work(x)`, `spawn obj.m(x)` (wo has no closures: declare the function with `fn` at the top level)";
 
 const SWITCH_HINT: &str = "wo has no `switch` (nor `match`): choose with `if` and `else if`, `if x == 1 { … } else if x == 2 { … } else { … }`";
 
@@ -1361,9 +1375,11 @@ fn habit_hint(
         (Some(Tok::Semi), op) if op.is_binary_only() && after_auto_semi => {
             Some("a line break ended the statement on the line before, so this line cannot start with an operator; to continue an expression over two lines, end the first line with its operator (`x +`)")
         }
-        // C's and Go's `switch x {`, Rust's and Python's `match x {`, Kotlin's `when`.
-        (Some(Tok::LId(kw)), Tok::LId(_) | Tok::UId(_) | Tok::Int(_) | Tok::Text(_))
-            if is_switch_word(kw) =>
+        // C's and Go's `switch x {`, Rust's and Python's `match x {`, Kotlin's `when`,
+        // and Go's `switch {`, at the start of a statement (a local may be called
+        // `match`).
+        (Some(Tok::LId(_)), Tok::LId(_) | Tok::UId(_) | Tok::Int(_) | Tok::Text(_) | Tok::LBrace)
+            if idx.is_some_and(|i| switch_word_at(ctx, i - 1)) =>
         {
             Some(SWITCH_HINT)
         }
@@ -1372,8 +1388,8 @@ fn habit_hint(
             if idx
                 .and_then(|i| i.checked_sub(1))
                 .and_then(|i| innermost_open(ctx, i, 256, false))
-                .and_then(|j| ctx.tok(j.checked_sub(1)))
-                .is_some_and(|t| matches!(t, Tok::LId(kw) if is_switch_word(kw))) =>
+                .and_then(|j| j.checked_sub(1))
+                .is_some_and(|k| switch_word_at(ctx, k)) =>
         {
             Some(SWITCH_HINT)
         }
@@ -1382,7 +1398,7 @@ fn habit_hint(
             Some("wo has no `loop`: an endless loop is `while true { … }`, left with `break`")
         }
         (Some(Tok::For), Tok::LBrace) => Some(
-            "a `for` walks a list, a map or a query: an endless loop is `while true { … }`, left with `break`",
+            "a `for` walks a list, a Text, a map or a query: an endless loop is `while true { … }`, left with `break`",
         ),
         // `catch e {` (Ruby, Swift), `catch {` (Swift, JavaScript).
         (Some(Tok::Catch), Tok::LId(_) | Tok::UId(_) | Tok::LBrace) => {
@@ -1656,7 +1672,7 @@ fn habit_hint(
         {
             Some(match found {
                 Tok::LId(w) if w == "of" => "a `for` walks a list with `in`: `for x in xs { … }`",
-                _ => "a `for` walks a list, a map or a query (`for x in xs { … }`) or counts (`for i in range(0, n) { … }`); a loop on a condition is `while x < 10 { … }`",
+                _ => "a `for` walks a list, a Text, a map or a query (`for x in xs { … }`) or counts (`for i in range(0, n) { … }`); a loop on a condition is `while x < 10 { … }`",
             })
         }
         _ => None,

@@ -42,6 +42,11 @@ enum Ty {
     Row,
     /// `multi Row`: handles from queries (`select r`, `select g.of`) and pushes.
     Rows,
+    /// `?Int`: from `parse_int`, a map's `m[k]`, `min`/`max`/`first` of a query or a
+    /// list; narrowed (LANGUAGE.md §3) by `if m != nil`, the `else` of `if m == nil`,
+    /// the rest of a block after `if m == nil { fail(…) }` or `return`, `while m !=
+    /// nil` up to its assignment, and the right operand of `m != nil and …`.
+    OptInt,
 }
 
 impl Ty {
@@ -56,6 +61,7 @@ impl Ty {
             Ty::Obj => "Box",
             Ty::Row => "Row",
             Ty::Rows => "multi Row",
+            Ty::OptInt => "?Int",
         }
     }
 }
@@ -88,6 +94,9 @@ struct Gen<'a, 'b> {
     fuel: usize,
     /// Inside a `transaction` block (they do not nest).
     in_tx: bool,
+    /// The result type of the helper being written (`None` in `main`): how a block
+    /// that must not complete ends, `return …`.
+    ret: Option<Ty>,
 }
 
 const MAX_DEPTH: u32 = 3;
@@ -185,6 +194,7 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
         indent: 0,
         fuel: 60,
         in_tx: false,
+        ret: None,
     };
     g.out.push_str(TABLE_ATTR);
     g.out.push_str("\nclass Row {\n  k: Int\n  t: Text\n}\n\n");
@@ -214,6 +224,7 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
             Ty::Obj,
             Ty::Row,
             Ty::Rows,
+            Ty::OptInt,
         ])?;
         let name = format!("f{i}");
         let sig: Vec<String> = params
@@ -234,6 +245,7 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
             .collect();
         g.callable = g.funcs.len();
         g.indent = 1;
+        g.ret = Some(ret);
         g.block_body(0)?;
         let e = g.expr(ret, 0)?;
         g.line(&format!("return {e}"));
@@ -241,6 +253,7 @@ pub fn program(u: &mut Unstructured<'_>) -> Result<String> {
         g.funcs.push(Func { name, params, ret });
     }
     g.vars.clear();
+    g.ret = None;
     g.callable = g.funcs.len();
     g.out.push_str("fn main() {\n");
     g.indent = 1;
@@ -263,6 +276,7 @@ impl Gen<'_, '_> {
             Ty::Obj,
             Ty::Row,
             Ty::Rows,
+            Ty::OptInt,
         ])?)
     }
 
@@ -343,7 +357,7 @@ impl Gen<'_, '_> {
         // Spawning, joining and `join(spawn …)` twice as likely as the others: they
         // need a helper to exist, so they would be rare in the short programs most
         // inputs make.
-        let choice = match self.u.int_in_range(0..=32)? {
+        let choice = match self.u.int_in_range(0..=34)? {
             23 => 16,
             24 => 17,
             25 => 19,
@@ -578,6 +592,7 @@ impl Gen<'_, '_> {
             26 => self.object_stmt()?,
             29 | 30 => self.tag_stmt()?,
             31 | 32 => self.row_stmt()?,
+            33 | 34 if nested_ok => self.narrow_stmt(depth)?,
             // Narrowing (LANGUAGE.md §3): a `?Box` local is a `Box` in the block of
             // `if m != nil`, and in that of `while w != nil` up to its assignment.
             27 if nested_ok => {
@@ -710,6 +725,82 @@ impl Gen<'_, '_> {
                 self.line(&format!("for {r} in {} {{", rows(" take 1")));
                 self.line(&format!("  delete {r}"));
                 self.line(&format!("  insert Tag {{ k: {k}, of: {r} }}"));
+                self.line("}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Narrowing of a fresh `?Int` local `m` (LANGUAGE.md §3): an `Int` where the
+    /// checker knows it is not nil. `m` is never assignable in the generated code
+    /// (the `while` shape assigns it at the end of its body, after its last use),
+    /// so no statement ends a narrowing the generator relies on.
+    fn narrow_stmt(&mut self, depth: u32) -> Result<()> {
+        let m = self.fresh("m");
+        let e = self.expr(Ty::OptInt, 1)?;
+        self.line(&format!("let {m} = {e}"));
+        let narrowed = |name: &str| Var {
+            name: name.to_string(),
+            ty: Ty::Int,
+            fixed: true,
+            task: false,
+        };
+        match self.u.int_in_range(0..=3)? {
+            0 => {
+                self.line(&format!("if {m} != nil {{"));
+                self.vars.push(narrowed(&m));
+                self.indent += 1;
+                self.block_body(depth + 1)?;
+                self.indent -= 1;
+                self.vars.pop();
+                if self.u.arbitrary()? {
+                    self.line("} else {");
+                    self.indent += 1;
+                    self.block_body(depth + 1)?;
+                    self.indent -= 1;
+                }
+                self.line("}");
+            }
+            1 => {
+                self.line(&format!("if {m} == nil {{"));
+                self.indent += 1;
+                self.block_body(depth + 1)?;
+                self.indent -= 1;
+                self.line("} else {");
+                self.vars.push(narrowed(&m));
+                self.indent += 1;
+                self.block_body(depth + 1)?;
+                self.indent -= 1;
+                self.vars.pop();
+                self.line("}");
+            }
+            // The rest of the enclosing block (its scope ends with it).
+            2 => {
+                let exit = match self.ret {
+                    _ if self.in_tx || self.u.ratio(1, 3)? => format!("fail(\"{m} is nil\")"),
+                    None => "return".to_string(),
+                    Some(ty) => format!("return {}", self.expr(ty, 1)?),
+                };
+                self.line(&format!("if {m} == nil {{"));
+                self.line(&format!("  {exit}"));
+                self.line("}");
+                self.vars.push(narrowed(&m));
+            }
+            _ => {
+                let c = self.fresh("c");
+                self.line(&format!("let {c} = 0"));
+                self.line(&format!("while {m} != nil {{"));
+                self.indent += 1;
+                self.line(&format!("{c} += 1"));
+                self.line(&format!("if {c} > 4 {{"));
+                self.line("  break");
+                self.line("}");
+                self.vars.push(narrowed(&m));
+                self.block_body(depth + 1)?;
+                let next = self.expr(Ty::OptInt, 1)?;
+                self.vars.pop();
+                self.line(&format!("{m} = {next}"));
+                self.indent -= 1;
                 self.line("}");
             }
         }
@@ -854,7 +945,7 @@ impl Gen<'_, '_> {
         let choice = if leaf {
             0
         } else {
-            self.u.int_in_range(0..=16)?
+            self.u.int_in_range(0..=17)?
         };
         if choice == 1 {
             if self.u.ratio(1, 4)? {
@@ -924,6 +1015,15 @@ impl Gen<'_, '_> {
                     let f = *self.u.choose(&["len", "count"])?;
                     format!("{f}({})", self.expr(Ty::Rows, d)?)
                 }
+                // `NIL` when it is nil.
+                17 => match self.u.int_in_range(0..=2)? {
+                    0 => format!("unwrap({})", self.expr(Ty::OptInt, d)?),
+                    _ => format!(
+                        "({} ?? {})",
+                        self.expr(Ty::OptInt, d)?,
+                        self.expr(Ty::Int, d)?
+                    ),
+                },
                 _ => self.try_catch(Ty::Int, d)?,
             },
             Ty::Bool => match choice {
@@ -959,6 +1059,25 @@ impl Gen<'_, '_> {
                     let op = *self.u.choose(&["==", "!="])?;
                     self.bin(Ty::Row, op, d)?
                 }
+                17 => match self.var_of(Ty::OptInt, false)? {
+                    // Narrowed in the right operand of `and`.
+                    Some(v) if self.u.arbitrary()? => {
+                        format!(
+                            "({v} != nil and {v} {} {})",
+                            self.cmp()?,
+                            self.expr(Ty::Int, d)?
+                        )
+                    }
+                    _ => {
+                        let op = *self.u.choose(&["==", "!="])?;
+                        let other = if self.u.arbitrary()? {
+                            "nil".to_string()
+                        } else {
+                            self.expr(Ty::Int, d)?
+                        };
+                        format!("({} {op} {other})", self.expr(Ty::OptInt, d)?)
+                    }
+                },
                 16 => format!(
                     "exists(from q in {} where q.k {} {} select q)",
                     self.expr(Ty::Rows, d)?,
@@ -1018,6 +1137,7 @@ impl Gen<'_, '_> {
                     }
                 }
                 16 => format!("text({})", self.expr(Ty::Rows, d)?),
+                17 => format!("text({})", self.expr(Ty::OptInt, d)?),
                 12 if self.u.arbitrary()? => format!(
                     "chars({})[{}]",
                     self.expr(Ty::Text, d)?,
@@ -1168,6 +1288,24 @@ impl Gen<'_, '_> {
                 10 => self.try_catch(Ty::Rows, d)?,
                 _ => self.literal(Ty::Rows)?,
             },
+            Ty::OptInt => match choice {
+                3 | 4 => format!("parse_int({})", self.expr(Ty::Text, d)?),
+                5 => format!("{}[{}]", self.expr(Ty::Map, d)?, self.expr(Ty::Text, d)?),
+                6 | 7 => {
+                    let f = *self.u.choose(&["min", "max", "first"])?;
+                    format!(
+                        "{f}(from r in Row where r.k {} {} select r.k)",
+                        self.cmp()?,
+                        self.expr(Ty::Int, d)?
+                    )
+                }
+                8 => {
+                    let f = *self.u.choose(&["min", "max", "first"])?;
+                    format!("{f}({})", self.list_atom(d)?)
+                }
+                9 => self.try_catch(Ty::OptInt, d)?,
+                _ => self.literal(Ty::OptInt)?,
+            },
             Ty::Map => {
                 let n = self.u.int_in_range(1..=3)?;
                 let mut items = Vec::new();
@@ -1288,6 +1426,12 @@ impl Gen<'_, '_> {
                         n.abs()
                     )
                 }
+            }
+            Ty::OptInt => {
+                let t = *self
+                    .u
+                    .choose(&["7", "-3", "x", "", "9223372036854775808"])?;
+                format!("parse_int(\"{t}\")")
             }
             Ty::Rows => {
                 let op = *self.u.choose(&["<", ">=", "!="])?;
