@@ -344,11 +344,27 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    fn nested(&mut self, head: &str, depth: u32) -> Result<()> {
-        self.line(&format!("{head} {{"));
+    /// The block of statements of a header written, one level in.
+    fn inner(&mut self, depth: u32) -> Result<()> {
         self.indent += 1;
         self.block_body(depth + 1)?;
         self.indent -= 1;
+        Ok(())
+    }
+
+    /// Perhaps an `else` block, then the `}` of an `if`.
+    fn else_and_close(&mut self, depth: u32) -> Result<()> {
+        if self.u.arbitrary()? {
+            self.line("} else {");
+            self.inner(depth)?;
+        }
+        self.line("}");
+        Ok(())
+    }
+
+    fn nested(&mut self, head: &str, depth: u32) -> Result<()> {
+        self.line(&format!("{head} {{"));
+        self.inner(depth)?;
         Ok(())
     }
 
@@ -408,13 +424,7 @@ impl Gen<'_, '_> {
             6 if nested_ok => {
                 let c = self.expr(Ty::Bool, 0)?;
                 self.nested(&format!("if {c}"), depth)?;
-                if self.u.arbitrary()? {
-                    self.line("} else {");
-                    self.indent += 1;
-                    self.block_body(depth + 1)?;
-                    self.indent -= 1;
-                }
-                self.line("}");
+                self.else_and_close(depth)?;
             }
             7 if nested_ok => {
                 let c = self.fresh("c");
@@ -606,9 +616,7 @@ impl Gen<'_, '_> {
                     fixed: true,
                     task: false,
                 });
-                self.indent += 1;
-                self.block_body(depth + 1)?;
-                self.indent -= 1;
+                self.inner(depth)?;
                 self.vars.pop();
                 self.line("}");
             }
@@ -749,28 +757,16 @@ impl Gen<'_, '_> {
             0 => {
                 self.line(&format!("if {m} != nil {{"));
                 self.vars.push(narrowed(&m));
-                self.indent += 1;
-                self.block_body(depth + 1)?;
-                self.indent -= 1;
+                self.inner(depth)?;
                 self.vars.pop();
-                if self.u.arbitrary()? {
-                    self.line("} else {");
-                    self.indent += 1;
-                    self.block_body(depth + 1)?;
-                    self.indent -= 1;
-                }
-                self.line("}");
+                self.else_and_close(depth)?;
             }
             1 => {
                 self.line(&format!("if {m} == nil {{"));
-                self.indent += 1;
-                self.block_body(depth + 1)?;
-                self.indent -= 1;
+                self.inner(depth)?;
                 self.line("} else {");
                 self.vars.push(narrowed(&m));
-                self.indent += 1;
-                self.block_body(depth + 1)?;
-                self.indent -= 1;
+                self.inner(depth)?;
                 self.vars.pop();
                 self.line("}");
             }
@@ -915,6 +911,35 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
+    /// `[a, b, …]`: one to `most` expressions of type `ty`.
+    fn list_literal(&mut self, ty: Ty, most: usize, d: u32) -> Result<String> {
+        let n = self.u.int_in_range(1..=most)?;
+        let mut items = Vec::new();
+        for _ in 0..n {
+            items.push(self.expr(ty, d)?);
+        }
+        Ok(format!("[{}]", items.join(", ")))
+    }
+
+    /// `template` with each `{}` replaced, in order, by an expression of the type
+    /// `tys` gives there.
+    fn fill(&mut self, template: &str, tys: &[Ty], d: u32) -> Result<String> {
+        let mut out = String::new();
+        let mut parts = template.split("{}");
+        out.push_str(parts.next().unwrap_or(""));
+        for (part, &ty) in parts.zip(tys) {
+            out.push_str(&self.expr(ty, d)?);
+            out.push_str(part);
+        }
+        Ok(out)
+    }
+
+    /// `v.k op e`: a query's condition on the indexed column (an access path the
+    /// differential check compares).
+    fn on_k(&mut self, v: &str, d: u32) -> Result<String> {
+        Ok(format!("{v}.k {} {}", self.cmp()?, self.expr(Ty::Int, d)?))
+    }
+
     fn cmp(&mut self) -> Result<&'static str> {
         Ok(*self.u.choose(&["==", "!=", "<", "<=", ">", ">="])?)
     }
@@ -975,11 +1000,7 @@ impl Gen<'_, '_> {
                 5 => format!("len({})", self.expr(Ty::Text, d)?),
                 6 => format!("len({})", self.expr(Ty::List, d)?),
                 7 => format!("{}[{}]", self.list_atom(d)?, self.expr(Ty::Int, d)?),
-                8 => format!(
-                    "count(from r in Row where r.k {} {} select r)",
-                    self.cmp()?,
-                    self.expr(Ty::Int, d)?
-                ),
+                8 => format!("count(from r in Row where {} select r)", self.on_k("r", d)?),
                 9 => {
                     if self.u.arbitrary()? {
                         format!("ord({})", self.char_expr(d)?)
@@ -1018,11 +1039,7 @@ impl Gen<'_, '_> {
                 // `NIL` when it is nil.
                 17 => match self.u.int_in_range(0..=2)? {
                     0 => format!("unwrap({})", self.expr(Ty::OptInt, d)?),
-                    _ => format!(
-                        "({} ?? {})",
-                        self.expr(Ty::OptInt, d)?,
-                        self.expr(Ty::Int, d)?
-                    ),
+                    _ => self.fill("({} ?? {})", &[Ty::OptInt, Ty::Int], d)?,
                 },
                 _ => self.try_catch(Ty::Int, d)?,
             },
@@ -1046,11 +1063,7 @@ impl Gen<'_, '_> {
                     let op = self.cmp()?;
                     self.bin(Ty::Float, op, d)?
                 }
-                11 => format!(
-                    "has({}, {})",
-                    self.expr(Ty::Map, d)?,
-                    self.expr(Ty::Text, d)?
-                ),
+                11 => self.fill("has({}, {})", &[Ty::Map, Ty::Text], d)?,
                 13 => {
                     let op = *self.u.choose(&["==", "!="])?;
                     format!("({}.next {op} nil)", self.expr(Ty::Obj, d)?)
@@ -1079,10 +1092,9 @@ impl Gen<'_, '_> {
                     }
                 },
                 16 => format!(
-                    "exists(from q in {} where q.k {} {} select q)",
+                    "exists(from q in {} where {} select q)",
                     self.expr(Ty::Rows, d)?,
-                    self.cmp()?,
-                    self.expr(Ty::Int, d)?
+                    self.on_k("q", d)?
                 ),
                 _ => format!("(Row.find({}) == nil)", self.expr(Ty::Int, d)?),
             },
@@ -1101,16 +1113,8 @@ impl Gen<'_, '_> {
                 ),
                 9 => match self.u.int_in_range(0..=3)? {
                     0 => format!("chr({})", self.expr(Ty::Int, d)?),
-                    1 => format!(
-                        "pad_left({}, {})",
-                        self.expr(Ty::Text, d)?,
-                        self.expr(Ty::Int, d)?
-                    ),
-                    2 => format!(
-                        "pad_right({}, {})",
-                        self.expr(Ty::Text, d)?,
-                        self.expr(Ty::Int, d)?
-                    ),
+                    1 => self.fill("pad_left({}, {})", &[Ty::Text, Ty::Int], d)?,
+                    2 => self.fill("pad_right({}, {})", &[Ty::Text, Ty::Int], d)?,
                     // Digits 0–17 are allowed: -1 and 18 trap BOUNDS.
                     _ => format!(
                         "to_fixed({}, {})",
@@ -1138,33 +1142,18 @@ impl Gen<'_, '_> {
                 }
                 16 => format!("text({})", self.expr(Ty::Rows, d)?),
                 17 => format!("text({})", self.expr(Ty::OptInt, d)?),
-                12 if self.u.arbitrary()? => format!(
-                    "chars({})[{}]",
-                    self.expr(Ty::Text, d)?,
-                    self.expr(Ty::Int, d)?
-                ),
+                12 if self.u.arbitrary()? => self.fill("chars({})[{}]", &[Ty::Text, Ty::Int], d)?,
                 _ => format!("text({})", self.expr(Ty::Bool, d)?),
             },
             Ty::List => match choice {
-                3 | 4 => {
-                    let n = self.u.int_in_range(1..=4)?;
-                    let mut items = Vec::new();
-                    for _ in 0..n {
-                        items.push(self.expr(Ty::Int, d)?);
-                    }
-                    format!("[{}]", items.join(", "))
-                }
+                3 | 4 => self.list_literal(Ty::Int, 4, d)?,
                 5 | 6 => format!(
                     "slice({}, {}, {})",
                     self.list_atom(d)?,
                     self.expr(Ty::Int, d)?,
                     self.expr(Ty::Int, d)?
                 ),
-                7 => format!(
-                    "(from r in Row where r.k {} {} select r.k)",
-                    self.cmp()?,
-                    self.expr(Ty::Int, d)?
-                ),
+                7 => format!("(from r in Row where {} select r.k)", self.on_k("r", d)?),
                 10 => format!("values({})", self.expr(Ty::Map, d)?),
                 13 => format!("({}.xs)", self.expr(Ty::Obj, d)?),
                 15 => format!(
@@ -1193,11 +1182,7 @@ impl Gen<'_, '_> {
                     )
                 }
                 8 => format!("abs({})", self.expr(Ty::Float, d)?),
-                9 => format!(
-                    "(parse_float({}) ?? {})",
-                    self.expr(Ty::Text, d)?,
-                    self.expr(Ty::Float, d)?
-                ),
+                9 => self.fill("(parse_float({}) ?? {})", &[Ty::Text, Ty::Float], d)?,
                 _ => self.try_catch(Ty::Float, d)?,
             },
             Ty::Obj => match choice {
@@ -1212,11 +1197,7 @@ impl Gen<'_, '_> {
                     }
                     format!("Box {{ {fields} }}")
                 }
-                6 | 7 => format!(
-                    "({}.next ?? {})",
-                    self.expr(Ty::Obj, d)?,
-                    self.expr(Ty::Obj, d)?
-                ),
+                6 | 7 => self.fill("({}.next ?? {})", &[Ty::Obj, Ty::Obj], d)?,
                 // `NIL` when `next` is nil.
                 8 => format!("unwrap({}.next)", self.expr(Ty::Obj, d)?),
                 9 => self.try_catch(Ty::Obj, d)?,
@@ -1230,74 +1211,47 @@ impl Gen<'_, '_> {
                 ),
                 // `NIL` when there is no such row.
                 6 => format!("unwrap(Row.find({}))", self.expr(Ty::Int, d)?),
-                7 => format!(
-                    "(Row.find({}) ?? {})",
-                    self.expr(Ty::Int, d)?,
-                    self.expr(Ty::Row, d)?
-                ),
+                7 => self.fill("(Row.find({}) ?? {})", &[Ty::Int, Ty::Row], d)?,
                 // `BOUNDS` past the end.
-                8 => format!("{}[{}]", self.expr(Ty::Rows, d)?, self.expr(Ty::Int, d)?),
+                8 => self.fill("{}[{}]", &[Ty::Rows, Ty::Int], d)?,
                 9 => format!(
-                    "unwrap(first(from r in Row where r.k {} {} select r))",
-                    self.cmp()?,
-                    self.expr(Ty::Int, d)?
+                    "unwrap(first(from r in Row where {} select r))",
+                    self.on_k("r", d)?
                 ),
                 10 => format!(
-                    "(unwrap(first(from g in Tag where g.k {} {} select g)).of)",
-                    self.cmp()?,
-                    self.expr(Ty::Int, d)?
+                    "(unwrap(first(from g in Tag where {} select g)).of)",
+                    self.on_k("g", d)?
                 ),
                 11 => self.try_catch(Ty::Row, d)?,
                 _ => self.literal(Ty::Row)?,
             },
             Ty::Rows => match choice {
-                3 | 4 => {
-                    let n = self.u.int_in_range(1..=3)?;
-                    let mut items = Vec::new();
-                    for _ in 0..n {
-                        items.push(self.expr(Ty::Row, d)?);
-                    }
-                    format!("[{}]", items.join(", "))
-                }
+                3 | 4 => self.list_literal(Ty::Row, 3, d)?,
                 5 | 6 => {
                     let order = *self
                         .u
                         .choose(&["", " order by r.k", " order by r.t desc"])?;
                     format!(
-                        "(from r in Row where r.k {} {}{order} select r)",
-                        self.cmp()?,
-                        self.expr(Ty::Int, d)?
+                        "(from r in Row where {}{order} select r)",
+                        self.on_k("r", d)?
                     )
                 }
-                7 => format!(
-                    "slice({}, {}, {})",
-                    self.expr(Ty::Rows, d)?,
-                    self.expr(Ty::Int, d)?,
-                    self.expr(Ty::Int, d)?
-                ),
-                8 => format!(
-                    "(from g in Tag where g.k {} {} select g.of)",
-                    self.cmp()?,
-                    self.expr(Ty::Int, d)?
-                ),
-                9 => format!(
+                7 => self.fill("slice({}, {}, {})", &[Ty::Rows, Ty::Int, Ty::Int], d)?,
+                8 => format!("(from g in Tag where {} select g.of)", self.on_k("g", d)?),
+                9 => self.fill(
                     "(from q in {} where q.t != {} select q)",
-                    self.expr(Ty::Rows, d)?,
-                    self.expr(Ty::Text, d)?
-                ),
+                    &[Ty::Rows, Ty::Text],
+                    d,
+                )?,
                 10 => self.try_catch(Ty::Rows, d)?,
                 _ => self.literal(Ty::Rows)?,
             },
             Ty::OptInt => match choice {
                 3 | 4 => format!("parse_int({})", self.expr(Ty::Text, d)?),
-                5 => format!("{}[{}]", self.expr(Ty::Map, d)?, self.expr(Ty::Text, d)?),
+                5 => self.fill("{}[{}]", &[Ty::Map, Ty::Text], d)?,
                 6 | 7 => {
                     let f = *self.u.choose(&["min", "max", "first"])?;
-                    format!(
-                        "{f}(from r in Row where r.k {} {} select r.k)",
-                        self.cmp()?,
-                        self.expr(Ty::Int, d)?
-                    )
+                    format!("{f}(from r in Row where {} select r.k)", self.on_k("r", d)?)
                 }
                 8 => {
                     let f = *self.u.choose(&["min", "max", "first"])?;
