@@ -15,6 +15,7 @@
 //! Fibers: `spawn` of a helper (its task joined later, at once or never), `yield()`.
 //! Row handles are values of their own types (`Row`, `multi Row`): in locals,
 //! parameters, results and lists, used after their row is deleted (`DB`, `FK`).
+//! `?Int` values, and `?Int` and `?Row` locals narrowed every way LANGUAGE.md §3 lists.
 //!
 //! A reproducer is kept in literal form (see [`program_of`]), so that it keeps its
 //! program when the generator changes.
@@ -739,17 +740,23 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// Narrowing of a fresh `?Int` local `m` (LANGUAGE.md §3): an `Int` where the
-    /// checker knows it is not nil. `m` is never assignable in the generated code
+    /// Narrowing of a fresh `?Int` or `?Row` local `m` (LANGUAGE.md §3): an `Int` or
+    /// a `Row` where the checker knows it is not nil. `m` is never assignable in the generated code
     /// (the `while` shape assigns it at the end of its body, after its last use),
     /// so no statement ends a narrowing the generator relies on.
     fn narrow_stmt(&mut self, depth: u32) -> Result<()> {
         let m = self.fresh("m");
-        let e = self.expr(Ty::OptInt, 1)?;
+        // A `?Int`, or a `?Row` (a handle then, its row perhaps deleted in the block).
+        let ty = if self.u.ratio(1, 3)? {
+            Ty::Row
+        } else {
+            Ty::Int
+        };
+        let e = self.nullable(ty)?;
         self.line(&format!("let {m} = {e}"));
         let narrowed = |name: &str| Var {
             name: name.to_string(),
-            ty: Ty::Int,
+            ty,
             fixed: true,
             task: false,
         };
@@ -793,7 +800,7 @@ impl Gen<'_, '_> {
                 self.line("}");
                 self.vars.push(narrowed(&m));
                 self.block_body(depth + 1)?;
-                let next = self.expr(Ty::OptInt, 1)?;
+                let next = self.nullable(ty)?;
                 self.vars.pop();
                 self.line(&format!("{m} = {next}"));
                 self.indent -= 1;
@@ -801,6 +808,16 @@ impl Gen<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// A value of `?Int` (`ty` Int) or `?Row` (`ty` Row): `Row.find(n)`, the first row
+    /// of a list of handles.
+    fn nullable(&mut self, ty: Ty) -> Result<String> {
+        match ty {
+            Ty::Row if self.u.arbitrary()? => self.fill("Row.find({})", &[Ty::Int], 1),
+            Ty::Row => self.fill("first({})", &[Ty::Rows], 1),
+            _ => self.expr(Ty::OptInt, 1),
+        }
     }
 
     /// A statement on a row handle (a local, a parameter, a loop's variable, or one
