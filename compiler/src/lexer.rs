@@ -1142,10 +1142,15 @@ fn hash_comment(lex: &mut logos::Lexer<Tok>) -> logos::Filter<()> {
     let operand_len = rest.find(|c: char| !word(c)).unwrap_or(rest.len());
     let operand: String = rest[..operand_len].chars().take(40).collect();
     // Another word after the operand, and this is a comment: `( #first items`.
+    // (Lua's `do` and `then` are not words of a comment: `for i = 1, #xs do`.)
     let words_follow = operand_len > 0
         && rest[operand_len..]
             .strip_prefix([' ', '\t'])
-            .is_some_and(|after| after.trim_start_matches([' ', '\t']).starts_with(word));
+            .map(|after| after.trim_start_matches([' ', '\t']))
+            .is_some_and(|after| {
+                let next = &after[..after.find(|c: char| !word(c)).unwrap_or(after.len())];
+                !next.is_empty() && next != "do" && next != "then"
+            });
     if value_expected && !words_follow && (operand_len > 0 || rest.starts_with(['(', '[', '"'])) {
         // `#"abc"`: the text, when it is short and closes on the line.
         let quoted = rest

@@ -129,6 +129,7 @@ const BRACE_TOKEN_BUDGET: usize = 2_000_000;
 fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> (Vec<usize>, Vec<(usize, usize)>) {
     let toks = ctx.toks;
     let mut out = braces_on_the_next_line(toks, errs);
+    out.extend(self_parameters(ctx, errs));
     let blocks = catch_blocks(ctx, errs);
     for &(open, close) in &blocks {
         out.extend(open + 1..=close);
@@ -289,6 +290,31 @@ enum Misread {
     Spawn,
 }
 
+/// Python's `fn add(self, n: Int)` in a class: the `self` (and its comma) that an
+/// error was reported on, left out of the next reading, so the method is read as
+/// `fn add(n: Int)` and its callers and the class's literals say nothing more.
+fn self_parameters(ctx: &ErrCtx, errs: &[Error]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for e in errs {
+        let ParseError::UnrecognizedToken {
+            token: (lo, Tok::SelfKw, _),
+            ..
+        } = e
+        else {
+            continue;
+        };
+        let i = ctx.toks.partition_point(|t| t.0 < *lo);
+        if !matches!(ctx.tok(i.checked_sub(1)), Some(Tok::LParen)) || !in_fn_params(ctx, Some(i)) {
+            continue;
+        }
+        out.push(i);
+        if matches!(ctx.tok(Some(i + 1)), Some(Tok::Comma)) {
+            out.push(i + 1);
+        }
+    }
+    out
+}
+
 /// The automatic `;` (at a line break) that an error was reported on, where the next
 /// token is a `{` the parser would have taken: a block's `{` on the line after its
 /// header.
@@ -323,16 +349,44 @@ fn braces_on_the_next_line(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
 fn declared_names(toks: &[(usize, Tok, usize)]) -> Vec<String> {
     let mut depth = 0i32;
     let mut out = Vec::new();
-    for w in toks.windows(2) {
+    // The class whose body the walk is in, for its members: `Point.x` for Python's
+    // `x = 0` (an error), `Counter.add` for a method whose header has one. Their uses
+    // are not reported again as missing.
+    let mut class: Option<&str> = None;
+    for (i, w) in toks.windows(2).enumerate() {
+        if depth <= 0 && !matches!(w[0].1, Tok::Class | Tok::UId(_) | Tok::LBrace) {
+            class = None;
+        }
+        match (&w[0].1, &w[1].1) {
+            (Tok::LId(m), Tok::Assign | Tok::Colon) | (Tok::Fn, Tok::LId(m)) if depth == 1 => {
+                if let Some(c) = class {
+                    out.push(format!("{c}.{m}"));
+                }
+            }
+            _ => {}
+        }
         match (&w[0].1, &w[1].1) {
             (Tok::LParen | Tok::LBracket | Tok::LBrace, _) => depth = depth.saturating_add(1),
             (Tok::RParen | Tok::RBracket | Tok::RBrace, _) => depth = depth.saturating_sub(1),
             (Tok::Fn, Tok::LId(n)) | (Tok::Class, Tok::UId(n)) if depth <= 0 => {
+                if matches!(w[0].1, Tok::Class) {
+                    class = Some(n);
+                }
                 out.push(n.clone());
             }
             // A misnamed one too (`const maxItems`, `class point`): its uses are not
             // reported again as unknown (helper-80).
             (Tok::Const, Tok::UId(n) | Tok::LId(n)) => out.push(n.clone()),
+            // Lua's `for i = 1, 10 do`: the loop is reported; its variable's uses are not.
+            (Tok::For, Tok::LId(n)) if matches!(toks.get(i + 2), Some((_, Tok::Assign, _))) => {
+                out.push(n.clone())
+            }
+            // `local x = 1`, `var y = 2`: the declaration is reported; its uses are not.
+            (Tok::LId(kw), Tok::LId(n))
+                if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local") =>
+            {
+                out.push(n.clone())
+            }
             (Tok::Class, Tok::LId(n)) if depth <= 0 => out.push(n.clone()),
             _ => {}
         }
@@ -1109,10 +1163,37 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         }
         _ => {}
     }
-    match habit_hint(ctx, idx, found.as_ref(), prev) {
-        Some(note) => d.with_note(note),
-        None => d,
+    let Some(note) = habit_hint(ctx, idx, found.as_ref(), prev) else {
+        return d;
+    };
+    let mut d = d.with_note(note);
+    // Another language's word before the token the parser stopped at (`switch x {`,
+    // `local x = 1`, `elif c`): the error is said at the word.
+    if let Some((lo, Tok::LId(word), hi)) = idx
+        .and_then(|i| foreign_word(ctx, i, note))
+        .and_then(|w| ctx.toks.get(w))
+    {
+        d.span = Span::new(ctx.file, *lo, *hi);
+        d.message = format!("wo has no `{word}`");
     }
+    d
+}
+
+/// The index of the word of another language that `note` (a hint for the error at
+/// the token at `i`) is about, when it is not that token.
+fn foreign_word(ctx: &ErrCtx, i: usize, note: &str) -> Option<usize> {
+    let before = i.checked_sub(1)?;
+    if note == SWITCH_HINT {
+        if switch_word_at(ctx, before) {
+            return Some(before);
+        }
+        // `switch (x) {`: the word before the parentheses.
+        return innermost_open(ctx, before, 256, false)?.checked_sub(1);
+    }
+    [VAR_HINT, FIELD_VAR_HINT, ELIF_HINT]
+        .contains(&note)
+        .then_some(before)
+        .filter(|&w| matches!(ctx.tok(Some(w)), Some(Tok::LId(_))))
 }
 
 /// The note on the error that the rest of a Lua block comment makes.
@@ -1302,7 +1383,14 @@ fn switch_word_at(ctx: &ErrCtx, i: usize) -> bool {
 
 const SPAWN_HINT: &str = "`spawn` starts a call of a function or a method, `let t = spawn work(x)`, `spawn obj.m(x)` (wo has no closures: declare the function with `fn` at the top level)";
 
-const SWITCH_HINT: &str = "wo has no `switch` (nor `match`): choose with `if` and `else if`, `if x == 1 { … } else if x == 2 { … } else { … }`";
+const SWITCH_HINT: &str =
+    "choose among cases with `if` and `else if`: `if x == 1 { … } else if x == 2 { … } else { … }`";
+
+const VAR_HINT: &str = "a variable is declared with `let`: `let x = 1`";
+
+const FIELD_VAR_HINT: &str = "a field is its name and type, with no `var` or `let`: `name: Type` (with a default: `n: Int = 0`)";
+
+const ELIF_HINT: &str = "another condition after an `if` is `else if`: `} else if x == 2 {`";
 
 /// A hint for a habit from another language that led to this syntax error.
 fn habit_hint(
@@ -1321,11 +1409,74 @@ fn habit_hint(
             if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local") =>
         {
             if idx.is_some_and(|i| in_class_body(ctx, i)) {
-                Some("a field is its name and type, with no `var` or `let`: `name: Type` (with a default: `n: Int = 0`)")
+                Some(FIELD_VAR_HINT)
             } else {
-                Some("a variable is declared with `let`: `let x = 1`")
+                Some(VAR_HINT)
             }
         }
+        // `@table(index: [k] sorted: [k])`: a comma left out between arguments.
+        (Some(_), Tok::LId(_))
+            if idx
+                .and_then(|i| innermost_open(ctx, i, 256, false))
+                .is_some_and(|j| {
+                    matches!(ctx.tok(Some(j)), Some(Tok::LParen))
+                        && matches!(ctx.tok(j.checked_sub(2)), Some(Tok::At))
+                }) =>
+        {
+            Some("an annotation's arguments are separated by commas: `@table(index: [k], sorted: [k])`")
+        }
+        // SQL's `<>`.
+        (Some(Tok::Lt), Tok::Gt) => Some("wo's not-equal is `!=`"),
+        // SQL's `select *`.
+        (Some(Tok::Select), Tok::Star) => Some(
+            "a query selects one value: the row (`select u`), a column (`select u.name`) or a text (`select \"${u.name} ${u.age}\"`)",
+        ),
+        // SQL's `count(*)`.
+        (Some(Tok::LParen), Tok::Star)
+            if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::LId(f)) if f == "count") =>
+        {
+            Some("`count` takes a query or a list: `count(from u in User select u)`")
+        }
+        // SQL's `like`.
+        (_, Tok::LId(w)) if w == "like" || w == "ilike" => Some(
+            "wo has no `like`: test a Text with `contains(t, \"a\")`, `starts_with(t, \"a\")` or `ends_with(t, \"a\")`",
+        ),
+        // `catch (e: Error)` (TypeScript, Kotlin).
+        (Some(Tok::LId(_)), Tok::Colon)
+            if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::LParen))
+                && matches!(ctx.tok(idx.and_then(|i| i.checked_sub(3))), Some(Tok::Catch)) =>
+        {
+            Some("the trap's name takes no type: `catch (e)` (it is an `Error`: `e.kind`, `e.message`)")
+        }
+        // `} finally {` (Python, Java, JavaScript).
+        (Some(Tok::LId(w)), Tok::LBrace) if w == "finally" => Some(
+            "wo has no `finally`: put what must run after the `try … catch` statement, which goes on after its `catch` block",
+        ),
+        // Swift's `[Text]` as a type.
+        (Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma), Tok::LBracket)
+            if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::UId(_))) =>
+        {
+            Some("a list type is written `multi Text`")
+        }
+        // `name: Text,` in a class: fields as the parameters of a constructor.
+        (Some(_), Tok::Comma) if idx.is_some_and(|i| in_class_body(ctx, i)) => {
+            Some("a class's fields are on lines of their own, without commas")
+        }
+        // `P { name = "a" }`: a field's value follows `:`.
+        (Some(Tok::LId(_)), Tok::Assign)
+            if idx
+                .and_then(|i| innermost_open(ctx, i, 256, false))
+                .is_some_and(|j| {
+                    matches!(ctx.tok(Some(j)), Some(Tok::LBrace))
+                        && matches!(ctx.tok(j.checked_sub(1)), Some(Tok::UId(_)))
+                }) =>
+        {
+            Some("a field's value follows `:`: `P { name: \"a\" }`")
+        }
+        // Python's class attribute, `x = 0` in a class body.
+        (Some(Tok::LId(_)), Tok::Assign) if idx.is_some_and(|i| in_class_body(ctx, i)) => Some(
+            "a field is its name and type, its default after `=`: `x: Int = 0` (the type is not inferred)",
+        ),
         // C's `for (let i = 0; i < 3; i++)`.
         (Some(Tok::For), Tok::LParen) => Some(
             "a `for` loop takes no parentheses: `for i in range(0, 3) { … }` counts, `for x in xs { … }` walks a list",
@@ -1507,7 +1658,7 @@ fn habit_hint(
         }
         // `} elif x {`: the word reads as a name, so the error is at what follows.
         (Some(Tok::LId(w)), _) if matches!(w.as_str(), "elif" | "elsif" | "elseif") => {
-            Some("another condition after an `if` is `else if`: `} else if x == 2 {`")
+            Some(ELIF_HINT)
         }
         // Go's `x := 5`.
         (Some(Tok::LId(_)), Tok::Colon)

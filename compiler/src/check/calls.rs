@@ -152,7 +152,7 @@ impl<'a> Checker<'a> {
                             method.span,
                             format!("`{}` is a field of `{cname}`, not a method", method.name),
                         );
-                    } else {
+                    } else if !self.broken_declaration(&format!("{cname}.{}", method.name)) {
                         self.err(
                             "name",
                             method.span,

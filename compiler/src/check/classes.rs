@@ -39,7 +39,7 @@ impl<'a> Checker<'a> {
                                     name.name, name.name
                                 ),
                             );
-                        } else {
+                        } else if !self.broken_declaration(&format!("{cname}.{}", name.name)) {
                             self.err(
                                 "name",
                                 name.span,
@@ -248,7 +248,10 @@ impl<'a> Checker<'a> {
                         class.name, init.name.name
                     )
                 };
-                self.err("name", init.name.span, msg);
+                // (A member whose declaration has a syntax error: reported there.)
+                if !self.broken_declaration(&format!("{}.{}", class.name, init.name.name)) {
+                    self.err("name", init.name.span, msg);
+                }
                 self.expr(&init.value, None);
                 continue;
             };

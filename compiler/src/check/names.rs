@@ -281,10 +281,15 @@ impl<'a> Checker<'a> {
                     // (Not copied: the names of the scopes were cloned for each
                     // unknown name, helper-76.)
                     let values = self.ctx.scopes.iter().flat_map(|s| s.keys().map(String::as_str));
-                    let hint = did_you_mean(n, values.chain(MODULES.iter().copied()));
-                    if let (true, Some(word)) = (hint.is_empty(), block_word(n)) {
-                        word
-                    } else if hint.is_empty() {
+                    let local = did_you_mean(n, values);
+                    // Another language's word (`end`, `pass`) before a module's
+                    // name (`env`, which is no value).
+                    let hint = match block_word(n) {
+                        Some(word) if local.is_empty() => word,
+                        _ if local.is_empty() => did_you_mean(n, MODULES.iter().copied()),
+                        _ => local,
+                    };
+                    if hint.is_empty() {
                         // A misspelt function, written without its call.
                         let funcs = self.func_index.keys().map(String::as_str);
                         suggest(n, funcs.chain(builtin::CORE.iter().copied()))

@@ -275,12 +275,15 @@ impl<'a> Checker<'a> {
             );
         }
         if !assignable(&r.ty, &l.ty) && !(inner == Ty::Unknown) {
-            let (lt, rt) = (self.tyname(&l.ty), self.tyname(&r.ty));
-            self.err(
-                "type",
-                rhs.span,
-                format!("the default of `??` must fit {lt}, found {rt}"),
-            );
+            let (it, rt) = (self.tyname(&inner), self.tyname(&r.ty));
+            let msg = if l.ty == inner {
+                format!("the default of `??` must be {it}, found {rt}")
+            } else {
+                // The value the `??` gives when the left is nil: a `T` (or a `?T`).
+                let lt = self.tyname(&l.ty);
+                format!("the default of `??` must be {it} (or {lt}), found {rt}")
+            };
+            self.err("type", rhs.span, msg);
         }
         let ty = r.ty.clone();
         Expr::new(

@@ -77,6 +77,11 @@ impl<'a> Checker<'a> {
         if self.diags.iter().any(overlaps) {
             return; // what is left of a token the lexer already refused
         }
+        // A word alone that names nothing (`end`, `pass`): the unknown name is the
+        // error, with its hint.
+        if matches!(&e.kind, A::Name(n) if self.lookup_local(n).is_none()) {
+            return;
+        }
         let mut d = Diagnostic::error(
             "effect",
             e.span,
