@@ -112,7 +112,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     let broken = if diags.is_empty() {
         Vec::new()
     } else {
-        declared_names(&lexed.toks)
+        declared_names(&lexed.toks, file)
     };
     (ast::Module { items, broken }, diags)
 }
@@ -290,7 +290,7 @@ enum Misread {
     Spawn,
 }
 
-/// Python's `fn add(self, n: Int)` in a class: the `self` (and its comma) that an
+/// Python's `fn add(self, n: Int)` in a class: the `self` (its type, its comma) that an
 /// error was reported on, left out of the next reading, so the method is read as
 /// `fn add(n: Int)` and its callers and the class's literals say nothing more.
 fn self_parameters(ctx: &ErrCtx, errs: &[Error]) -> Vec<usize> {
@@ -308,8 +308,19 @@ fn self_parameters(ctx: &ErrCtx, errs: &[Error]) -> Vec<usize> {
             continue;
         }
         out.push(i);
-        if matches!(ctx.tok(Some(i + 1)), Some(Tok::Comma)) {
-            out.push(i + 1);
+        // `self: Counter`: its type goes with it, up to the comma or the `)`.
+        let mut j = i + 1;
+        if matches!(ctx.tok(Some(j)), Some(Tok::Colon)) {
+            while !matches!(
+                ctx.tok(Some(j)),
+                None | Some(Tok::Comma | Tok::RParen | Tok::Semi)
+            ) {
+                out.push(j);
+                j += 1;
+            }
+        }
+        if matches!(ctx.tok(Some(j)), Some(Tok::Comma)) {
+            out.push(j);
         }
     }
     out
@@ -346,9 +357,15 @@ fn braces_on_the_next_line(toks: &[Spanned], errs: &[Error]) -> Vec<usize> {
 
 /// The names after `fn` and `class` outside every bracket, and after every `const`
 /// (one in a function is refused, and its uses are not reported again).
-fn declared_names(toks: &[(usize, Tok, usize)]) -> Vec<String> {
+fn declared_names(toks: &[(usize, Tok, usize)], file: FileId) -> Vec<String> {
     let mut depth = 0i32;
     let mut out = Vec::new();
+    // Locals declared another language's way, with where the function they are in
+    // begins: `x@FILE:FROM:TO` once the function's end (the next declaration) is known
+    // ([`broken_local`]).
+    let mut locals: Vec<(&str, usize)> = Vec::new();
+    let mut tops: Vec<usize> = Vec::new();
+    let mut fn_start = 0;
     // The class whose body the walk is in, for its members: `Point.x` for Python's
     // `x = 0` (an error), `Counter.add` for a method whose header has one. Their uses
     // are not reported again as missing.
@@ -362,6 +379,25 @@ fn declared_names(toks: &[(usize, Tok, usize)]) -> Vec<String> {
                 if let Some(c) = class {
                     out.push(format!("{c}.{m}"));
                 }
+            }
+            (Tok::Fn | Tok::Class | Tok::Const | Tok::At, _) if depth <= 0 => {
+                tops.push(w[0].0);
+                fn_start = w[0].0;
+            }
+            // Lua's `for i = 1, 10 do`: the loop is reported; its variable's uses in
+            // its function are not.
+            (Tok::For, Tok::LId(n)) if matches!(toks.get(i + 2), Some((_, Tok::Assign, _))) => {
+                locals.push((n, fn_start))
+            }
+            // `local x = 1`, `var y = 2` at the start of a statement: likewise.
+            (Tok::LId(kw), Tok::LId(n))
+                if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
+                    && matches!(
+                        i.checked_sub(1).map(|p| &toks[p].1),
+                        None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace)
+                    ) =>
+            {
+                locals.push((n, fn_start))
             }
             _ => {}
         }
@@ -377,21 +413,34 @@ fn declared_names(toks: &[(usize, Tok, usize)]) -> Vec<String> {
             // A misnamed one too (`const maxItems`, `class point`): its uses are not
             // reported again as unknown (helper-80).
             (Tok::Const, Tok::UId(n) | Tok::LId(n)) => out.push(n.clone()),
-            // Lua's `for i = 1, 10 do`: the loop is reported; its variable's uses are not.
-            (Tok::For, Tok::LId(n)) if matches!(toks.get(i + 2), Some((_, Tok::Assign, _))) => {
-                out.push(n.clone())
-            }
-            // `local x = 1`, `var y = 2`: the declaration is reported; its uses are not.
-            (Tok::LId(kw), Tok::LId(n))
-                if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local") =>
-            {
-                out.push(n.clone())
-            }
             (Tok::Class, Tok::LId(n)) if depth <= 0 => out.push(n.clone()),
             _ => {}
         }
     }
+    for (n, from) in locals {
+        let to = tops
+            .iter()
+            .find(|&&t| t > from)
+            .copied()
+            .unwrap_or(usize::MAX);
+        out.push(format!("{n}@{}:{from}:{to}", file.0));
+    }
     out
+}
+
+/// Whether `entry`, of [`declared_names`], is the local `name` declared another
+/// language's way in the function that `span` is in.
+pub(crate) fn broken_local(entry: &str, name: &str, span: Span) -> bool {
+    let Some(rest) = entry.strip_prefix(name).and_then(|r| r.strip_prefix('@')) else {
+        return false;
+    };
+    let mut parts = rest.split(':').map(|p| p.parse::<usize>().ok());
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(Some(file)), Some(Some(from)), Some(Some(to))) => {
+            file == span.file.0 as usize && (from..to).contains(&(span.lo as usize))
+        }
+        _ => false,
+    }
 }
 
 /// `maxItems` and `max_items` as a constant's name: `MAX_ITEMS`.
@@ -1406,7 +1455,11 @@ fn habit_hint(
         .is_some_and(|t| t.0 == t.2);
     match (prev, found?) {
         (Some(Tok::LId(kw)), Tok::LId(_))
-            if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local") =>
+            if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
+                && matches!(
+                    ctx.tok(idx.and_then(|i| i.checked_sub(2))),
+                    None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace)
+                ) =>
         {
             if idx.is_some_and(|i| in_class_body(ctx, i)) {
                 Some(FIELD_VAR_HINT)
@@ -1426,7 +1479,11 @@ fn habit_hint(
             Some("an annotation's arguments are separated by commas: `@table(index: [k], sorted: [k])`")
         }
         // SQL's `<>`.
-        (Some(Tok::Lt), Tok::Gt) => Some("wo's not-equal is `!=`"),
+        (Some(Tok::Lt), Tok::Gt)
+            if !matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::Map)) =>
+        {
+            Some("wo's not-equal is `!=`")
+        }
         // SQL's `select *`.
         (Some(Tok::Select), Tok::Star) => Some(
             "a query selects one value: the row (`select u`), a column (`select u.name`) or a text (`select \"${u.name} ${u.age}\"`)",
@@ -1456,7 +1513,7 @@ fn habit_hint(
         (Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma), Tok::LBracket)
             if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::UId(_))) =>
         {
-            Some("a list type is written `multi Text`")
+            Some("a list type is written `multi T`: `multi Text`, `multi Int`")
         }
         // `name: Text,` in a class: fields as the parameters of a constructor.
         (Some(_), Tok::Comma) if idx.is_some_and(|i| in_class_body(ctx, i)) => {

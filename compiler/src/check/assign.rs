@@ -74,7 +74,7 @@ impl<'a> Checker<'a> {
             return;
         }
         let Some(id) = self.lookup_local(n) else {
-            if self.broken_declaration(n) {
+            if self.broken_declaration(n) || self.broken_local(n, target.span) {
                 // `const total = 0` refused by the parser, then `total = total + 1`.
             } else if self.func_index.contains_key(n) {
                 self.err(

@@ -249,7 +249,13 @@ impl<'a> Checker<'a> {
                     )
                 };
                 // (A member whose declaration has a syntax error: reported there.)
-                if !self.broken_declaration(&format!("{}.{}", class.name, init.name.name)) {
+                let is_method = self.classes[cid]
+                    .methods
+                    .iter()
+                    .any(|(m, _)| *m == init.name.name);
+                if is_method
+                    || !self.broken_declaration(&format!("{}.{}", class.name, init.name.name))
+                {
                     self.err("name", init.name.span, msg);
                 }
                 self.expr(&init.value, None);

@@ -53,6 +53,14 @@ impl Checker<'_> {
         self.broken.contains(name)
     }
 
+    /// Whether `name`, used at `span`, was declared another language's way (`local
+    /// x = 1`, Lua's `for i = 1, 10`) in the function `span` is in: reported there.
+    pub(super) fn broken_local(&self, name: &str, span: Span) -> bool {
+        self.broken
+            .iter()
+            .any(|entry| crate::parser::broken_local(entry, name, span))
+    }
+
     /// In a method of a class with a field `name`: how to reach it (`self.bal`; a
     /// bare `bal` is a local, as in Python, not as in Java).
     pub(super) fn self_field(&self, name: &str) -> Option<String> {
@@ -255,7 +263,7 @@ impl<'a> Checker<'a> {
             );
         } else if n == "self" {
             self.err("name", span, "`self` is only defined inside methods");
-        } else if self.broken_declaration(n) {
+        } else if self.broken_declaration(n) || self.broken_local(n, span) {
             // `const maxItems = 10`: the declaration was reported (helper-80).
         } else {
             let ended = self.ctx.ended_queries.iter().any(|(v, q)| {
