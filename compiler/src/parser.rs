@@ -48,6 +48,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         mode: Mode::File,
         depths: std::cell::OnceCell::new(),
         braces: std::cell::OnceCell::new(),
+        tables: std::cell::OnceCell::new(),
     };
     let (mut braces, mut blocks) = to_drop(&ctx, &errs);
     let mut diags = merge(&ctx, lexed.diags.clone(), errs, lexed.cut);
@@ -99,6 +100,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
             toks: &toks,
             depths: std::cell::OnceCell::new(),
             braces: std::cell::OnceCell::new(),
+            tables: std::cell::OnceCell::new(),
             ..ctx
         };
         top = again;
@@ -475,6 +477,7 @@ pub(crate) fn parse_interp(
         mode: Mode::Interp,
         depths: std::cell::OnceCell::new(),
         braces: std::cell::OnceCell::new(),
+        tables: std::cell::OnceCell::new(),
     };
     let diags = merge(&ctx, lexed.diags, errs, lexed.cut);
     let expr = match top {
@@ -655,6 +658,8 @@ struct ErrCtx<'a> {
     depths: std::cell::OnceCell<Vec<i32>>,
     /// The braces of `toks` ([`Braces`]), made once when a hint first asks.
     braces: std::cell::OnceCell<Braces>,
+    /// The classes of `toks` with a `@table` annotation, found once when a hint asks.
+    tables: std::cell::OnceCell<HashSet<String>>,
 }
 
 impl ErrCtx<'_> {
@@ -983,6 +988,19 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                         // An ORM's `u.delete()` (helper-80).
                         (Tok::Delete, Some(Tok::Dot)) => d.with_note(
                             "a row is deleted with the statement `delete row`; a map's entry with `remove(m, k)`",
+                        ),
+                        // Lua's `table.insert(xs, v)`.
+                        (Tok::Insert, Some(Tok::Dot))
+                            if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::LId(t)) if t == "table") =>
+                        {
+                            d.with_note("Lua's `table.insert(xs, v)` is `push(xs, v)` in wo")
+                        }
+                        (Tok::Insert, Some(Tok::Dot)) => d.with_note(
+                            "a row is inserted with the expression `insert T { x: 1 }`; a list's element with `push(xs, v)`",
+                        ),
+                        // An ORM's `Emp.where(…)`, `Emp.select(…)`.
+                        (Tok::Where | Tok::Select | Tok::Order | Tok::From, Some(Tok::Dot)) => d.with_note(
+                            "rows are found by a query: `from e in Emp where e.n > 3 select e`",
                         ),
                         (Tok::Fn, Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma))
                             if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LParen)) =>
@@ -1478,6 +1496,21 @@ fn habit_hint(
         {
             Some("an annotation's arguments are separated by commas: `@table(index: [k], sorted: [k])`")
         }
+        // Lua's method call, `s:upper()`.
+        (Some(Tok::LId(_) | Tok::RParen | Tok::RBracket), Tok::Colon)
+            if idx.is_some_and(|i| {
+                // Written tight, `s:upper(`, as Lua's method calls are.
+                i > 0
+                    && ctx.toks.get(i + 1).is_some_and(|n| n.0 == ctx.toks[i].2)
+                    && ctx.toks[i - 1].2 == ctx.toks[i].0
+            }) && matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LId(_)))
+                && matches!(ctx.tok(idx.map(|i| i + 2)), Some(Tok::LParen))
+                && !idx
+                    .and_then(|i| innermost_open(ctx, i, 256, false))
+                    .is_some_and(|j| matches!(ctx.tok(Some(j)), Some(Tok::LBrace))) =>
+        {
+            Some("Lua's `s:upper()` is a call of a function in wo, the value its first argument: `to_upper(s)`, `len(s)`, `substr(s, i, n)`")
+        }
         // SQL's `<>`.
         (Some(Tok::Lt), Tok::Gt)
             if !matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::Map)) =>
@@ -1569,6 +1602,18 @@ fn habit_hint(
                 && idx.is_some_and(|i| last_on_its_line(ctx, i)) =>
         {
             Some("a block is in braces, not after a `:`: `for x in xs { … }`, `if x > 2 { … }`")
+        }
+        // Python's `try:`, `else:`, `class X:`, and `transaction:` so written.
+        (Some(Tok::Try | Tok::Else | Tok::Transaction), Tok::Colon)
+            if idx.is_some_and(|i| last_on_its_line(ctx, i)) =>
+        {
+            Some("a block is in braces, not after a `:`: `try { … } catch (e) { … }`, `} else { … }`, `transaction { … }`")
+        }
+        (Some(Tok::UId(_)), Tok::Colon)
+            if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::Class))
+                && idx.is_some_and(|i| last_on_its_line(ctx, i)) =>
+        {
+            Some("a class's fields and methods are in braces: `class X { n: Int }`")
         }
         // `if x > 2 print(x)`: a block without braces.
         (Some(_), Tok::LId(_) | Tok::Return | Tok::Break | Tok::Continue)
@@ -1704,7 +1749,9 @@ fn habit_hint(
             let insert = idx
                 .and_then(|i| i.checked_sub(2))
                 .is_some_and(|i| matches!(ctx.toks.get(i).map(|t| &t.1), Some(Tok::Insert)));
-            Some(if insert {
+            // `Account(owner = "a")` of a table class: a row is what was meant.
+            let table = matches!(prev, Some(Tok::UId(name)) if table_class(ctx, name));
+            Some(if insert || table {
                 "a row is inserted with its fields named, in braces: `insert T { x: 1 }`"
             } else {
                 "an object is built with its fields named, in braces: `P { x: 1 }` (a class is not called; a table's row by its id is `T.find(id)`)"
@@ -1885,6 +1932,34 @@ fn habit_hint(
         }
         _ => None,
     }
+}
+
+/// Whether the file declares `name` as a class with a `@table` annotation (an `@table`
+/// among the tokens after the item before it).
+fn table_class(ctx: &ErrCtx, name: &str) -> bool {
+    ctx.tables
+        .get_or_init(|| {
+            let toks = ctx.toks;
+            let mut out = HashSet::new();
+            let mut annotated = false;
+            for (k, t) in toks.iter().enumerate() {
+                match &t.1 {
+                    Tok::At if matches!(toks.get(k + 1), Some((_, Tok::LId(a), _)) if a == "table") => {
+                        annotated = true
+                    }
+                    Tok::Class => {
+                        if let (true, Some((_, Tok::UId(n), _))) = (annotated, toks.get(k + 1)) {
+                            out.insert(n.clone());
+                        }
+                        annotated = false;
+                    }
+                    Tok::RBrace | Tok::Fn | Tok::Const => annotated = false,
+                    _ => {}
+                }
+            }
+            out
+        })
+        .contains(name)
 }
 
 /// Whether the token at `idx` follows a `from` in its statement (a query's clauses).

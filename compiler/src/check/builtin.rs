@@ -150,6 +150,12 @@ pub(crate) fn call(
             d = d.with_note(
                 "a number is read from a Text with `parse_int(t)` or `parse_float(t)` (nil when it is not one)",
             );
+        } else if matches!(name, "sorted" | "reversed") {
+            // Python's, which return a new list; wo's sort and reverse in place.
+            let inplace = if name == "sorted" { "sort" } else { "reverse" };
+            d = d.with_note(format!(
+                "`{inplace}(xs)` changes the list in place and gives nothing: for a new list, copy it first, `let ys = slice(xs, 0, len(xs))`, then `{inplace}(ys)`"
+            ));
         } else if matches!(name, "pairs" | "ipairs" | "enumerate" | "items") {
             d = d.with_note(
                 "a map is walked with `for k, v in m { … }`; a list with its indexes with `for i in range(len(xs)) { … }`",

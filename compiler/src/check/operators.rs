@@ -231,6 +231,36 @@ impl<'a> Checker<'a> {
         rhs: &ast::Expr,
         span: Span,
     ) -> Expr {
+        // Lua's `c and a or b`, a value chosen by a condition: one error for it.
+        if let (
+            ast::BinOp::Or,
+            ast::ExprKind::Binary {
+                op: ast::BinOp::And,
+                lhs: c,
+                rhs: a,
+            },
+        ) = (op, &lhs.kind)
+        {
+            let literal = |e: &ast::Expr| {
+                matches!(
+                    e.kind,
+                    ast::ExprKind::Text(_) | ast::ExprKind::Int(_) | ast::ExprKind::Float(_)
+                )
+            };
+            if literal(a) || literal(rhs) {
+                self.cond(c);
+                self.expr(a, None);
+                self.expr(rhs, None);
+                let d = Diagnostic::error(
+                    "type",
+                    span,
+                    "`and` and `or` take and give `Bool`s: Lua's `c and a or b` chooses no value in wo",
+                )
+                .with_note("choose in an `if`: `let s = b`, then `if c { s = a }`");
+                self.diags.push(d);
+                return self.unknown(span);
+            }
+        }
         // (The left side of `or` is where `x or d` puts a value that may be nil.)
         let l = if op == ast::BinOp::Or {
             self.logic_operand(lhs)

@@ -70,7 +70,7 @@ impl Checker<'_> {
 /// is a field, which no `!= nil` check narrows.
 fn nil_note(e: &Expr, fallback: &str) -> String {
     if matches!(e.kind, E::Field(..) | E::RowField(..)) {
-        "fields never narrow (a `!= nil` check on `x.f` says nothing about the next read): copy the field to a local, `let v = x.f`, check `if v != nil { … }` and use `v`; or use `??` or `unwrap(…)`".to_string()
+        "the field may be nil: copy it to a local, `let v = x.f`, check `if v != nil { … }` and use `v` (a check on `x.f` itself narrows nothing: fields never narrow); or give a default, `x.f ?? 0`, or `unwrap(x.f)`".to_string()
     } else {
         fallback.to_string()
     }
