@@ -309,6 +309,24 @@ fn a_new_table_is_recorded_on_open_with_a_notice() {
     assert_eq!(files(&dir.join("d")), before);
 }
 
+/// Two new tables beside an undeclared stored one: one hint, naming both (it was
+/// given once per new table, the same words twice: helper-85).
+#[test]
+fn two_new_tables_beside_an_undeclared_stored_one_hint_once() {
+    let dir = with_people("two-new-tables");
+    write(
+        &dir,
+        "two.wo",
+        "@table\nclass Member {\n  name: Text\n}\n\n@table\nclass Tag {\n  n: Int\n}\n\nfn main() {\n  print(count(from m in Member select m))\n}\n",
+    );
+    let res = run(&dir, "two.wo");
+    res.expect_status(0);
+    assert_eq!(
+        res.stderr.trim_end(),
+        "wo: d: schema migrated: new table `Member`; new table `Tag`\nwo: d: hint: the program does not declare stored table `people` (4 rows), which is kept as it is; if `Member` or `Tag` is `people` renamed, say so with `@table(was: \"people\")` on that class, and remove the empty table first if a run has recorded it (`wo db migrate` warns how)"
+    );
+}
+
 /// A class renamed without `@table(was: …)` makes a new, empty table while the old
 /// one keeps the rows: the plan and the notice on open say so, naming the stored
 /// table and the fix (helper-61: nothing mentioned the rows left behind).

@@ -195,10 +195,20 @@ impl fmt::Display for Plan {
     }
 }
 
-/// The hint for new table `name` when stored tables go undeclared (`undeclared`:
+/// The hint for the new tables `names` when stored tables go undeclared (`undeclared`:
 /// their names and rows): a class renamed without `@table(was: …)` makes a new, empty
 /// table, and its rows stay in the old one, which nothing mentioned.
-fn undeclared_hint(name: &str, undeclared: &[(&str, u64)]) -> Option<String> {
+fn undeclared_hint(names: &[&str], undeclared: &[(&str, u64)]) -> Option<String> {
+    // `Todo`; `Todo` or `Tag`; `A`, `B` or `C`; and what the `was:` goes on.
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let (name, on, empty) = match quoted.split_last()? {
+        (last, []) => (last.clone(), last.clone(), last.clone()),
+        (last, rest) => (
+            format!("{} or {last}", rest.join(", ")),
+            "that class".to_string(),
+            "table".to_string(),
+        ),
+    };
     let shown: Vec<String> = undeclared
         .iter()
         .take(3)
@@ -210,7 +220,7 @@ fn undeclared_hint(name: &str, undeclared: &[(&str, u64)]) -> Option<String> {
     // warning then says how to remove the empty table first.
     Some(if undeclared.len() == 1 {
         format!(
-            "the program does not declare stored table {}, which is kept as it is; if `{name}` is `{first}` renamed, say so with `@table(was: \"{first}\")` on `{name}`, and remove the empty `{name}` first if a run has recorded it (`wo db migrate` warns how)",
+            "the program does not declare stored table {}, which is kept as it is; if {name} is `{first}` renamed, say so with `@table(was: \"{first}\")` on {on}, and remove the empty {empty} first if a run has recorded it (`wo db migrate` warns how)",
             shown[0]
         )
     } else {
@@ -220,7 +230,7 @@ fn undeclared_hint(name: &str, undeclared: &[(&str, u64)]) -> Option<String> {
             shown.join(", ")
         };
         format!(
-            "the program does not declare stored tables {list}, which are kept as they are; if `{name}` is one of them renamed, say so with `@table(was: \"…\")` on `{name}`, and remove the empty `{name}` first if a run has recorded it (`wo db migrate` warns how)"
+            "the program does not declare stored tables {list}, which are kept as they are; if {name} is one of them renamed, say so with `@table(was: \"…\")` on {on}, and remove the empty {empty} first if a run has recorded it (`wo db migrate` warns how)"
         )
     })
 }
@@ -420,8 +430,11 @@ pub(crate) fn plan(
         })
         .map(|n| (n.as_str(), db_pos(n).map_or(0, |p| db.len(p) as u64)))
         .collect();
-    for (i, name) in &new_tables {
-        steps[*i].hint = undeclared_hint(name, &undeclared);
+    // One hint, on the first new table's step, naming every new table (one per new
+    // table repeated the same stored tables, helper-85).
+    let names: Vec<&str> = new_tables.iter().map(|(_, n)| n.as_str()).collect();
+    if let Some((i, _)) = new_tables.first() {
+        steps[*i].hint = undeclared_hint(&names, &undeclared);
     }
     // New positions: the program's tables, then the kept ones.
     let mut newpos: Vec<Option<TableId>> = vec![None; dbs.tables.len()];
