@@ -323,7 +323,7 @@ fn two_new_tables_beside_an_undeclared_stored_one_hint_once() {
     res.expect_status(0);
     assert_eq!(
         res.stderr.trim_end(),
-        "wo: d: schema migrated: new table `Member`; new table `Tag`\nwo: d: hint: the program does not declare stored table `people` (4 rows), which is kept as it is; if `Member` or `Tag` is `people` renamed, say so with `@table(was: \"people\")` on that class, and remove the empty table first if a run has recorded it (`wo db migrate` warns how)"
+        "wo: d: schema migrated: new table `Member`; new table `Tag`\nwo: d: hint: the program does not declare stored table `people` (4 rows), which is kept as it is; if `Member` or `Tag` is `people` renamed, say so with `@table(was: \"people\")` on that class, and remove the empty table of that class first if a run has recorded it (`wo db migrate` warns how)"
     );
 }
 

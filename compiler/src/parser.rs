@@ -309,18 +309,33 @@ fn self_parameters(ctx: &ErrCtx, errs: &[Error]) -> Vec<usize> {
         if !matches!(ctx.tok(i.checked_sub(1)), Some(Tok::LParen)) || !in_fn_params(ctx, Some(i)) {
             continue;
         }
-        out.push(i);
-        // `self: Counter`: its type goes with it, up to the comma or the `)`.
+        // `self: Counter`: its type goes with it, up to the comma or the `)` (a `,`
+        // inside `map<Text, Int>` is the type's; a `{` or a line's end before the
+        // `)` leaves the whole as it is).
         let mut j = i + 1;
         if matches!(ctx.tok(Some(j)), Some(Tok::Colon)) {
-            while !matches!(
-                ctx.tok(Some(j)),
-                None | Some(Tok::Comma | Tok::RParen | Tok::Semi)
-            ) {
-                out.push(j);
+            let mut angles = 0usize;
+            let mut typ = Vec::new();
+            loop {
+                match ctx.tok(Some(j)) {
+                    Some(Tok::Lt) => angles += 1,
+                    Some(Tok::Gt) => angles = angles.saturating_sub(1),
+                    Some(Tok::Comma | Tok::RParen) if angles == 0 => break,
+                    None | Some(Tok::LBrace | Tok::Semi) => {
+                        typ.clear();
+                        break;
+                    }
+                    _ => {}
+                }
+                typ.push(j);
                 j += 1;
             }
+            if typ.is_empty() {
+                continue;
+            }
+            out.extend(typ);
         }
+        out.push(i);
         if matches!(ctx.tok(Some(j)), Some(Tok::Comma)) {
             out.push(j);
         }
@@ -376,6 +391,11 @@ fn declared_names(toks: &[(usize, Tok, usize)], file: FileId) -> Vec<String> {
         if depth <= 0 && !matches!(w[0].1, Tok::Class | Tok::UId(_) | Tok::LBrace) {
             class = None;
         }
+        // A method, in a class's body, is a function of its own.
+        if depth == 1 && class.is_some() && matches!(w[0].1, Tok::Fn) {
+            tops.push(w[0].0);
+            fn_start = w[0].0;
+        }
         match (&w[0].1, &w[1].1) {
             (Tok::LId(m), Tok::Assign | Tok::Colon) | (Tok::Fn, Tok::LId(m)) if depth == 1 => {
                 if let Some(c) = class {
@@ -396,7 +416,7 @@ fn declared_names(toks: &[(usize, Tok, usize)], file: FileId) -> Vec<String> {
                 if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
                     && matches!(
                         i.checked_sub(1).map(|p| &toks[p].1),
-                        None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace)
+                        None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Let)
                     ) =>
             {
                 locals.push((n, fn_start))
@@ -996,12 +1016,16 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
                             d.with_note("Lua's `table.insert(xs, v)` is `push(xs, v)` in wo")
                         }
                         (Tok::Insert, Some(Tok::Dot)) => d.with_note(
-                            "a row is inserted with the expression `insert T { x: 1 }`; a list's element with `push(xs, v)`",
+                            "a list's element is added with `push(xs, v)`, or put at a position with `insert_at(xs, i, v)`; a row is inserted with the expression `insert T { x: 1 }`",
                         ),
-                        // An ORM's `Emp.where(…)`, `Emp.select(…)`.
-                        (Tok::Where | Tok::Select | Tok::Order | Tok::From, Some(Tok::Dot)) => d.with_note(
-                            "rows are found by a query: `from e in Emp where e.n > 3 select e`",
-                        ),
+                        // An ORM's `Emp.where(…)`, `Emp.select(…)` (on a class).
+                        (Tok::Where | Tok::Select | Tok::Order | Tok::From, Some(Tok::Dot))
+                            if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::UId(_))) =>
+                        {
+                            d.with_note(
+                                "rows are found by a query: `from e in Emp where e.n > 3 select e`",
+                            )
+                        }
                         (Tok::Fn, Some(Tok::Colon | Tok::Arrow | Tok::Lt | Tok::Comma))
                             if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LParen)) =>
                         {
@@ -1257,7 +1281,7 @@ fn foreign_word(ctx: &ErrCtx, i: usize, note: &str) -> Option<usize> {
         // `switch (x) {`: the word before the parentheses.
         return innermost_open(ctx, before, 256, false)?.checked_sub(1);
     }
-    [VAR_HINT, FIELD_VAR_HINT, ELIF_HINT]
+    [VAR_HINT, MUT_HINT, FIELD_VAR_HINT, ELIF_HINT]
         .contains(&note)
         .then_some(before)
         .filter(|&w| matches!(ctx.tok(Some(w)), Some(Tok::LId(_))))
@@ -1455,6 +1479,8 @@ const SWITCH_HINT: &str =
 
 const VAR_HINT: &str = "a variable is declared with `let`: `let x = 1`";
 
+const MUT_HINT: &str = "a `let` variable can be assigned, with no `mut`: `let x = 1`, then `x = 2`";
+
 const FIELD_VAR_HINT: &str = "a field is its name and type, with no `var` or `let`: `name: Type` (with a default: `n: Int = 0`)";
 
 const ELIF_HINT: &str = "another condition after an `if` is `else if`: `} else if x == 2 {`";
@@ -1476,11 +1502,13 @@ fn habit_hint(
             if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
                 && matches!(
                     ctx.tok(idx.and_then(|i| i.checked_sub(2))),
-                    None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace)
+                    None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Let)
                 ) =>
         {
             if idx.is_some_and(|i| in_class_body(ctx, i)) {
                 Some(FIELD_VAR_HINT)
+            } else if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::Let)) {
+                Some(MUT_HINT)
             } else {
                 Some(VAR_HINT)
             }
@@ -1505,9 +1533,17 @@ fn habit_hint(
                     && ctx.toks[i - 1].2 == ctx.toks[i].0
             }) && matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LId(_)))
                 && matches!(ctx.tok(idx.map(|i| i + 2)), Some(Tok::LParen))
+                // Not a map's entry (`{k:f(x)}`) nor a slice (`xs[i:len(xs)]`).
                 && !idx
                     .and_then(|i| innermost_open(ctx, i, 256, false))
-                    .is_some_and(|j| matches!(ctx.tok(Some(j)), Some(Tok::LBrace))) =>
+                    .is_some_and(|j| match ctx.tok(Some(j)) {
+                        Some(Tok::LBracket) => true,
+                        Some(Tok::LBrace) => matches!(
+                            ctx.tok(j.checked_sub(1)),
+                            Some(Tok::Assign | Tok::LParen | Tok::Comma | Tok::Colon | Tok::Return | Tok::LBracket)
+                        ),
+                        _ => false,
+                    }) =>
         {
             Some("Lua's `s:upper()` is a call of a function in wo, the value its first argument: `to_upper(s)`, `len(s)`, `substr(s, i, n)`")
         }

@@ -248,9 +248,11 @@ impl<'a> Checker<'a> {
                 )
             };
             if literal(a) || literal(rhs) {
+                // `a` is read where `c` holds (`p != nil and p.name or "anon"`).
                 self.cond(c);
-                self.expr(a, None);
-                self.expr(rhs, None);
+                let (holds, _) = self.facts(c);
+                let a = self.with_facts(&holds, |s| s.expr(a, None));
+                let b = self.expr(rhs, None);
                 let d = Diagnostic::error(
                     "type",
                     span,
@@ -258,7 +260,13 @@ impl<'a> Checker<'a> {
                 )
                 .with_note("choose in an `if`: `let s = b`, then `if c { s = a }`");
                 self.diags.push(d);
-                return self.unknown(span);
+                // Of one type (`"a"` or `"b"`): the variable it gives keeps that type,
+                // so what is done with it later is still checked.
+                return if a.ty == b.ty && a.ty != Ty::Unknown {
+                    Expr { span, ..a }
+                } else {
+                    self.unknown(span)
+                };
             }
         }
         // (The left side of `or` is where `x or d` puts a value that may be nil.)

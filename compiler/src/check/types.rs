@@ -70,7 +70,7 @@ impl Checker<'_> {
 /// is a field, which no `!= nil` check narrows.
 fn nil_note(e: &Expr, fallback: &str) -> String {
     if matches!(e.kind, E::Field(..) | E::RowField(..)) {
-        "the field may be nil: copy it to a local, `let v = x.f`, check `if v != nil { … }` and use `v` (a check on `x.f` itself narrows nothing: fields never narrow); or give a default, `x.f ?? 0`, or `unwrap(x.f)`".to_string()
+        "the field may be nil: copy it to a local, `let v = x.f`, check `if v != nil { … }` and use `v` (a check on `x.f` itself narrows nothing: fields never narrow); or give a default, `x.f ?? d`, or `unwrap(x.f)`".to_string()
     } else {
         fallback.to_string()
     }

@@ -206,7 +206,7 @@ fn undeclared_hint(names: &[&str], undeclared: &[(&str, u64)]) -> Option<String>
         (last, rest) => (
             format!("{} or {last}", rest.join(", ")),
             "that class".to_string(),
-            "table".to_string(),
+            "table of that class".to_string(),
         ),
     };
     let shown: Vec<String> = undeclared
