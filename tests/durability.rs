@@ -1294,6 +1294,75 @@ fn second_process_on_the_same_directory_exits_75_naming_the_holder() {
     ledger(&cwd, &[], "d", &["report"]).expect_status(0);
 }
 
+/// A data directory moved away (and another program's made in its place) while its
+/// holder runs: the holder's checkpoints, written into the directory by name, must not
+/// go into the replacement (they did, and the replacement's rows were lost: helper-88).
+/// The holder goes on in the directory it holds, wherever it is now, and says that its
+/// checkpoint failed; the replacement is left exactly as its program left it.
+#[test]
+fn a_directory_moved_away_keeps_its_holder_out_of_its_replacement() {
+    let cwd = scratch("moved");
+    let src = helper("moved.wo");
+    let mut cmd = wo_cmd(&cwd, &[], &["run", src.to_str().unwrap(), "--data", "d"]);
+    cmd.env("WO_CHECKPOINT_MIN", "8192").stdin(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("a line").expect("utf-8");
+    assert_eq!(first, "ready");
+    std::fs::rename(cwd.join("d"), cwd.join("old")).unwrap();
+    let other = helper("moved_other.wo");
+    output(wo_cmd(
+        &cwd,
+        &[],
+        &["run", other.to_str().unwrap(), "--data", "d"],
+    ))
+    .expect_status(0);
+    let files = |dir: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = files(&cwd.join("d"));
+    std::io::Write::write_all(&mut stdin, b"go\n").unwrap();
+    drop(stdin);
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}: {err}");
+    assert_eq!(rest, ["done 800"], "{err}");
+    assert!(
+        err.contains("the data directory was moved or replaced while this program held it"),
+        "{err}"
+    );
+    assert_eq!(
+        files(&cwd.join("d")),
+        before,
+        "the replacement was written into"
+    );
+    let v = db_verify(&cwd.join("d"));
+    v.expect_status(0);
+    assert!(v.stdout.contains("table Other: 3 rows"), "{}", v.stdout);
+    let v = db_verify(&cwd.join("old"));
+    v.expect_status(0);
+    assert!(v.stdout.contains("table Event: 800 rows"), "{}", v.stdout);
+}
+
 /// The offsets of the log's records: (start, end) of each, from the 36-byte header on.
 fn records(wal: &[u8]) -> Vec<(usize, usize)> {
     let mut out = vec![];

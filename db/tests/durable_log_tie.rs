@@ -132,3 +132,37 @@ fn a_version_1_checkpoint_is_still_read() {
     assert_eq!(db.len(0), 3);
     assert_eq!(db.next_id(0), 5);
 }
+
+/// A directory whose checkpoint is missing (deleted, or never copied): recovery
+/// refuses it, and so must the readers, where `wo db export` handed out the rows of
+/// the log alone (a part, with references to rows it did not hand out) and exited 0
+/// (helper-88).
+#[test]
+fn a_log_without_its_checkpoint_is_refused_by_the_readers_too() {
+    let sim = SimStorage::new();
+    let (mut dd, mut db) = open(&sim, &dir()).unwrap();
+    for n in 1..=5 {
+        insert(&mut dd, &mut db, n);
+    }
+    dd.checkpoint(&db).unwrap();
+    insert(&mut dd, &mut db, 6);
+    drop((dd, db));
+    durable::Storage::remove(&sim, &dir().join("checkpoint")).unwrap();
+    let want = "the log starts at lsn 7 and there is no checkpoint";
+    match open(&sim, &dir()) {
+        Err(OpenError::Damaged { what, .. }) => assert_eq!(what, want),
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok((_, db)) => panic!("opened: {} rows", db.len(0)),
+    }
+    let res =
+        durable::read::snapshot_in::<OpenError>(std::sync::Arc::new(sim.clone()), &dir(), |_| {
+            Ok(())
+        });
+    match res {
+        Err(OpenError::Damaged { file, offset, what }) => {
+            assert_eq!((file, offset, what.as_str()), (dir().join("wal"), 24, want));
+        }
+        Err(e) => panic!("the reader refused for another reason: {e}"),
+        Ok(_) => panic!("the reader read a log without its checkpoint"),
+    }
+}

@@ -74,7 +74,7 @@ pub fn export_in(
             writeln!(
                 out,
                 "-- wo db export of {}\nSET client_encoding = 'UTF8';\nSET standard_conforming_strings = on;\nBEGIN;",
-                dir.display()
+                one_line(&dir.display().to_string())
             )
             .map_err(io)?;
         }
@@ -127,7 +127,10 @@ pub fn export_in(
                             // One to a table left out (`--table`) could not be made
                             // in an empty database: it is written as a comment.
                             if table.is_some_and(|n| n != target) {
-                                fks.push(format!("-- not exported, so not made: {fk}"));
+                                fks.push(format!(
+                                    "-- not exported, so not made: {}",
+                                    one_line(&fk)
+                                ));
                             } else {
                                 fks.push(fk);
                             }
@@ -322,6 +325,70 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), "id,table\r\n1,other\r\n");
     }
 
+    /// Line breaks in the names an SQL script's comments hold (the directory's, a
+    /// table's) stay in the comment (helper-88: `d⏎DROP TABLE x;` ran as a statement).
+    #[test]
+    fn sql_comments_keep_line_breaks_in_names_to_their_line() {
+        use wo_db::durable::{self, Options, SimStorage};
+        use wo_db::{ColType, Column, Schema, TableDef};
+        let sim = SimStorage::new();
+        let dir = Path::new("/d\nDROP TABLE x;");
+        let column = |name: &str, ty| Column {
+            name: name.into(),
+            ty,
+            nullable: false,
+        };
+        let schema = Schema {
+            tables: vec![
+                TableDef {
+                    name: "par\r\nent".into(),
+                    columns: vec![column("n", ColType::Int)],
+                    indexes: Vec::new(),
+                    durable: true,
+                },
+                TableDef {
+                    name: "child".into(),
+                    columns: vec![column("p", ColType::Ref(0))],
+                    indexes: Vec::new(),
+                    durable: true,
+                },
+            ],
+        };
+        let opts = || Options {
+            storage: Arc::new(sim.clone()),
+            ..Options::default()
+        };
+        let (mut dd, mut db) = durable::open(dir, schema, opts()).unwrap();
+        let parent = db.insert(0, vec![Cell::Int(1)]).unwrap();
+        db.insert(1, vec![Cell::Ref(parent)]).unwrap();
+        dd.commit(&mut db, wo_db::Savepoint(0)).unwrap();
+        drop(dd);
+        let mut out = Vec::new();
+        export_in(
+            Arc::new(sim.clone()),
+            dir,
+            Some("child"),
+            Format::Sql,
+            &mut out,
+        )
+        .unwrap();
+        let script = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = script.lines().collect();
+        assert_eq!(
+            lines[0], "-- wo db export of /d\\nDROP TABLE x;",
+            "{script}"
+        );
+        let fk = lines
+            .iter()
+            .find(|l| l.contains("not made"))
+            .unwrap_or_else(|| panic!("{script}"));
+        assert!(
+            fk.starts_with("-- ") && fk.ends_with("DEFERRABLE INITIALLY DEFERRED;"),
+            "{fk}"
+        );
+        assert!(fk.contains("\"par\\r\\nent\""), "{fk}");
+    }
+
     #[test]
     fn json_escapes_control_characters() {
         let mut out = Vec::new();
@@ -331,4 +398,11 @@ mod tests {
             "\"a\\\"\\\\\\u0001\u{e9}\""
         );
     }
+}
+
+/// `text` fit for an SQL comment, which ends at its line: a line break in a directory's
+/// or a table's name (both may hold one) is written `\n` (`\r`), so that what follows
+/// it is not read as a statement (helper-88: a directory named `d⏎DROP TABLE x;`).
+fn one_line(text: &str) -> String {
+    text.replace('\n', "\\n").replace('\r', "\\r")
 }

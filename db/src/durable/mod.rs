@@ -351,6 +351,9 @@ pub struct DataDir {
     storage: Arc<dyn Storage>,
     wal: LogWriter,
     _lock: Box<dyn LockGuard>,
+    /// What `dir` named when the lock was taken ([`Storage::dir_id`]): a checkpoint is
+    /// written into `dir` by name only while it still names that directory.
+    dir_id: Option<(u64, u64)>,
     /// Program table -> stored position (durable tables only).
     map: Vec<Option<u32>>,
     /// Stored position -> program table.
@@ -854,6 +857,33 @@ fn scan_err(e: wal::ScanError, path: &Path, dir: &Path) -> OpenError {
 /// generation it was taken from and the one after it, and a log with another salt
 /// (copied from another directory, or an older generation put back) would be merged
 /// into data it does not belong to.
+/// Refuses a log that starts past what the checkpoint covers (records missing in
+/// between, or the checkpoint missing): recovery and the readers (`wo db export`, the
+/// mirror) alike, so that no reader hands out a part of the rows as the whole
+/// (helper-88: export printed a third of them and exited 0).
+pub(crate) fn check_gap(
+    has_checkpoint: bool,
+    hdr: &WalHeader,
+    ckpt_lsn: u64,
+    wal_path: &Path,
+) -> Result<(), OpenError> {
+    if hdr.first_lsn <= ckpt_lsn.saturating_add(1) {
+        return Ok(());
+    }
+    let what = if has_checkpoint {
+        format!(
+            "the log starts at lsn {}, but the checkpoint ends at lsn {ckpt_lsn}",
+            hdr.first_lsn
+        )
+    } else {
+        format!(
+            "the log starts at lsn {} and there is no checkpoint",
+            hdr.first_lsn
+        )
+    };
+    Err(damaged(wal_path, 24, what))
+}
+
 fn check_tie(
     salts: Option<checkpoint::Salts>,
     hdr: &WalHeader,
@@ -991,20 +1021,7 @@ fn recover_into(
     };
 
     // Replay the log.
-    if hdr.first_lsn > ckpt_lsn + 1 {
-        let what = if files.ckpt.is_some() {
-            format!(
-                "the log starts at lsn {}, but the checkpoint ends at lsn {ckpt_lsn}",
-                hdr.first_lsn
-            )
-        } else {
-            format!(
-                "the log starts at lsn {} and there is no checkpoint",
-                hdr.first_lsn
-            )
-        };
-        return Err(damaged(&wal_path, 24, what));
-    }
+    check_gap(files.ckpt.is_some(), &hdr, ckpt_lsn, &wal_path)?;
     let mut rp = Replay {
         db,
         dir,
@@ -1492,11 +1509,13 @@ impl DataDir {
     ) -> DataDir {
         let mut wal = wal;
         wal.note = lock.durable_note();
+        let dir_id = storage.dir_id(dir).ok().flatten();
         DataDir {
             dir: dir.to_path_buf(),
             storage,
             wal,
             _lock: lock,
+            dir_id,
             map,
             tables,
             schema_pending,
@@ -1793,7 +1812,7 @@ impl DataDir {
         let (switch, written) = match res {
             Ok(x) => x,
             Err(f) => {
-                let _ = self.storage.remove(&self.dir.join("checkpoint.tmp"));
+                self.remove_checkpoint_tmp();
                 return Err(f);
             }
         };
@@ -1825,6 +1844,7 @@ impl DataDir {
         let lsn = self.wal.durable_lsn;
         let (stored, _, _) = program_stored(db);
         let tmp = self.dir.join("checkpoint.tmp");
+        same_dir(self.storage.as_ref(), &self.dir, self.dir_id)?;
         let mut file = self
             .storage
             .open(&tmp, true)
@@ -1863,6 +1883,7 @@ impl DataDir {
         let switch = Switch {
             storage: self.storage.clone(),
             dir: self.dir.clone(),
+            dir_id: self.dir_id,
             file: job.file,
             lsn: job.lsn,
             salt: job.next_salt,
@@ -1969,7 +1990,7 @@ impl DataDir {
             }
             Ok(None) => Some(Ok(())),
             Err(f) => {
-                let _ = self.storage.remove(&self.dir.join("checkpoint.tmp"));
+                self.remove_checkpoint_tmp();
                 Some(Err(self.checkpoint_failed(f)))
             }
         }
@@ -1985,12 +2006,44 @@ impl DataDir {
         }
     }
 
+    /// Removes the `checkpoint.tmp` of a checkpoint given up, when `dir` still names the
+    /// directory this program holds (in one that replaced it, the file is another's).
+    fn remove_checkpoint_tmp(&self) {
+        if same_dir(self.storage.as_ref(), &self.dir, self.dir_id).is_ok() {
+            let _ = self.storage.remove(&self.dir.join("checkpoint.tmp"));
+        }
+    }
+
     /// Gives up on a checkpoint that cannot go on: tried again once the log has grown by
     /// another threshold.
     fn checkpoint_failed(&mut self, f: Failure) -> Failure {
         self.ckpt = None;
         self.retry_at = self.wal.len() + self.checkpoint_min.max(self.checkpoint_bytes);
         f
+    }
+}
+
+/// Whether `dir` still names the directory whose identity was `id` when its lock was
+/// taken: a failure when it was moved away (and perhaps replaced) under the program,
+/// whose log goes on in the directory it holds, wherever that is now.
+pub(crate) fn same_dir(
+    storage: &dyn Storage,
+    dir: &Path,
+    id: Option<(u64, u64)>,
+) -> Result<(), Failure> {
+    let Some(id) = id else { return Ok(()) };
+    match storage.dir_id(dir) {
+        Ok(Some(now)) if now == id => Ok(()),
+        Ok(None) => Ok(()),
+        Ok(Some(_)) | Err(_) => Err(Failure {
+            op: "checkpoint",
+            path: dir.to_path_buf(),
+            os_error: None,
+            message: "the data directory was moved or replaced while this program held it: its log goes on in the directory it opened, and nothing is written into what the path names now".into(),
+            changes_undone: 0,
+            limit: false,
+            cut_failed: None,
+        }),
     }
 }
 

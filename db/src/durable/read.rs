@@ -37,7 +37,7 @@ use super::checkpoint::{self, CKPT_HEADER_LEN};
 use super::codec::{self, Item, Reader, StoredType};
 use super::storage::{RealStorage, Storage, StorageFile};
 use super::wal::{LogSource, WalHeader, HEADER_LEN};
-use super::{check_tie, damaged, io_err, open_existing, read_header, OpenError};
+use super::{check_gap, check_tie, damaged, io_err, open_existing, read_header, OpenError};
 use crate::{Cell, RowId};
 
 /// A durable table as the directory stores it.
@@ -250,12 +250,13 @@ fn open_pair(storage: &dyn Storage, dir: &Path) -> Result<Pair, OpenError> {
             .map_or((None, 0), |c| (c.head.salts, c.head.lsn));
         match check_tie(salts, &hdr, lsn, &wal_path) {
             Ok(()) => {
+                check_gap(ckpt.is_some(), &hdr, lsn, &wal_path)?;
                 return Ok(Pair {
                     dir: dir.to_path_buf(),
                     wal,
                     hdr,
                     ckpt,
-                })
+                });
             }
             // A writer renamed a new checkpoint in between the two opens: read again.
             Err(e) => last = Some(e),

@@ -201,6 +201,15 @@ pub trait Storage: Send + Sync + Debug {
     fn memory_limit(&self) -> Option<u64> {
         memory_total()
     }
+    /// What the directory `dir` names now (its device and inode), when the storage
+    /// knows: a holder compares it with what it locked before it writes a file into
+    /// the directory by name, so a directory moved away and replaced under a running
+    /// program does not get that program's checkpoint (`None`: not known, not
+    /// compared).
+    fn dir_id(&self, dir: &Path) -> io::Result<Option<(u64, u64)>> {
+        let _ = dir;
+        Ok(None)
+    }
 }
 
 /// The real file system through rustix system calls.
@@ -438,6 +447,10 @@ impl Storage for RealStorage {
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn StorageFile>> {
         let fd = open_regular(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
         Ok(Box::new(RealFile { fd }))
+    }
+    fn dir_id(&self, dir: &Path) -> io::Result<Option<(u64, u64)>> {
+        let st = rustix::fs::stat(dir)?;
+        Ok(Some((st.st_dev as u64, st.st_ino as u64)))
     }
     fn exists(&self, path: &Path) -> io::Result<bool> {
         match rustix::fs::stat(path) {

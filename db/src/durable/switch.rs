@@ -19,6 +19,8 @@ use super::Failure;
 pub(crate) struct Switch {
     pub storage: Arc<dyn Storage>,
     pub dir: PathBuf,
+    /// What `dir` named when its lock was taken (`super::same_dir`).
+    pub dir_id: Option<(u64, u64)>,
     pub file: Box<dyn StorageFile>,
     /// The LSN the checkpoint covers; the new log starts after it.
     pub lsn: u64,
@@ -42,6 +44,14 @@ impl Switch {
     pub(crate) fn run(mut self) -> Result<LogWriter, SwitchError> {
         let tmp = self.dir.join("checkpoint.tmp");
         let path = self.dir.join("checkpoint");
+        // Moved away under the program: nothing is renamed or created by name, and
+        // the `checkpoint.tmp` the path names now is not this program's to remove.
+        if let Err(failure) = super::same_dir(self.storage.as_ref(), &self.dir, self.dir_id) {
+            return Err(SwitchError {
+                failure,
+                fence: false,
+            });
+        }
         if let Err(e) = self.file.fsync() {
             let _ = self.storage.remove(&tmp);
             return Err(SwitchError {
