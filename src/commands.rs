@@ -432,10 +432,19 @@ pub fn db_migrate(dir: &Path, path: &Path, apply: bool, drop: Vec<String>) -> Re
         out_part!("{plan}");
         return Ok(());
     }
-    let n = plan.steps.len();
+    // A `[refused]` line is no change: it says why `--apply` would carry out none
+    // (helper-88: "2 changes" for one change and its refusal).
+    let refused = plan
+        .steps
+        .iter()
+        .filter(|s| s.kind == wo_vm::durable::StepKind::Refused)
+        .count();
+    let n = plan.steps.len() - refused;
     let s = if n == 1 { "" } else { "s" };
     if apply {
         out!("{d}: migrated ({n} change{s}):");
+    } else if refused > 0 {
+        out!("{d}: {n} change{s}, refused (nothing written; `--apply` would be refused, exit 65):");
     } else {
         out!("{d}: {n} change{s} (nothing written; `--apply` carries them out):");
     }

@@ -561,6 +561,15 @@ fn every_refusal_names_table_and_column_exits_65_and_writes_nothing() {
         "{}",
         plan.stdout
     );
+    // Its head counts the change, not the refusal, and says `--apply` would be refused
+    // (helper-88: "2 changes" for one and its refusal).
+    assert!(
+        plan.stdout.starts_with(
+            "d: 1 change, refused (nothing written; `--apply` would be refused, exit 65):\n"
+        ),
+        "{}",
+        plan.stdout
+    );
     // A new unique index over repeated values names the value.
     write(
         &dir,
