@@ -853,10 +853,6 @@ fn scan_err(e: wal::ScanError, path: &Path, dir: &Path) -> OpenError {
     }
 }
 
-/// Refuses a log that is not the checkpoint's: a version 2 checkpoint names the log
-/// generation it was taken from and the one after it, and a log with another salt
-/// (copied from another directory, or an older generation put back) would be merged
-/// into data it does not belong to.
 /// Refuses a log that starts past what the checkpoint covers (records missing in
 /// between, or the checkpoint missing): recovery and the readers (`wo db export`, the
 /// mirror) alike, so that no reader hands out a part of the rows as the whole
@@ -884,6 +880,10 @@ pub(crate) fn check_gap(
     Err(damaged(wal_path, 24, what))
 }
 
+/// Refuses a log that is not the checkpoint's: a version 2 checkpoint names the log
+/// generation it was taken from and the one after it, and a log with another salt
+/// (copied from another directory, or an older generation put back) would be merged
+/// into data it does not belong to.
 fn check_tie(
     salts: Option<checkpoint::Salts>,
     hdr: &WalHeader,
@@ -1509,7 +1509,7 @@ impl DataDir {
     ) -> DataDir {
         let mut wal = wal;
         wal.note = lock.durable_note();
-        let dir_id = storage.dir_id(dir).ok().flatten();
+        let dir_id = lock.dir_id();
         DataDir {
             dir: dir.to_path_buf(),
             storage,

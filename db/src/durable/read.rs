@@ -248,9 +248,12 @@ fn open_pair(storage: &dyn Storage, dir: &Path) -> Result<Pair, OpenError> {
         let (salts, lsn) = ckpt
             .as_ref()
             .map_or((None, 0), |c| (c.head.salts, c.head.lsn));
-        match check_tie(salts, &hdr, lsn, &wal_path) {
+        // (A gap too may be a writer's switch between the two opens: its first
+        // checkpoint renamed in after `checkpoint` was found missing, helper-89.)
+        match check_tie(salts, &hdr, lsn, &wal_path)
+            .and_then(|()| check_gap(ckpt.is_some(), &hdr, lsn, &wal_path))
+        {
             Ok(()) => {
-                check_gap(ckpt.is_some(), &hdr, lsn, &wal_path)?;
                 return Ok(Pair {
                     dir: dir.to_path_buf(),
                     wal,

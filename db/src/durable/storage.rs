@@ -100,6 +100,12 @@ pub trait LockGuard: Send + Debug {
         let _ = recovered;
         Ok(())
     }
+    /// The locked directory's identity (device and inode, from its locked descriptor,
+    /// whatever its path names now): what [`Storage::dir_id`] of the path is compared
+    /// with. `None` where the storage does not know (the simulated disk).
+    fn dir_id(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// The durable-LSN note in the lock file: after each successful sync the log thread
@@ -263,6 +269,10 @@ struct RealLock {
 }
 
 impl LockGuard for RealLock {
+    fn dir_id(&self) -> Option<(u64, u64)> {
+        let st = rustix::fs::fstat(&self._dir).ok()?;
+        Some((st.st_dev as u64, st.st_ino as u64))
+    }
     fn durable_note(&self) -> Option<Box<dyn DurableNote>> {
         Some(Box::new(RealNote {
             fd: Arc::clone(&self.fd),

@@ -44,15 +44,17 @@ impl Switch {
     pub(crate) fn run(mut self) -> Result<LogWriter, SwitchError> {
         let tmp = self.dir.join("checkpoint.tmp");
         let path = self.dir.join("checkpoint");
-        // Moved away under the program: nothing is renamed or created by name, and
-        // the `checkpoint.tmp` the path names now is not this program's to remove.
+        // Moved away under the program (checked after the sync, just before the
+        // rename): nothing is renamed or created by name, and the `checkpoint.tmp`
+        // the path names now is not this program's to remove.
+        let fsynced = self.file.fsync();
         if let Err(failure) = super::same_dir(self.storage.as_ref(), &self.dir, self.dir_id) {
             return Err(SwitchError {
                 failure,
                 fence: false,
             });
         }
-        if let Err(e) = self.file.fsync() {
+        if let Err(e) = fsynced {
             let _ = self.storage.remove(&tmp);
             return Err(SwitchError {
                 failure: failure("fsync", &tmp, &e),
@@ -66,6 +68,9 @@ impl Switch {
             self.storage
                 .sync_dir(&self.dir)
                 .map_err(|e| failure("fsync", &self.dir, &e))?;
+            // Moved between the rename and here: the next log is not made by name
+            // in what the path names now (the log is fenced).
+            super::same_dir(self.storage.as_ref(), &self.dir, self.dir_id)?;
             LogWriter::create(
                 &self.storage,
                 &self.dir,
