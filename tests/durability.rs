@@ -1336,13 +1336,7 @@ fn a_directory_moved_away_keeps_its_holder_out_of_its_replacement() {
     std::io::Write::write_all(&mut stdin, b"go\n").unwrap();
     drop(stdin);
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = stderr_text(&mut child);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}: {err}");
     assert_eq!(rest, ["done 800"], "{err}");
@@ -1361,6 +1355,15 @@ fn a_directory_moved_away_keeps_its_holder_out_of_its_replacement() {
     let v = db_verify(&cwd.join("old"));
     v.expect_status(0);
     assert!(v.stdout.contains("table Event: 800 rows"), "{}", v.stdout);
+}
+
+/// All a child's stderr (piped), read to its end.
+fn stderr_text(child: &mut Child) -> String {
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        e.read_to_string(&mut err).expect("stderr is UTF-8");
+    }
+    err
 }
 
 /// The offsets of the log's records: (start, end) of each, from the 36-byte header on.
@@ -2101,13 +2104,7 @@ fn a_fifo_named_wal_is_refused_without_hanging() {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+        let err = stderr_text(&mut child);
         assert_eq!(status.code(), Some(65), "{args:?}: {err}");
         assert!(
             err.contains("d/wal") && err.contains("not a regular file"),

@@ -26,6 +26,18 @@ fn insert(dd: &mut DataDir, db: &mut Db, n: i64) {
     dd.commit(db, Savepoint(0)).unwrap();
 }
 
+/// A directory with five inserts, a checkpoint after them, and a sixth insert.
+fn checkpointed_after_five() -> (SimStorage, DataDir, Db) {
+    let sim = SimStorage::new();
+    let (mut dd, mut db) = open(&sim, &dir()).unwrap();
+    for n in 1..=5 {
+        insert(&mut dd, &mut db, n);
+    }
+    dd.checkpoint(&db).unwrap();
+    insert(&mut dd, &mut db, 6);
+    (sim, dd, db)
+}
+
 #[test]
 fn a_log_from_another_directory_is_refused_naming_both_generations() {
     let sim = SimStorage::new();
@@ -64,13 +76,7 @@ fn a_log_from_another_directory_is_refused_naming_both_generations() {
 
 #[test]
 fn an_older_generation_put_back_is_refused_and_the_right_pair_still_opens() {
-    let sim = SimStorage::new();
-    let (mut dd, mut db) = open(&sim, &dir()).unwrap();
-    for n in 1..=5 {
-        insert(&mut dd, &mut db, n);
-    }
-    dd.checkpoint(&db).unwrap();
-    insert(&mut dd, &mut db, 6);
+    let (sim, mut dd, mut db) = checkpointed_after_five();
     // The generation after the first checkpoint, and that checkpoint.
     let (old_wal, old_ckpt) = (
         read(&sim, &dir().join("wal")),
@@ -139,13 +145,7 @@ fn a_version_1_checkpoint_is_still_read() {
 /// (helper-88).
 #[test]
 fn a_log_without_its_checkpoint_is_refused_by_the_readers_too() {
-    let sim = SimStorage::new();
-    let (mut dd, mut db) = open(&sim, &dir()).unwrap();
-    for n in 1..=5 {
-        insert(&mut dd, &mut db, n);
-    }
-    dd.checkpoint(&db).unwrap();
-    insert(&mut dd, &mut db, 6);
+    let (sim, dd, db) = checkpointed_after_five();
     drop((dd, db));
     durable::Storage::remove(&sim, &dir().join("checkpoint")).unwrap();
     let want = "the log starts at lsn 7 and there is no checkpoint";

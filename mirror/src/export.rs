@@ -266,6 +266,19 @@ fn csv_row(out: &mut Vec<u8>, id: i64, cells: &[Cell]) {
 mod tests {
     use super::*;
 
+    /// `dir` opened on the simulated disk `sim` for a program with `schema`.
+    fn open_sim(
+        sim: &wo_db::durable::SimStorage,
+        dir: &Path,
+        schema: wo_db::Schema,
+    ) -> (wo_db::durable::DataDir, wo_db::Db) {
+        let options = wo_db::durable::Options {
+            storage: Arc::new(sim.clone()),
+            ..wo_db::durable::Options::default()
+        };
+        wo_db::durable::open(dir, schema, options).unwrap()
+    }
+
     #[test]
     fn csv_quotes_what_needs_it() {
         let mut out = Vec::new();
@@ -290,7 +303,7 @@ mod tests {
     /// CSV exports it.
     #[test]
     fn json_lines_refuse_a_column_named_table() {
-        use wo_db::durable::{self, Options, SimStorage};
+        use wo_db::durable::SimStorage;
         use wo_db::{ColType, Column, Schema, TableDef};
         let sim = SimStorage::new();
         let dir = Path::new("/d");
@@ -306,11 +319,7 @@ mod tests {
                 durable: true,
             }],
         };
-        let opts = || Options {
-            storage: Arc::new(sim.clone()),
-            ..Options::default()
-        };
-        let (mut dd, mut db) = durable::open(dir, schema, opts()).unwrap();
+        let (mut dd, mut db) = open_sim(&sim, dir, schema);
         db.insert(0, vec![Cell::Text("other".into())]).unwrap();
         dd.commit(&mut db, wo_db::Savepoint(0)).unwrap();
         drop(dd);
@@ -329,7 +338,7 @@ mod tests {
     /// table's) stay in the comment (helper-88: `d⏎DROP TABLE x;` ran as a statement).
     #[test]
     fn sql_comments_keep_line_breaks_in_names_to_their_line() {
-        use wo_db::durable::{self, Options, SimStorage};
+        use wo_db::durable::SimStorage;
         use wo_db::{ColType, Column, Schema, TableDef};
         let sim = SimStorage::new();
         let dir = Path::new("/d\nDROP TABLE x;");
@@ -354,11 +363,7 @@ mod tests {
                 },
             ],
         };
-        let opts = || Options {
-            storage: Arc::new(sim.clone()),
-            ..Options::default()
-        };
-        let (mut dd, mut db) = durable::open(dir, schema, opts()).unwrap();
+        let (mut dd, mut db) = open_sim(&sim, dir, schema);
         let parent = db.insert(0, vec![Cell::Int(1)]).unwrap();
         db.insert(1, vec![Cell::Ref(parent)]).unwrap();
         dd.commit(&mut db, wo_db::Savepoint(0)).unwrap();
