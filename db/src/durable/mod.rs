@@ -2154,11 +2154,17 @@ impl fmt::Display for Report {
             )?,
             None => writeln!(f, "checkpoint: none")?,
         }
-        writeln!(
-            f,
-            "log: {} records in {} bytes ({} allocated), lsn {}..{}",
-            self.log_records, self.log_used, self.log_bytes, self.log_first_lsn, self.last_lsn
-        )?;
+        // A log of no bytes was not read: the problem below stopped the reading first
+        // (a damaged checkpoint), and "0 records" would say it is empty (helper-88).
+        if self.log_bytes == 0 && self.problem.is_some() {
+            writeln!(f, "log: not read (the problem below comes first)")?;
+        } else {
+            writeln!(
+                f,
+                "log: {} records in {} bytes ({} allocated), lsn {}..{}",
+                self.log_records, self.log_used, self.log_bytes, self.log_first_lsn, self.last_lsn
+            )?;
+        }
         if let Some(t) = self.torn_tail {
             writeln!(f, "torn tail at offset {t} (cut on the next open)")?;
         }
