@@ -262,6 +262,13 @@ fn csv_row(out: &mut Vec<u8>, id: i64, cells: &[Cell]) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// `text` fit for an SQL comment, which ends at its line: a line break in a directory's
+/// or a table's name (both may hold one) is written `\n` (`\r`), so that what follows
+/// it is not read as a statement (helper-88: a directory named `d⏎DROP TABLE x;`).
+fn one_line(text: &str) -> String {
+    text.replace('\n', "\\n").replace('\r', "\\r")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,11 +410,4 @@ mod tests {
             "\"a\\\"\\\\\\u0001\u{e9}\""
         );
     }
-}
-
-/// `text` fit for an SQL comment, which ends at its line: a line break in a directory's
-/// or a table's name (both may hold one) is written `\n` (`\r`), so that what follows
-/// it is not read as a statement (helper-88: a directory named `d⏎DROP TABLE x;`).
-fn one_line(text: &str) -> String {
-    text.replace('\n', "\\n").replace('\r', "\\r")
 }
