@@ -1383,7 +1383,7 @@ fn a_table_named_on_the_command_line_that_is_not_stored_is_a_usage_error() {
         res.expect_status(64);
         assert!(
             res.stderr
-                .contains("--drop nosuch: d stores no table `nosuch`"),
+                .contains("--drop nosuch: d stores no table `nosuch`; the program declares every table it stores, so none can be dropped"),
             "{}",
             res.stderr
         );

@@ -1099,7 +1099,9 @@ fn migrate_drop_removes_an_undeclared_table_unless_a_kept_one_refers_to_it() {
     );
     res.expect_status(64);
     assert!(
-        res.stderr.contains("stores no table `nope`"),
+        res.stderr.contains(
+            "stores no table `nope`; the one it stores that the program does not declare is `employees`"
+        ),
         "{}",
         res.stderr
     );

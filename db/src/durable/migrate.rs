@@ -415,9 +415,27 @@ pub(crate) fn plan(
                 })
             }
             None => {
+                // What `--drop` could take: the stored tables the program leaves
+                // undeclared (helper-88: a misspelt name said only "no table").
+                let droppable: Vec<String> = stored
+                    .iter()
+                    .filter(|n| !declared(n))
+                    .map(|n| format!("`{n}`"))
+                    .collect();
+                let which = match droppable.as_slice() {
+                    [] => "the program declares every table it stores, so none can be dropped"
+                        .to_string(),
+                    [one] => {
+                        format!("the one it stores that the program does not declare is {one}")
+                    }
+                    more => format!(
+                        "those it stores that the program does not declare are {}",
+                        more.join(", ")
+                    ),
+                };
                 return Err(OpenError::Usage {
-                    message: format!("--drop {name}: {d} stores no table `{name}`"),
-                })
+                    message: format!("--drop {name}: {d} stores no table `{name}`; {which}"),
+                });
             }
         }
     }
