@@ -1418,6 +1418,65 @@ fn damaged_log_exits_65_naming_file_and_offset() {
     assert_eq!(std::fs::read(&wal).unwrap(), bytes);
 }
 
+/// A damaged checkpoint: the offset is where the bytes its checksum covers begin (a
+/// checksum cannot say which byte is wrong), and `wo db verify` does not print figures
+/// it could not read (helper-88: "up to lsn 0", "0 records in 0 bytes").
+#[test]
+fn damaged_checkpoint_exits_65_and_verify_says_what_it_could_not_read() {
+    let cwd = fresh_ledger("damaged-checkpoint");
+    ledger(&cwd, &[], "d", &["stress", "20"]).expect_status(0);
+    let dir = cwd.join("d");
+    let mut cmd = common::wo();
+    cmd.args(["db", "checkpoint"]).arg(&dir);
+    output(cmd).expect_status(0);
+    let path = dir.join("checkpoint");
+    let good = std::fs::read(&path).unwrap();
+    let len = good.len();
+    // The header's checksum covers bytes 0..48 (version 2 on), the body's 52..len-4.
+    for (flip, offset, what) in [
+        (
+            20,
+            0,
+            "checkpoint header checksum mismatch (it covers bytes 0..48)".to_string(),
+        ),
+        (
+            len / 2,
+            52,
+            format!(
+                "checkpoint body checksum mismatch (it covers bytes 52..{})",
+                len - 4
+            ),
+        ),
+    ] {
+        let mut bytes = good.clone();
+        bytes[flip] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let res = ledger(&cwd, &[], "d", &["report"]);
+        res.expect_status(65);
+        let said = format!("d/checkpoint: damaged at offset {offset}: {what}");
+        assert_contains("damaged checkpoint", &res, &[&said]);
+        assert!(res.stdout.is_empty(), "main must not run: {}", res.stdout);
+        let v = db_verify(&dir);
+        v.expect_status(65);
+        let lines: Vec<&str> = v.stdout.lines().collect();
+        assert_eq!(
+            lines[1..],
+            [
+                format!("checkpoint: {len} bytes, not read (see the problem below)").as_str(),
+                "log: not read (the problem below comes first)",
+                &format!(
+                    "problem: {}",
+                    said.replace("d/", &format!("{}/", dir.display()))
+                ),
+            ],
+            "{}",
+            v.snapshot()
+        );
+        // Nothing was "repaired" away.
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    }
+}
+
 #[test]
 fn torn_tail_is_dropped_and_overwritten() {
     for how in ["truncate", "garble"] {

@@ -325,7 +325,7 @@ pub(crate) fn header(buf: &[u8], file_len: u64) -> Result<Header, (u64, String)>
             let v2_ok =
                 buf.len() >= CKPT_HEADER_LEN && crc32fast::hash(&buf[0..48]) == le32(&buf[48..52]);
             if !v1_ok && !v2_ok {
-                return Err((32, "checkpoint header checksum mismatch".into()));
+                return Err((0, "checkpoint header checksum mismatch".into()));
             }
             return Err((8, format!("checkpoint format version {version} is not supported (this build reads 1 to {CKPT_VERSION})")));
         }
@@ -338,7 +338,12 @@ pub(crate) fn header(buf: &[u8], file_len: u64) -> Result<Header, (u64, String)>
     }
     let crc_at = hlen - 4;
     if crc32fast::hash(&buf[0..crc_at]) != le32(&buf[crc_at..hlen]) {
-        return Err((crc_at as u64, "checkpoint header checksum mismatch".into()));
+        // The offset is where the covered bytes begin, not the checksum's (a
+        // checksum cannot say which byte is wrong).
+        return Err((
+            0,
+            format!("checkpoint header checksum mismatch (it covers bytes 0..{crc_at})"),
+        ));
     }
     let flags = le32(&buf[12..16]);
     if flags != 0 {
@@ -385,8 +390,11 @@ pub(crate) fn open(buf: &[u8]) -> Result<Body<'_>, (u64, String)> {
     let body = &buf[hlen..buf.len() - 4];
     if crc32fast::hash(body) != le32(&buf[buf.len() - 4..]) {
         return Err((
-            (buf.len() - 4) as u64,
-            "checkpoint body checksum mismatch".into(),
+            hlen as u64,
+            format!(
+                "checkpoint body checksum mismatch (it covers bytes {hlen}..{})",
+                buf.len() - 4
+            ),
         ));
     }
     let mut r = Reader::new(body);

@@ -2123,7 +2123,8 @@ pub struct Report {
     /// `Some(pid)` when another process holds the lock (the pid when readable).
     pub locked_by: Option<Option<u32>>,
     pub checkpoint_bytes: Option<u64>,
-    pub checkpoint_lsn: u64,
+    /// `None` when there is no checkpoint or its header could not be read.
+    pub checkpoint_lsn: Option<u64>,
     /// The log file's size: what it holds and the room allocated ahead of it.
     pub log_bytes: u64,
     /// Where its valid records end (at a torn tail or damage, where they stop).
@@ -2146,13 +2147,13 @@ impl fmt::Display for Report {
             Some(None) => writeln!(f, "in use by another process")?,
             None => {}
         }
-        match self.checkpoint_bytes {
-            Some(b) => writeln!(
-                f,
-                "checkpoint: {b} bytes, up to lsn {}",
-                self.checkpoint_lsn
-            )?,
-            None => writeln!(f, "checkpoint: none")?,
+        match (self.checkpoint_bytes, self.checkpoint_lsn) {
+            (Some(b), Some(lsn)) => writeln!(f, "checkpoint: {b} bytes, up to lsn {lsn}")?,
+            // Damaged: "up to lsn 0" would be a figure it does not hold (helper-88).
+            (Some(b), None) => {
+                writeln!(f, "checkpoint: {b} bytes, not read (see the problem below)")?
+            }
+            (None, _) => writeln!(f, "checkpoint: none")?,
         }
         // A log of no bytes was not read: the problem below stopped the reading first
         // (a damaged checkpoint), and "0 records" would say it is empty (helper-88).
@@ -2290,7 +2291,7 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
         rep.checkpoint_bytes = Some(buf.len() as u64);
         match checkpoint::read(&buf) {
             Ok(s) => {
-                rep.checkpoint_lsn = s.lsn;
+                rep.checkpoint_lsn = Some(s.lsn);
                 salts = s.salts;
                 defs.clone_from(&s.schema);
                 for (t, &rows) in s.schema.iter().zip(&s.rows) {
@@ -2330,7 +2331,7 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
         Err(e) => return Err(e),
     };
     rep.log_first_lsn = hdr.first_lsn;
-    let ckpt_lsn = rep.checkpoint_lsn;
+    let ckpt_lsn = rep.checkpoint_lsn.unwrap_or(0);
     if let Err(OpenError::Damaged { file, offset, what }) =
         check_tie(salts, &hdr, ckpt_lsn, &wal_path)
     {

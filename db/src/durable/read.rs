@@ -298,7 +298,11 @@ fn check_body(
         .read_vec(end, 4)
         .map_err(|e| io_err("pread", path, &e))?;
     if crc.len() < 4 || h.finalize() != u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]) {
-        return Err(damaged(path, end, "checkpoint body checksum mismatch"));
+        let what = format!(
+            "checkpoint body checksum mismatch (it covers bytes {}..{end})",
+            head.hlen
+        );
+        return Err(damaged(path, head.hlen as u64, what));
     }
     Ok(())
 }

@@ -68,7 +68,13 @@ impl WalHeader {
         }
         let crc = le32(&buf[32..36]);
         if crc32fast::hash(&buf[0..32]) != crc {
-            return Err((32, "log header checksum mismatch".into()));
+            // A checksum cannot say which byte is wrong: the offset is where the bytes
+            // it covers begin, as a damaged record's is (helper-88: offset 32 pointed
+            // at the checksum, not the damage).
+            return Err((
+                0,
+                "log header checksum mismatch (it covers bytes 0..32)".into(),
+            ));
         }
         let version = le32(&buf[8..12]);
         if version != 1 && version != WAL_VERSION {
