@@ -50,7 +50,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         braces: std::cell::OnceCell::new(),
         tables: std::cell::OnceCell::new(),
     };
-    let (mut braces, mut blocks) = to_drop(&ctx, &errs);
+    let (mut braces, mut blocks, mut lets) = to_drop(&ctx, &errs);
     let mut diags = merge(&ctx, lexed.diags.clone(), errs, lexed.cut);
     // `fn main()` or `if x > 2` with its `{` on the next line (a habit of C# and
     // Allman style): each is reported once, then the file is read again with the `{`
@@ -62,11 +62,12 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     let mut reported: Vec<Diagnostic> = lexed.diags.clone();
     let mut toks = lexed.toks.clone();
     let mut budget = BRACE_TOKEN_BUDGET;
-    while !(braces.is_empty() && blocks.is_empty()) && budget >= toks.len() {
+    while !(braces.is_empty() && blocks.is_empty() && lets.is_empty()) && budget >= toks.len() {
         budget -= toks.len();
         let at: HashSet<usize> = braces
             .iter()
             .chain(blocks.iter().map(|(open, _)| open))
+            .chain(&lets)
             .map(|&i| toks[i].0)
             .collect();
         reported.extend(
@@ -92,6 +93,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
             })
             .map(|(i, t)| match ends.get(&i) {
                 Some(&hi) => (t.0, Tok::Skipped, hi),
+                None if lets.binary_search(&i).is_ok() => (t.0, Tok::Let, t.2),
                 None => t,
             })
             .collect();
@@ -104,7 +106,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
             ..ctx
         };
         top = again;
-        (braces, blocks) = to_drop(&ctx, &errs);
+        (braces, blocks, lets) = to_drop(&ctx, &errs);
         diags = merge(&ctx, reported.clone(), errs, lexed.cut);
     }
     let items = match top {
@@ -126,12 +128,17 @@ const BRACE_TOKEN_BUDGET: usize = 2_000_000;
 
 /// What the next reading changes: the tokens it leaves out, sorted (the `{` of
 /// headers on the line after them, [`braces_on_the_next_line`]; the inside of each
-/// block of [`catch_blocks`]), and the blocks whose `{` it replaces with one
-/// `Skipped` token (its index and where the block ends).
-fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> (Vec<usize>, Vec<(usize, usize)>) {
+/// block of [`catch_blocks`]; the words of [`foreign_lets`] that are dropped), the
+/// blocks whose `{` it replaces with one `Skipped` token (its index and where the
+/// block ends), and the words it reads as `let`, sorted.
+type Reread = (Vec<usize>, Vec<(usize, usize)>, Vec<usize>);
+
+fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> Reread {
     let toks = ctx.toks;
     let mut out = braces_on_the_next_line(toks, errs);
     out.extend(self_parameters(ctx, errs));
+    let (dropped, lets) = foreign_lets(ctx, errs);
+    out.extend(dropped);
     let blocks = catch_blocks(ctx, errs);
     for &(open, close) in &blocks {
         out.extend(open + 1..=close);
@@ -142,7 +149,56 @@ fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> (Vec<usize>, Vec<(usize, usize)>) {
         .iter()
         .map(|&(open, close)| (open, toks[close].2))
         .collect();
-    (out, ends)
+    (out, ends, lets)
+}
+
+/// `var x = 1` (Go, Swift, JavaScript), `local x = 1` (Lua), `let mut x = 1` (Rust)
+/// and a field's `var n: Int`: the error at the name is reported once (its hint says
+/// how wo writes it), then the next reading takes the statement as `let x = 1` (the
+/// word read as `let`) and the field or `let mut` without the word (both sorted). Left
+/// as they were, recovery from the error at the name took the name for the start of
+/// the next class member, and the rest of a method's body was read as its class's
+/// (helper-85: one `var` in a method gave an error on each line after it).
+fn foreign_lets(ctx: &ErrCtx, errs: &[Error]) -> (Vec<usize>, Vec<usize>) {
+    let (mut dropped, mut lets) = (Vec::new(), Vec::new());
+    for e in errs {
+        let ParseError::UnrecognizedToken {
+            token: (lo, Tok::LId(_), _),
+            ..
+        } = e
+        else {
+            continue;
+        };
+        let i = ctx.toks.partition_point(|t| t.0 < *lo);
+        if !foreign_let_word(ctx, i) {
+            continue;
+        }
+        let w = i - 1;
+        if in_class_body(ctx, i) || matches!(ctx.tok(w.checked_sub(1)), Some(Tok::Let)) {
+            dropped.push(w);
+        } else {
+            lets.push(w);
+        }
+    }
+    lets.sort_unstable();
+    lets.dedup();
+    (dropped, lets)
+}
+
+/// Whether the token at `i` is a name after another language's word for a variable
+/// (`var`, `val`, `mut`, `auto`, `my`, `local`) at the start of a statement or after
+/// `let`.
+fn foreign_let_word(ctx: &ErrCtx, i: usize) -> bool {
+    let Some(w) = i.checked_sub(1) else {
+        return false;
+    };
+    matches!(ctx.tok(Some(i)), Some(Tok::LId(_)))
+        && matches!(ctx.tok(Some(w)), Some(Tok::LId(kw))
+            if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local"))
+        && matches!(
+            ctx.tok(w.checked_sub(1)),
+            None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Let)
+        )
 }
 
 /// `let r = try f() catch (e) { print(e.message); 0 }`: after `catch (e)` the
@@ -411,7 +467,9 @@ fn declared_names(toks: &[(usize, Tok, usize)], file: FileId) -> Vec<String> {
             (Tok::For, Tok::LId(n)) if matches!(toks.get(i + 2), Some((_, Tok::Assign, _))) => {
                 locals.push((n, fn_start))
             }
-            // `local x = 1`, `var y = 2` at the start of a statement: likewise.
+            // `local x = 1`, `var y = 2` at the start of a statement: likewise; outside
+            // every function (a global variable, which wo has not), with `let` too, its
+            // uses in the whole file.
             (Tok::LId(kw), Tok::LId(n))
                 if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
                     && matches!(
@@ -419,8 +477,13 @@ fn declared_names(toks: &[(usize, Tok, usize)], file: FileId) -> Vec<String> {
                         None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Let)
                     ) =>
             {
-                locals.push((n, fn_start))
+                if depth <= 0 {
+                    out.push(n.clone());
+                } else {
+                    locals.push((n, fn_start))
+                }
             }
+            (Tok::Let, Tok::LId(n)) if depth <= 0 => out.push(n.clone()),
             _ => {}
         }
         match (&w[0].1, &w[1].1) {
@@ -1477,6 +1540,8 @@ const SPAWN_HINT: &str = "`spawn` starts a call of a function or a method, `let 
 const SWITCH_HINT: &str =
     "choose among cases with `if` and `else if`: `if x == 1 { … } else if x == 2 { … } else { … }`";
 
+const GLOBAL_HINT: &str = "wo has no global variables: a value that never changes is a constant, `const TOTAL = 0`; one that changes is a local of `main` given to the functions that need it, or a row of a table";
+
 const VAR_HINT: &str = "a variable is declared with `let`: `let x = 1`";
 
 const MUT_HINT: &str = "a `let` variable can be assigned, with no `mut`: `let x = 1`, then `x = 2`";
@@ -1498,13 +1563,7 @@ fn habit_hint(
         .and_then(|i| ctx.toks.get(i))
         .is_some_and(|t| t.0 == t.2);
     match (prev, found?) {
-        (Some(Tok::LId(kw)), Tok::LId(_))
-            if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
-                && matches!(
-                    ctx.tok(idx.and_then(|i| i.checked_sub(2))),
-                    None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Let)
-                ) =>
-        {
+        (Some(Tok::LId(_)), Tok::LId(_)) if idx.is_some_and(|i| foreign_let_word(ctx, i)) => {
             if idx.is_some_and(|i| in_class_body(ctx, i)) {
                 Some(FIELD_VAR_HINT)
             } else if matches!(ctx.tok(idx.and_then(|i| i.checked_sub(2))), Some(Tok::Let)) {
@@ -1929,6 +1988,19 @@ fn habit_hint(
                 && top_level(ctx, idx) =>
         {
             Some("wo has no visibility or storage words: every declaration of a program is seen by all its files")
+        }
+        // A global variable (`let total = 0`, `var`, Lua's `local`): a script's habit.
+        (None | Some(Tok::Semi | Tok::RBrace), Tok::Let | Tok::LId(_))
+            if top_level(ctx, idx)
+                && matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LId(_)))
+                && match found? {
+                    Tok::LId(kw) => {
+                        matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
+                    }
+                    _ => true,
+                } =>
+        {
+            Some(GLOBAL_HINT)
         }
         // A statement where only declarations may be: a script's habit.
         (None | Some(Tok::Semi | Tok::RBrace), Tok::Let | Tok::If | Tok::While | Tok::For | Tok::Return)
