@@ -745,6 +745,49 @@ fn a_directory_with_one_main_is_one_program() {
     c.stop();
 }
 
+/// The errors of a program's files that are not open are published too, without a
+/// version (helper-90: a broken `lib.wo` showed nowhere while `main.wo`, open, had
+/// none), and cleared when they are mended or the program is closed.
+#[test]
+fn errors_in_files_of_the_program_that_are_not_open_are_published() {
+    let dir = scratch("not-open");
+    let main = "fn main() {\n  print(helper())\n}\n";
+    let broken = "fn helper() -> Int {\n  return \"no\"\n}\n";
+    let mended = "fn helper() -> Int {\n  return 1\n}\n";
+    std::fs::write(dir.join("main.wo"), main).expect("write");
+    std::fs::write(dir.join("lib.wo"), broken).expect("write");
+    let (uri, lib) = (uri_of(&dir.join("main.wo")), uri_of(&dir.join("lib.wo")));
+    let mut c = Client::start();
+    c.open(&uri, main);
+    assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
+    let d = c.diagnostics(&lib);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expected `Int`, found `Text`"),
+        "{d:?}"
+    );
+    assert_eq!(d[0]["range"]["start"], json!({ "line": 1, "character": 9 }));
+    // Mended on disk: the next analysis (an edit of `main.wo`) clears them.
+    std::fs::write(dir.join("lib.wo"), mended).expect("write");
+    change_all(&mut c, &uri, 2, main);
+    assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
+    assert_eq!(c.diagnostics(&lib), Vec::<Value>::new());
+    // Broken again, then the program closed: cleared with it.
+    std::fs::write(dir.join("lib.wo"), broken).expect("write");
+    change_all(&mut c, &uri, 3, main);
+    assert_eq!(c.diagnostics(&lib).len(), 1);
+    c.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": uri } }),
+    );
+    assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
+    assert_eq!(c.diagnostics(&lib), Vec::<Value>::new());
+    c.stop();
+}
+
 /// A file in a subdirectory of a program (`wo run proj` compiles `proj/lib/util.wo`
 /// with `proj/main.wo`) is checked with that program, not alone (helper-57: it got
 /// "unknown function `base`" and "the program has no `fn main()`"). A directory of

@@ -55,6 +55,12 @@ pub struct World {
     stale: HashSet<Url>,
     /// Programs analysed whose diagnostics are not yet published.
     unpublished: HashSet<Url>,
+    /// Files not open whose diagnostics were published (not empty), with their
+    /// program's key: they are cleared when they compile again, leave the program, or
+    /// the program is closed.
+    shown: HashMap<Url, Url>,
+    /// Files whose published diagnostics are to be cleared at the next publishing.
+    to_clear: Vec<Url>,
 }
 
 impl World {
@@ -66,14 +72,18 @@ impl World {
             programs: HashMap::new(),
             stale: HashSet::new(),
             unpublished: HashSet::new(),
+            shown: HashMap::new(),
+            to_clear: Vec::new(),
         }
     }
 
     pub fn has_stale(&self) -> bool {
-        !self.stale.is_empty() || !self.unpublished.is_empty()
+        !self.stale.is_empty() || !self.unpublished.is_empty() || !self.to_clear.is_empty()
     }
 
     pub fn open(&mut self, uri: Url, text: String, version: i32) {
+        // Open, it is published with its version from now on.
+        self.shown.remove(&uri);
         self.docs.insert(uri.clone(), Document::new(text, version));
         self.regroup(&uri);
     }
@@ -100,9 +110,7 @@ impl World {
         self.docs.remove(uri);
         if let Some(p) = self.doc_program.remove(uri) {
             if !self.doc_program.values().any(|q| *q == p) {
-                self.programs.remove(&p);
-                self.stale.remove(&p);
-                self.unpublished.remove(&p);
+                self.drop_program(&p);
             } else {
                 self.stale.insert(p);
             }
@@ -116,13 +124,30 @@ impl World {
         }
     }
 
+    /// Forgets a program none of whose files is open; what was published for its
+    /// other files is cleared.
+    fn drop_program(&mut self, key: &Url) {
+        self.programs.remove(key);
+        self.stale.remove(key);
+        self.unpublished.remove(key);
+        let gone: Vec<Url> = self
+            .shown
+            .iter()
+            .filter(|(_, k)| *k == key)
+            .map(|(u, _)| u.clone())
+            .collect();
+        for u in gone {
+            self.shown.remove(&u);
+            self.to_clear.push(u);
+        }
+    }
+
     /// Decides which program `uri` belongs to, and marks it stale.
     fn regroup(&mut self, uri: &Url) {
         let (key, files) = self.program_of(uri);
         if let Some(old) = self.doc_program.insert(uri.clone(), key.clone()) {
             if old != key && !self.doc_program.values().any(|q| *q == old) {
-                self.programs.remove(&old);
-                self.stale.remove(&old);
+                self.drop_program(&old);
             }
         }
         let p = self.programs.entry(key.clone()).or_insert(Program {
@@ -219,13 +244,20 @@ impl World {
         Some((paths, mains))
     }
 
-    /// Analyses every stale program; returns the diagnostics of the open documents of
-    /// each program analysed since the last call.
+    /// Analyses every stale program; returns the diagnostics of each file of each
+    /// program analysed since the last call: an open document's with its version, a
+    /// file not open (read from disk) when it has some or had some published, without
+    /// one; and an empty list for each file whose published ones no longer apply.
+    /// (helper-90: an error in a file not open, `lib.wo`, showed nowhere while the
+    /// program did not compile.)
     pub fn refresh(&mut self) -> Vec<(Url, Option<i32>, Vec<lsp_types::Diagnostic>)> {
         for key in std::mem::take(&mut self.stale) {
             self.analyse(&key);
         }
-        let mut out = Vec::new();
+        let mut out: Vec<_> = std::mem::take(&mut self.to_clear)
+            .into_iter()
+            .map(|u| (u, None, Vec::new()))
+            .collect();
         for key in std::mem::take(&mut self.unpublished) {
             let Some(p) = self.programs.get(&key) else {
                 continue;
@@ -233,18 +265,43 @@ impl World {
             let Some(a) = &p.analysis else {
                 continue;
             };
+            let mut shown = Vec::new();
             for (i, uri) in p.files.iter().enumerate() {
-                let Some(doc) = self.docs.get(uri) else {
+                let file = FileId(u32::try_from(i).unwrap_or(u32::MAX));
+                let of_file = a.diags.iter().filter(|d| d.span.file == file);
+                if let Some(doc) = self.docs.get(uri) {
+                    let diags = of_file.map(|d| self.diagnostic(d, doc, p)).collect();
+                    out.push((uri.clone(), Some(doc.version), diags));
+                    continue;
+                }
+                let Some(src) = p.sources.files.get(i) else {
                     continue;
                 };
-                let file = FileId(u32::try_from(i).unwrap_or(u32::MAX));
-                let diags = a
-                    .diags
-                    .iter()
-                    .filter(|d| d.span.file == file)
-                    .map(|d| self.diagnostic(d, doc, p))
-                    .collect();
-                out.push((uri.clone(), Some(doc.version), diags));
+                let doc = Document::new(src.src.clone(), 0);
+                let diags: Vec<_> = of_file.map(|d| self.diagnostic(d, &doc, p)).collect();
+                if !diags.is_empty() {
+                    shown.push(uri.clone());
+                    out.push((uri.clone(), None, diags));
+                } else if self.shown.get(uri) == Some(&key) {
+                    out.push((uri.clone(), None, diags));
+                }
+            }
+            // What was shown for this program and is not now (a file that compiles
+            // again or left the program) is cleared.
+            let before: Vec<Url> = self
+                .shown
+                .iter()
+                .filter(|(u, k)| **k == key && !shown.contains(u))
+                .map(|(u, _)| u.clone())
+                .collect();
+            for u in before {
+                self.shown.remove(&u);
+                if !p.files.contains(&u) {
+                    out.push((u, None, Vec::new()));
+                }
+            }
+            for u in shown {
+                self.shown.insert(u, key.clone());
             }
         }
         out
