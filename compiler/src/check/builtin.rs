@@ -117,6 +117,30 @@ pub(crate) fn habit(name: &str) -> Option<&'static str> {
     })
 }
 
+/// Whether `b`, a builtin of [`habit`], takes a first argument of type `first` (`None`:
+/// no argument; an unknown type fits anything).
+fn habit_fits(b: &str, first: Option<&Ty>) -> bool {
+    let Some(t) = first else {
+        return true;
+    };
+    let t = match t {
+        Ty::Nullable(inner) => inner,
+        t => t,
+    };
+    match (b, t) {
+        (_, Ty::Unknown | Ty::Error) => true,
+        ("push", t) => matches!(t, Ty::List(_)),
+        ("len", t) => matches!(t, Ty::Text | Ty::List(_) | Ty::Map(..)),
+        ("index_of" | "contains", t) => matches!(t, Ty::Text | Ty::List(_)),
+        (
+            "to_upper" | "to_lower" | "trim" | "starts_with" | "ends_with" | "parse_int"
+            | "parse_float" | "substr",
+            t,
+        ) => matches!(t, Ty::Text),
+        _ => true,
+    }
+}
+
 pub(crate) fn call(
     c: &mut Checker<'_>,
     name: &str,
@@ -132,6 +156,14 @@ pub(crate) fn call(
         return c.unknown(span);
     }
     if !is_builtin(name) {
+        // The arguments first: another language's name is told only when the first
+        // argument is what wo's builtin takes (helper-90: `add(1, 2)` was told `push`).
+        // The diagnostic goes before theirs, in source order.
+        let at = c.diags.len();
+        let first = args
+            .iter()
+            .map(|a| c.expr(a, None).ty)
+            .reduce(|first, _| first);
         let mut d = Diagnostic::error("name", name_span, format!("unknown function `{name}`"));
         if let Some(m) = module_of(name) {
             d = d.with_note(format!("did you mean `{m}.{name}(…)` (with `use {m}`)?"));
@@ -167,15 +199,15 @@ pub(crate) fn call(
             if let Some(s) = own {
                 d = d.with_note(format!("did you mean `{s}`?"));
             } else if let Some(b) = habit(name) {
-                d = d.with_note(format!("wo's name for it is `{b}`: `{b}(…)`"));
+                // Not fitting, not a misspelling of another builtin either.
+                if habit_fits(b, first.as_ref()) {
+                    d = d.with_note(format!("wo's name for it is `{b}`: `{b}(…)`"));
+                }
             } else if let Some(s) = suggest(name, CORE.iter().copied()) {
                 d = d.with_note(format!("did you mean `{s}`?"));
             }
         }
-        c.diags.push(d);
-        for a in args {
-            c.expr(a, None);
-        }
+        c.diags.insert(at, d);
         return c.unknown(span);
     }
     let mut checked: Vec<Expr> = Vec::new();
