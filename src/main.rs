@@ -315,10 +315,20 @@ fn main() -> ExitCode {
             Ok(())
         }
     };
-    match done.and_then(|()| exit::output_failure().map_or(Ok(()), Err)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
+    // A report that could not be written is said even when the command failed in
+    // another way, whose status it keeps (helper-90: `wo test > /dev/full` with a
+    // failing test exited 1 without a word).
+    match (done, exit::output_failure()) {
+        (Ok(()), None) => ExitCode::SUCCESS,
+        (Ok(()), Some(lost)) => {
+            lost.say();
+            ExitCode::from(lost.status())
+        }
+        (Err(failure), lost) => {
             failure.say();
+            if let Some(lost) = lost {
+                lost.say();
+            }
             ExitCode::from(failure.status())
         }
     }

@@ -189,13 +189,14 @@ fn report_diags(sources: &SourceMap, diags: &mut [Diagnostic], tally: &mut Tally
         .write_all(render_all(sources, diags).as_bytes());
 }
 
-/// Compiles the program at `path` for testing: its tests and its image (every table
-/// in memory), or the failure (diagnostics already on stderr).
+/// Compiles the program at `path` for testing: the tests `filter` keeps, how many it
+/// has in all, and its image (every table in memory), or the failure (diagnostics
+/// already on stderr).
 fn compile(
     path: &Path,
     filter: Option<&str>,
     tally: &mut Tally,
-) -> Result<(Vec<TestFn>, Image), Failure> {
+) -> Result<(Vec<TestFn>, usize, Image), Failure> {
     if crate::program::is_image(path) {
         return Err(Failure::Refused(format!(
             "`{}` is a bytecode image; tests run from a program's sources",
@@ -226,6 +227,7 @@ fn compile(
     for table in &mut image.tables {
         table.durable = false;
     }
+    let all = tests.len();
     let tests = tests
         .into_iter()
         .filter(|t| match filter {
@@ -233,7 +235,7 @@ fn compile(
             None => true,
         })
         .collect();
-    Ok((tests, image))
+    Ok((tests, all, image))
 }
 
 /// How one test ended: `None` when it passed, else the text of its failure line
@@ -337,10 +339,14 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>, timeout_secs: u64) -> Resul
     let mut tally = Tally::default();
     let mut worst = 0u8;
     let (mut n_passed, mut n_failed, mut n_untested) = (0usize, 0usize, 0usize);
+    let mut n_all = 0usize;
     let stdout = std::io::stdout();
     for path in paths {
         let (tests, image) = match compile(path, filter, &mut tally) {
-            Ok(compiled) => compiled,
+            Ok((tests, all, image)) => {
+                n_all += all;
+                (tests, image)
+            }
             Err(failure) => {
                 failure.say();
                 worst = worst.max(failure.status());
@@ -397,6 +403,13 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>, timeout_secs: u64) -> Resul
     }
     if let Some(summary) = tally.summary() {
         say!("{summary}");
+    }
+    // A filter that matches no test is said: a misspelt one in a CI job would
+    // otherwise pass it without running anything (helper-90). The status stays, as
+    // `go test -run` and `cargo test` keep theirs.
+    if let Some(text) = filter.filter(|_| n_passed + n_failed == 0 && n_all > 0) {
+        let s = if n_all == 1 { "" } else { "s" };
+        say!("wo: warning: no test name contains `{text}` (of {n_all} test{s})");
     }
     // A program that did not compile (or could not be read) ran no test: the summary
     // says so rather than let "0 passed, 0 failed" read as a clean run.

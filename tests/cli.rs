@@ -1050,8 +1050,13 @@ fn tool_reports_survive_a_closed_pipe_and_a_full_disk() {
     );
     write(&dir, "p_test.wo", "fn test_one() {\n  print(1)\n}\n");
     write(&dir, "ugly.wo", "fn main() {\nprint(1)\n}\n");
+    write(
+        &dir,
+        "bad_test.wo",
+        "fn test_two() {\n  assert(1 == 2)\n}\n",
+    );
     run_wo(&dir, &["run", "p.wo", "--data", "data"]).expect_status(0);
-    let commands: [&[&str]; 8] = [
+    let commands: [&[&str]; 9] = [
         &["--help"],
         &["--version"],
         &["db", "verify", "data"],
@@ -1059,13 +1064,19 @@ fn tool_reports_survive_a_closed_pipe_and_a_full_disk() {
         &["db", "migrate", "data", "p.wo"],
         &["test", "p_test.wo"],
         &["fmt", "--check", "ugly.wo"],
+        &["test", "bad_test.wo"],
         &["disasm", "p.wo"],
     ];
     for args in commands {
-        // `fmt --check` of a file not in wo fmt's layout names it and exits 1 (also
-        // when the name cannot be written: a command that failed keeps its status,
-        // and stderr says which file).
-        let want = if args[0] == "fmt" { 1 } else { 0 };
+        // `fmt --check` of a file not in wo fmt's layout names it and exits 1, and
+        // so does `wo test` with a failing test (also when the report cannot be
+        // written: a command that failed keeps its status, and stderr says the report
+        // was lost, helper-90).
+        let want = if args[0] == "fmt" || args.get(1) == Some(&"bad_test.wo") {
+            1
+        } else {
+            0
+        };
         let (r, w) = rustix::pipe::pipe().expect("a pipe");
         drop(r);
         let out = common::wo()
@@ -1088,17 +1099,9 @@ fn tool_reports_survive_a_closed_pipe_and_a_full_disk() {
             .output()
             .expect("wo runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        if want != 0 {
-            assert_eq!(
-                out.status.code(),
-                Some(want),
-                "{args:?} > /dev/full: {stderr}"
-            );
-            continue;
-        }
         assert_eq!(
             out.status.code(),
-            Some(74),
+            Some(if want != 0 { want } else { 74 }),
             "{args:?} > /dev/full: {stderr}"
         );
         assert!(

@@ -138,9 +138,18 @@ fn filter_selects_tests_by_name() {
          ok     notes.wo:17 test_starts_empty_again\n\
          2 passed, 0 failed\n"
     );
+    assert_eq!(res.stderr, "");
+    // A filter that matches none is said on stderr (helper-90: a misspelt one in CI
+    // passed without a word); the status stays, as `go test -run` keeps it.
     let res = run_wo(&dir, &["test", "notes.wo", "--filter", "nothing"]);
     res.expect_status(0);
     assert_eq!(res.stdout, "0 passed, 0 failed\n");
+    assert!(
+        res.stderr
+            .starts_with("wo: warning: no test name contains `nothing` (of "),
+        "{}",
+        res.stderr
+    );
 }
 
 #[test]
