@@ -949,6 +949,37 @@ fn header_keyword(ctx: &ErrCtx, brace: usize) -> Option<&'static str> {
     .flatten()
 }
 
+/// The bracket most likely left open at the end of the file: the first whose closing
+/// one is indented less than the line it opens (in `if c {⏎ f()⏎}⏎}` missing a `}`, the
+/// last `}` closes the `if`'s by count, but its indentation says it was `main`'s), or
+/// else the innermost left open.
+fn unclosed(ctx: &ErrCtx) -> Option<usize> {
+    let indent = |at: usize| {
+        let rel = at.saturating_sub(ctx.base).min(ctx.src.len());
+        let start = ctx.src[..rel].rfind('\n').map_or(0, |n| n + 1);
+        let line = &ctx.src[start..];
+        let blanks = line.len() - line.trim_start_matches([' ', '\t']).len();
+        (blanks, start + blanks == rel)
+    };
+    let mut stack = Vec::new();
+    let mut suspect = None;
+    for (i, (lo, tok, _)) in ctx.toks.iter().enumerate() {
+        match tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push(i),
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                let Some(open) = stack.pop() else { continue };
+                let (closer, first) = indent(*lo);
+                if suspect.is_none() && first && closer < indent(ctx.toks[open].0).0 {
+                    suspect = Some(open);
+                }
+            }
+            _ => {}
+        }
+    }
+    let last = stack.last().copied();
+    suspect.filter(|_| last.is_some()).or(last)
+}
+
 /// Converts one LALRPOP error into a diagnostic. This is the only place that knows
 /// the shape of `ParseError`.
 fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
@@ -1201,6 +1232,22 @@ fn syntax_error(ctx: &ErrCtx, err: Error) -> Diagnostic {
         _ => format!("{msg}, expected one of {}", wanted.join(", ")),
     };
     let d = Diagnostic::error("syntax", span, msg);
+    // The end of the file with a bracket open: which one (helper-90: `fn b( {` said
+    // only what was expected at the end).
+    if found.is_none() && ctx.mode == Mode::File {
+        if let Some(open) = unclosed(ctx) {
+            let (lo, tok, hi) = &ctx.toks[open];
+            let b = match tok {
+                Tok::LParen => "(",
+                Tok::LBracket => "[",
+                _ => "{",
+            };
+            return d.with_label(
+                Span::new(ctx.file, *lo, *hi),
+                format!("this `{b}` is not closed"),
+            );
+        }
+    }
     if matches!(found, Some(Tok::TryBlock)) && !has("TRYBLOCK") {
         return d.with_note(
             "`try {` begins the statement form `try { … } catch (e) { … }`, which has no \
