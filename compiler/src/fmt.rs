@@ -493,6 +493,10 @@ fn layout(src: &str, module: &Module) -> String {
                             || (top.class && matches!(pt, Tok::Gt | Tok::Task))
                             || (matches!(pt, Tok::RBrace)
                                 && matches!(t.tok, Tok::Else | Tok::Catch))
+                            // `} else -- a comment⏎ if c {`: the `if` is written as
+                            // `else if` is, not as a continuation (helper-90: it went
+                            // one level in while its block stayed).
+                            || (matches!(pt, Tok::Else) && matches!(t.tok, Tok::If))
                     }
                 };
                 let cont = top.stmts && !boundary;
@@ -827,6 +831,10 @@ mod tests {
         let src = "fn main() {\n  if a {\n    f()\n  } else\n  {\n    g()\n  }\n}\n";
         let want = "fn main() {\n  if a {\n    f()\n  } else {\n    g()\n  }\n}\n";
         assert_eq!(fmt(src), want);
+        // `else`, a comment, and the `if` on the next line: the `if` where its
+        // block's `}` is (helper-90: it went one level in, as a continuation).
+        let src = "fn main() {\n  if a {\n    f()\n  } else -- b\n  if b {\n    g()\n  }\n}\n";
+        assert_eq!(fmt(src), src);
     }
 
     #[test]
