@@ -1243,7 +1243,7 @@ fn a_huge_content_length_or_a_short_body_is_named() {
 /// (the name escaped, `was:`, `@was`, literal defaults).
 #[test]
 fn a_table_s_hover_shows_its_declaration_as_written() {
-    let src = "@table(name: \"e\\\"mp\", was: \"Old\", sorted: [age], index: [name, age], durable: false)\nclass Emp {\n  name: Text @unique @was(\"nm\")\n  age: Int = 3\n  boss: ?ref Emp\n}\n\nclass Card {\n  owner: Emp\n}\n\nfn main() {\n  let e = insert Emp { name: \"a\", age: 1, boss: nil }\n  print(e.boss)\n  print(Card { owner: e }.owner.age)\n}\n";
+    let src = "@table(name: \"e\\\"mp\", was: \"Old\", sorted: [age], index: [name, age], durable: false)\nclass Emp {\n  name: Text @unique @was(\"nm\")\n  age: Int = 3\n  boss: ?ref Emp\n}\n\nclass Card {\n  owner: Emp\n}\n\nfn main() {\n  let e = insert Emp { name: \"a\", age: 1, boss: nil }\n  print(e.boss)\n  print(Card { owner: e }.owner.age)\n  print(Emp.find(1))\n}\n";
     let dir = scratch("hover-table");
     let path = dir.join("app.wo");
     std::fs::write(&path, src).expect("write app.wo");
@@ -1266,5 +1266,11 @@ fn a_table_s_hover_shows_its_declaration_as_written() {
     assert!(h.contains("  owner: Emp\n"), "{h}");
     let items = c.completion(&uri, pos_of(src, "e.boss", 0, 2));
     assert!(items.contains(&"boss".to_string()), "{items:?}");
+    // A table's `find`: its signature and what it does (helper-90: only `?Emp`).
+    let h = c.hover(&uri, pos_of(src, "Emp.find", 0, 6));
+    assert!(
+        h.contains("fn Emp.find(id: Int) -> ?Emp") && h.contains("the row with this id, or nil"),
+        "{h}"
+    );
     c.stop();
 }

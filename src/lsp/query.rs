@@ -114,6 +114,9 @@ impl<'a> At<'a> {
         if let Some(r) = self.ref_at(off) {
             return Some((self.describe(r), r.span));
         }
+        if let Some(found) = self.table_find_at(off) {
+            return Some(found);
+        }
         let exprs = &self.analysis.facts.exprs;
         let (span, ty) = exprs
             .iter()
@@ -315,6 +318,32 @@ impl<'a> At<'a> {
             _ => {}
         }
         out
+    }
+
+    /// `find` of `T.find(…)` at `off`, for a table `T`: its signature and what it
+    /// does, as completion shows them (helper-90: hover showed only the call's type,
+    /// `?T`).
+    fn table_find_at(&self, off: usize) -> Option<(String, Span)> {
+        let src = &self.sources.files.get(self.file.0 as usize)?.src;
+        let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let (head, tail) = (src.get(..off)?, src.get(off..)?);
+        let lo = head.trim_end_matches(is_ident).len();
+        let hi = off + (tail.len() - tail.trim_start_matches(is_ident).len());
+        if src.get(lo..hi)? != "find" {
+            return None;
+        }
+        let before = src[..lo].strip_suffix('.')?;
+        let class = &before[before.trim_end_matches(is_ident).len()..];
+        let item = self
+            .class_members(self.class_named(class)?)
+            .into_iter()
+            .next()?;
+        let mut text = code(item.detail.as_deref()?);
+        if let Some(doc) = &item.doc {
+            text.push_str("\n\n");
+            text.push_str(doc);
+        }
+        Some((text, Span::new(self.file, lo, hi)))
     }
 
     /// What may follow `Class.`: a table's `find`.
