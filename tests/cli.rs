@@ -307,11 +307,53 @@ fn exit_keeps_its_status_beside_an_unjoined_io_trap_that_is_not_durability() {
     let res = run_src("return-io", &src, &[]);
     res.expect_status(74);
     assert!(
-        res.stderr.starts_with("trap IO: cannot read"),
+        res.stderr
+            .starts_with("wo: a task trapped and was never joined:\ntrap IO: cannot read"),
         "{}",
         res.stderr
     );
     assert!(!res.stderr.contains("another task"), "{}", res.stderr);
+}
+
+/// Every task that trapped and was never joined is said, however the program ends
+/// (helper-89: of three workers that failed, one was reported when `main` returned,
+/// as if `main` had trapped, and none when `main` trapped).
+#[test]
+fn every_task_that_trapped_unjoined_is_said_however_the_program_ends() {
+    let src = "fn boom(s: Text) {\n  fail(s)\n}\n\nfn main() {\n  spawn boom(\"first\")\n  spawn boom(\"second\")\n  spawn boom(\"third\")\n  yield()\n}\n";
+    let note = |s: &str| {
+        format!(
+            "wo: note: a task trapped and was never joined: trap FAIL: {s} at boom (app.wo:2:3)\n"
+        )
+    };
+    // `main` returns: the first decides the status, and its report says it is a
+    // task's; the others are noted.
+    let res = run_src("three-tasks", src, &[]);
+    res.expect_status(70);
+    assert_eq!(
+        res.stderr,
+        format!(
+            "{}{}wo: a task trapped and was never joined (the first of 3 to trap; it decides the status):\ntrap FAIL: first\n  at boom (app.wo:2:3)\n",
+            note("second"),
+            note("third")
+        )
+    );
+    // `main` traps: its trap decides; each task's is noted.
+    let trapped = src.replace(
+        "  yield()\n",
+        "  yield()\n  assert(false, \"main failed\")\n",
+    );
+    let res = run_src("main-traps", &trapped, &[]);
+    res.expect_status(70);
+    assert_eq!(
+        res.stderr,
+        format!(
+            "{}{}{}trap ASSERT: main failed\n  at main (app.wo:10:3)\n",
+            note("first"),
+            note("second"),
+            note("third")
+        )
+    );
 }
 
 /// Builds `app.wo` in `dir` to `app.wob` and returns the image's bytes.

@@ -245,6 +245,37 @@ fn say_unjoined_io(vm: &mut Vm<'_>, report_follows: bool) -> bool {
     true
 }
 
+/// A note on stderr for each task that trapped and was never joined, past the first
+/// `skip` of them (the one whose report decides the status) and besides durability
+/// failures (said by [`say_unjoined_io`]): three at most, then how many more.
+fn note_unjoined(vm: &mut Vm<'_>, skip: usize) {
+    let failed: Vec<(Trap, Vec<StackFrame>)> = vm
+        .unjoined_task_traps()
+        .skip(skip)
+        .map(|(_, trap, stack)| (trap, stack))
+        .filter(|(trap, _)| !database::is_durability_failure(trap))
+        .collect();
+    for (trap, stack) in failed.iter().take(3) {
+        let at = stack
+            .first()
+            .map(|f| format!(" at {} ({}:{}:{})", f.function, f.file, f.line, f.col))
+            .unwrap_or_default();
+        let _ = writeln!(
+            vm.host.err,
+            "wo: note: a task trapped and was never joined: trap {}: {}{at}",
+            trap.kind.name(),
+            trap.message.lines().next().unwrap_or_default()
+        );
+    }
+    if failed.len() > 3 {
+        let _ = writeln!(
+            vm.host.err,
+            "wo: note: and {} more tasks trapped and were never joined",
+            failed.len() - 3
+        );
+    }
+}
+
 fn run_vm(
     vm: &mut Vm<'_>,
     image: &Image,
@@ -280,10 +311,22 @@ fn run_vm(
         if let Some((trap, stack)) = vm.unjoined_trap() {
             // The status and the report are the first trap's (LANGUAGE.md §9); a
             // durability failure in another task is said too, since it decides what
-            // a restart recovers.
+            // a restart recovers; the others are noted, and the report is said to be
+            // a task's (helper-89: of three workers that failed, one showed, as if
+            // `main` had trapped).
             if !database::is_durability_failure(&trap) {
                 say_unjoined_io(vm, true);
             }
+            note_unjoined(vm, 1);
+            let n = vm.unjoined_task_traps().count();
+            let _ = if n == 1 {
+                writeln!(vm.host.err, "wo: a task trapped and was never joined:")
+            } else {
+                writeln!(
+                    vm.host.err,
+                    "wo: a task trapped and was never joined (the first of {n} to trap; it decides the status):"
+                )
+            };
             return RunResult::Trap { trap, stack };
         }
     }
@@ -298,33 +341,11 @@ fn run_vm(
         Err(RunResult::Exit(_)) => false,
         _ => true,
     };
-    if let Err(RunResult::Exit(_)) = res {
-        // The status is the one the program chose, but a task that failed is not
-        // passed over in silence (as a thread's exception is printed in Python).
-        let failed: Vec<(Trap, Vec<StackFrame>)> = vm
-            .unjoined_task_traps()
-            .map(|(_, trap, stack)| (trap, stack))
-            .filter(|(trap, _)| !database::is_durability_failure(trap))
-            .collect();
-        for (trap, stack) in failed.iter().take(3) {
-            let at = stack
-                .first()
-                .map(|f| format!(" at {} ({}:{}:{})", f.function, f.file, f.line, f.col))
-                .unwrap_or_default();
-            let _ = writeln!(
-                vm.host.err,
-                "wo: note: a task trapped and was never joined: trap {}: {}{at}",
-                trap.kind.name(),
-                trap.message.lines().next().unwrap_or_default()
-            );
-        }
-        if failed.len() > 3 {
-            let _ = writeln!(
-                vm.host.err,
-                "wo: note: and {} more tasks trapped and were never joined",
-                failed.len() - 3
-            );
-        }
+    // The status is `main`'s trap's or the one the program chose, but a task that
+    // failed is not passed over in silence (as a thread's exception is printed in
+    // Python).
+    if res.is_err() {
+        note_unjoined(vm, 0);
     }
     let report_follows = matches!(res, Err(RunResult::Trap { .. }));
     if !said && say_unjoined_io(vm, report_follows) {
