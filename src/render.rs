@@ -21,7 +21,7 @@ use std::io::Write as _;
 
 use unicode_width::UnicodeWidthStr;
 use wo_compiler::{Diagnostic, Severity, SourceMap, Span};
-use wo_vm::{StackFrame, Trap, TrapKind};
+use wo_vm::{StackFrame, Trap};
 
 /// Counts of rendered diagnostics, for the summary line.
 #[derive(Debug, Default, Clone, Copy)]
@@ -234,11 +234,11 @@ fn visible(c: char) -> char {
 /// frames (deep recursion) are folded into one line and a count, and a very long stack
 /// keeps only its two ends, so a `STACK` trap does not print 100 000 lines.
 pub fn report_trap(trap: &Trap, stack: &[StackFrame]) {
-    // A durability failure is not a bug in the program: say what the disk did first.
-    let mut text = match trap.message.strip_prefix("durability failure: ") {
-        Some(rest) if trap.kind == TrapKind::Io => format!("wo: durability failure: {rest}\n"),
-        _ => format!("trap {}: {}\n", trap.kind.name(), trap.message),
-    };
+    // A durability failure's report is an uncaught `IO` trap's as any other's (§10:
+    // the kind, the message, the position), its message beginning with `durability
+    // failure: ` (helper-89: it began `wo: durability failure:`, so a search of
+    // stderr for `trap IO` missed it).
+    let mut text = format!("trap {}: {}\n", trap.kind.name(), trap.message);
     for line in stack_lines(stack) {
         text.push_str(&line);
         text.push('\n');

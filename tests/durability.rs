@@ -438,7 +438,7 @@ fn eio_at_commit_k_exits_74_and_loses_nothing_acknowledged() {
             &what,
             &res,
             &[
-                "wo: durability failure: fdatasync failed on d/wal: Input/output error (os error 5)",
+                "trap IO: durability failure: fdatasync failed on d/wal: Input/output error (os error 5)",
                 "nothing acknowledged was lost",
             ],
         );
@@ -483,7 +483,7 @@ fn pwrite_eio_exits_74_and_loses_nothing_acknowledged() {
         assert_contains(
             &what,
             &res,
-            &["wo: durability failure: pwrite failed on d/wal: Input/output error"],
+            &["trap IO: durability failure: pwrite failed on d/wal: Input/output error"],
         );
         let a = acks(&res.stdout);
         let m = check_recovered(&what, &read_ledger(&what, &cwd, "d"), a);
@@ -650,7 +650,7 @@ fn disk_full_exits_74_and_writing_resumes_when_space_returns() {
         "ENOSPC",
         &res,
         &[
-            "wo: durability failure: pwrite failed on small/d/wal: No space left on device (os error 28)",
+            "trap IO: durability failure: pwrite failed on small/d/wal: No space left on device (os error 28)",
             "nothing acknowledged was lost",
         ],
     );
@@ -701,7 +701,7 @@ fn file_size_limit_exits_74_not_sigxfsz() {
     assert_contains(
         "ulimit -f",
         &res,
-        &["wo: durability failure: pwrite failed on d/wal: File too large (os error 27)"],
+        &["trap IO: durability failure: pwrite failed on d/wal: File too large (os error 27)"],
     );
     let a = acks(&res.stdout);
     assert!(a.acked > 10, "{a:?}");
@@ -1895,7 +1895,7 @@ fn fdatasync_failing_inside_ext4_exits_74() {
     assert_contains(
         "ext4 on a full tmpfs",
         &res,
-        &["wo: durability failure: ", " failed on mnt/d/wal: "],
+        &["trap IO: durability failure: ", " failed on mnt/d/wal: "],
     );
     let a = acks(&res.stdout);
     eprintln!(
@@ -1984,7 +1984,7 @@ fn ledger_sample_survives_kill_and_disk_failure() {
     assert_contains(
         "sample EIO stress",
         &res,
-        &["wo: durability failure: fdatasync failed on ledger.d/wal"],
+        &["trap IO: durability failure: fdatasync failed on ledger.d/wal"],
     );
     assert_eq!(
         run(&["report"]).stdout,
@@ -2130,6 +2130,54 @@ fn deleting_the_lock_file_lets_no_second_writer_in() {
     res.expect_status(75);
     assert_contains("locked", &res, &["locked by process", &pid]);
     ledger(&cwd, &[], "d", &["report"]).expect_status(0);
+}
+
+/// A holder that was killed keeps the lock until its last thread ends (one finishing
+/// an `fdatasync`), its main thread a zombie meanwhile: a restart then waits for it
+/// rather than exit 75 (helper-89: 5 of 25 restarts after `timeout -s KILL` were
+/// refused, "locked by" the killed process). The holder here is a real process in
+/// that state: Python's main thread ends (`pthread_exit`) while another, holding the
+/// directory's `flock`, waits for its standard input to close, which the test does
+/// once the restart has begun (no race: the lock cannot come free before).
+#[test]
+fn a_holder_whose_last_thread_is_ending_is_waited_for_not_refused() {
+    if !sh_ok("python3 -c 'import ctypes, fcntl, threading'") {
+        return skip("a_holder_whose_last_thread_is_ending…", "no python3");
+    }
+    let cwd = fresh_ledger("exiting_holder");
+    ledger(&cwd, &[], "d", &["report"]).expect_status(0);
+    let script = "import ctypes, fcntl, os, sys, threading\n\
+        fd = os.open(sys.argv[1], os.O_RDONLY)\n\
+        fcntl.flock(fd, fcntl.LOCK_EX)\n\
+        threading.Thread(target=lambda: sys.stdin.read()).start()\n\
+        print(os.getpid(), flush=True)\n\
+        ctypes.CDLL(None).pthread_exit(None)\n";
+    let mut holder = Command::new("python3")
+        .current_dir(&cwd)
+        .args(["-c", script, "d"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let stat = format!("/proc/{}/stat", line.trim());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") Z ")) {
+        assert!(
+            Instant::now() < deadline,
+            "the holder's main thread did not end"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let restart = ledger_cmd(&cwd, &[], "d", &["report"]);
+    let restart = std::thread::spawn(move || output(restart));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    restart.join().unwrap().expect_status(0);
 }
 
 /// Issue 11 item 12: a FIFO named `wal` made start-up block forever in `open`

@@ -347,6 +347,24 @@ fn lock_dir(lock_file: &Path) -> &Path {
 /// of locks (`/proc/locks`), without touching the lock: `None` when nobody does,
 /// `Some(None)` when someone does but the table names no pid, `Some(Some(pid))`.
 /// When the table cannot be read, `None`.
+/// How long an open waits for a holder that is exiting ([`exiting`]) to let go of the
+/// lock before it reports the directory locked.
+const EXITING_HOLDER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether process `pid` is exiting: its main thread has ended (a zombie, `Z`, or
+/// dead, `X`, in `/proc/PID/stat`) while another thread of it still runs.
+fn exiting(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `1234 (name) Z …`: the name may hold spaces and parentheses; the state follows
+    // the last `)`.
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    matches!(state, Some("Z" | "X"))
+}
+
 fn flock_holder(fd: &OwnedFd) -> Option<Option<u32>> {
     let st = rustix::fs::fstat(fd).ok()?;
     let dev = format!(
@@ -518,17 +536,30 @@ impl Storage for RealStorage {
             )
         })
         .map_err(|e| LockError::Io("open", e))?;
-        match rustix::fs::flock(&dir_fd, FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => {}
-            Err(rustix::io::Errno::WOULDBLOCK) => {
-                let pid = flock_holder(&dir_fd).flatten().or_else(|| {
-                    let fd =
-                        rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty());
-                    fd.ok().and_then(|fd| read_pid(&fd))
-                });
-                return Err(LockError::Held(pid));
+        let deadline = std::time::Instant::now() + EXITING_HOLDER_WAIT;
+        loop {
+            match rustix::fs::flock(&dir_fd, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => break,
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    let pid = flock_holder(&dir_fd).flatten().or_else(|| {
+                        let fd =
+                            rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty());
+                        fd.ok().and_then(|fd| read_pid(&fd))
+                    });
+                    // A holder that was killed keeps its lock until its last thread
+                    // has ended (one in `fdatasync` on a slow disk ends when the sync
+                    // does): its main thread is then a zombie. The lock is as good as
+                    // free, so it is waited for, not refused (helper-89: 5 of 25
+                    // restarts after `timeout -s KILL` exited 75, "locked by" a
+                    // process that had been killed).
+                    if pid.is_some_and(exiting) && std::time::Instant::now() < deadline {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                        continue;
+                    }
+                    return Err(LockError::Held(pid));
+                }
+                Err(e) => return Err(LockError::Io("flock", e.into())),
             }
-            Err(e) => return Err(LockError::Io("flock", e.into())),
         }
         let fd = retry(|| {
             rustix::fs::open(
