@@ -175,6 +175,7 @@ pub fn run(path: &Path, data: Option<PathBuf>, args: Vec<String>) -> Result<(), 
         })),
         interrupt: None,
         ended: Some(Box::new(move || ended.set(true))),
+        say_task_trap: true,
     };
     let started = wo_vm::run_with(&program.image, &natives, args, host, options);
     let started = match started {

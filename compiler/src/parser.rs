@@ -1999,10 +1999,18 @@ fn habit_hint(
                     Tok::If | Tok::While => true,
                     _ => false,
                 });
+            // `while (line = io.read_line()) != nil {`: C's and Python's assignment
+            // in a condition, a value assigned and then compared (helper-89).
+            let assigned_then_compared = i >= 2
+                && matches!(ctx.tok(Some(i - 1)), Some(Tok::LId(_)))
+                && matches!(ctx.tok(Some(i - 2)), Some(Tok::LParen));
             match header.map(|t| &t.1) {
                 Some(Tok::Where) => {
                     Some("`=` assigns; to compare, write `==`: `where x.n == 2`")
                 }
+                Some(Tok::While) if assigned_then_compared => Some(
+                    "wo does not assign inside a condition: read before the loop and again at the end of its body, `let line = io.read_line()`, then `while line != nil { …; line = io.read_line() }`",
+                ),
                 Some(_) => Some("`=` assigns; to compare, write `==`: `if x == 2 { … }`"),
                 None => None,
             }

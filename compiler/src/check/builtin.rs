@@ -238,10 +238,20 @@ pub(crate) fn call(
     if checked.iter().any(|e| e.ty.has_unknown()) {
         return c.unknown(span);
     }
+    // A `?T` argument where a `T` would do (`len(io.read_line())`, helper-89) gets the
+    // note a `let s: Text = …` gets; the arguments are kept for that question only
+    // when one may be nil.
+    let nullable = checked
+        .iter()
+        .any(|e| matches!(e.ty, Ty::Nullable(_)))
+        .then(|| checked.clone());
     match resolve(c, name, checked, span) {
         Ok(e) => e,
         Err(msg) => {
             let mut d = Diagnostic::error("type", span, msg);
+            if let Some(note) = nullable.and_then(|args| nil_would_do(c, name, args, span)) {
+                d = d.with_note(note);
+            }
             // Python's and Lua's `print(a, b)`.
             if matches!(name, "print" | "print_err") && args.len() > 1 {
                 d = d.with_note(format!(
@@ -252,6 +262,30 @@ pub(crate) fn call(
             c.unknown(span)
         }
     }
+}
+
+/// When the builtin `name` would take `args` with their `?` types made plain, the
+/// note on the first that may be nil.
+fn nil_would_do(
+    c: &mut Checker<'_>,
+    name: &str,
+    mut args: Vec<Expr>,
+    span: Span,
+) -> Option<String> {
+    let first = args.iter().position(|e| matches!(e.ty, Ty::Nullable(_)))?;
+    let note = c.nil_note_of(
+        &args[first],
+        "a `?T` may be nil: narrow it with `if x != nil { … }`, or use `x ?? default` or `unwrap(x)`",
+    );
+    for e in &mut args {
+        if let Ty::Nullable(inner) = &e.ty {
+            e.ty = (**inner).clone();
+        }
+    }
+    let before = c.diags.len();
+    let fits = resolve(c, name, args, span).is_ok();
+    c.diags.truncate(before);
+    fits.then_some(note)
 }
 
 /// Every function of the standard modules, for "did you mean" hints.
@@ -347,7 +381,8 @@ fn resolve(c: &mut Checker<'_>, name: &str, mut a: Vec<Expr>, span: Span) -> Res
             };
             if tys[0] != from {
                 // Python's `int("42")` (helper-80).
-                let hint = if tys[0] == Text {
+                // A `?Text` too: `int(io.read_line())` (helper-89).
+                let hint = if tys[0] == Text || tys[0] == Ty::nullable(Text) {
                     format!("; a number is read from a Text with `parse_{name}(t)`, nil when it is not one: `parse_{name}(t) ?? 0`")
                 } else {
                     String::new()
@@ -791,6 +826,11 @@ pub(crate) fn module_call(
                     ("math", f @ ("abs" | "max" | "min" | "fabs")) => {
                         let core = if f == "fabs" { "abs" } else { f };
                         format!("; `{core}` is a core function, used without a module: `{core}(…)`")
+                    }
+                    // Lua's `io.write` has a `print` beside it; Python's `print` is not
+                    // in a module (helper-89).
+                    ("io", "print" | "println" | "puts" | "printf") => {
+                        "; `print(x)` is a core function, used without a module (it ends the line); `io.write(t)` writes a Text as it is".to_string()
                     }
                     // Python's `time.time()`.
                     ("time", "time" | "clock" | "monotonic" | "perf_counter" | "millis") => {

@@ -26,6 +26,18 @@ impl<'a> Checker<'a> {
             }
             // A block written after `spawn`, reported by the parser.
             A::Call { .. } | A::MethodCall { .. } | A::Error => String::new(),
+            // `spawn work`, the call's parentheses left out: one error, which says so
+            // (helper-89: a second said `work` is not a value).
+            A::Name(n) if self.func_index.contains_key(n) && self.lookup_local(n).is_none() => {
+                let f = self.func_index[n];
+                let args = if self.funcs[f].params.is_empty() { "" } else { "…" };
+                self.err(
+                    "spawn",
+                    call.span,
+                    format!("`spawn` takes a call, with its parentheses: `spawn {n}({args})`"),
+                );
+                return self.unknown(span);
+            }
             _ => "`spawn` takes a call of a function or method, like `spawn f(x)` or `spawn obj.m(x)`"
                 .to_string(),
         };

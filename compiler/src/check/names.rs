@@ -256,10 +256,17 @@ impl<'a> Checker<'a> {
                 format!("module `{n}` is not a value; call its functions as `{n}.name(…)`"),
             );
         } else if self.func_index.contains_key(n) || builtin::is_builtin(n) {
+            // `yield`, a function of no parameters: `yield()` (helper-89: "call it
+            // with `yield(…)`").
+            let none = match self.func_index.get(n) {
+                Some(&f) => self.funcs[f].params.is_empty(),
+                None => matches!(n, "yield"),
+            };
+            let call = if none { "()" } else { "(…)" };
             self.err(
                 "name",
                 span,
-                format!("function `{n}` is not a value; call it with `{n}(…)`"),
+                format!("function `{n}` is not a value; call it with `{n}{call}`"),
             );
         } else if n == "self" {
             self.err("name", span, "`self` is only defined inside methods");
