@@ -50,7 +50,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
         braces: std::cell::OnceCell::new(),
         tables: std::cell::OnceCell::new(),
     };
-    let (mut braces, mut blocks, mut lets) = to_drop(&ctx, &errs);
+    let mut next = to_drop(&ctx, &errs);
     let mut diags = merge(&ctx, lexed.diags.clone(), errs, lexed.cut);
     // `fn main()` or `if x > 2` with its `{` on the next line (a habit of C# and
     // Allman style): each is reported once, then the file is read again with the `{`
@@ -62,12 +62,13 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     let mut reported: Vec<Diagnostic> = lexed.diags.clone();
     let mut toks = lexed.toks.clone();
     let mut budget = BRACE_TOKEN_BUDGET;
-    while !(braces.is_empty() && blocks.is_empty() && lets.is_empty()) && budget >= toks.len() {
+    while !next.is_empty() && budget >= toks.len() {
         budget -= toks.len();
-        let at: HashSet<usize> = braces
+        let at: HashSet<usize> = next
+            .drop
             .iter()
-            .chain(blocks.iter().map(|(open, _)| open))
-            .chain(&lets)
+            .chain(next.blocks.iter().map(|(open, _)| open))
+            .chain(next.replace.iter().map(|(i, _)| i))
             .map(|&i| toks[i].0)
             .collect();
         reported.extend(
@@ -76,27 +77,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
                 .filter(|d| at.contains(&(d.span.lo as usize)))
                 .cloned(),
         );
-        // `braces` is sorted: one walk drops them, and puts a `Skipped` token in the
-        // place of each block's `{` (spanning the block).
-        let mut next = braces.iter().peekable();
-        let ends: std::collections::HashMap<usize, usize> = blocks.iter().copied().collect();
-        toks = toks
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| {
-                if next.peek() == Some(&i) {
-                    next.next();
-                    false
-                } else {
-                    true
-                }
-            })
-            .map(|(i, t)| match ends.get(&i) {
-                Some(&hi) => (t.0, Tok::Skipped, hi),
-                None if lets.binary_search(&i).is_ok() => (t.0, Tok::Let, t.2),
-                None => t,
-            })
-            .collect();
+        toks = next.apply(toks);
         let (again, errs) = run(&toks, file);
         let ctx = ErrCtx {
             toks: &toks,
@@ -106,7 +87,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
             ..ctx
         };
         top = again;
-        (braces, blocks, lets) = to_drop(&ctx, &errs);
+        next = to_drop(&ctx, &errs);
         diags = merge(&ctx, reported.clone(), errs, lexed.cut);
     }
     let items = match top {
@@ -126,12 +107,60 @@ pub fn parse(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
 /// their function): 32 readings of a file of 60,000 tokens, fewer of a larger one.
 const BRACE_TOKEN_BUDGET: usize = 2_000_000;
 
-/// What the next reading changes: the tokens it leaves out, sorted (the `{` of
-/// headers on the line after them, [`braces_on_the_next_line`]; the inside of each
-/// block of [`catch_blocks`]; the words of [`foreign_lets`] that are dropped), the
-/// blocks whose `{` it replaces with one `Skipped` token (its index and where the
-/// block ends), and the words it reads as `let`, sorted.
-type Reread = (Vec<usize>, Vec<(usize, usize)>, Vec<usize>);
+/// What the next reading changes.
+#[derive(Default)]
+struct Reread {
+    /// The tokens it leaves out, sorted: the `{` of headers on the line after them
+    /// ([`braces_on_the_next_line`]), the inside of each block of [`catch_blocks`],
+    /// the words of [`foreign_lets`] that are dropped.
+    drop: Vec<usize>,
+    /// The blocks whose `{` it replaces with one `Skipped` token: its index and where
+    /// the block ends.
+    blocks: Vec<(usize, usize)>,
+    /// The tokens it reads as others, sorted: another language's `var` as `let`, the
+    /// `:` of Python's `if c:` as `{`.
+    replace: Vec<(usize, Tok)>,
+    /// Where it puts a `}` (before the token of each index, sorted; the number of
+    /// tokens for the end): after each block of Python's `if c:`.
+    close_before: Vec<usize>,
+}
+
+impl Reread {
+    fn is_empty(&self) -> bool {
+        self.drop.is_empty()
+            && self.blocks.is_empty()
+            && self.replace.is_empty()
+            && self.close_before.is_empty()
+    }
+
+    /// The tokens of the next reading.
+    fn apply(&self, toks: Vec<Spanned>) -> Vec<Spanned> {
+        let ends: std::collections::HashMap<usize, usize> = self.blocks.iter().copied().collect();
+        let n = toks.len();
+        let mut out = Vec::with_capacity(n + self.close_before.len());
+        let close = |out: &mut Vec<Spanned>, i: usize, at: usize| {
+            let k = self.close_before.partition_point(|&c| c < i);
+            let m = self.close_before.partition_point(|&c| c <= i);
+            out.extend((k..m).map(|_| (at, Tok::RBrace, at)));
+        };
+        for (i, t) in toks.into_iter().enumerate() {
+            close(&mut out, i, t.0);
+            if self.drop.binary_search(&i).is_ok() {
+                continue;
+            }
+            out.push(match ends.get(&i) {
+                Some(&hi) => (t.0, Tok::Skipped, hi),
+                None => match self.replace.binary_search_by_key(&i, |(j, _)| *j) {
+                    Ok(r) => (t.0, self.replace[r].1.clone(), t.2),
+                    Err(_) => t,
+                },
+            });
+        }
+        let end = out.last().map_or(0, |t| t.2);
+        close(&mut out, n, end);
+        out
+    }
+}
 
 fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> Reread {
     let toks = ctx.toks;
@@ -139,6 +168,15 @@ fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> Reread {
     out.extend(self_parameters(ctx, errs));
     let (dropped, lets) = foreign_lets(ctx, errs);
     out.extend(dropped);
+    let mut replace: Vec<(usize, Tok)> = lets.into_iter().map(|i| (i, Tok::Let)).collect();
+    let mut close_before = Vec::new();
+    for (colon, end) in colon_blocks(ctx, errs) {
+        replace.push((colon, Tok::LBrace));
+        close_before.push(end);
+    }
+    replace.sort_unstable_by_key(|(i, _)| *i);
+    replace.dedup_by_key(|(i, _)| *i);
+    close_before.sort_unstable();
     let blocks = catch_blocks(ctx, errs);
     for &(open, close) in &blocks {
         out.extend(open + 1..=close);
@@ -149,7 +187,99 @@ fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> Reread {
         .iter()
         .map(|&(open, close)| (open, toks[close].2))
         .collect();
-    (out, ends, lets)
+    Reread {
+        drop: out,
+        blocks: ends,
+        replace,
+        close_before,
+    }
+}
+
+/// Python's `if x > 2:` (and `for`, `while`, `else:`, `transaction:`) with
+/// its block indented on the lines below: the error at the `:` is reported once (its
+/// hint says how wo writes it), then the next reading takes the `:` as `{` and puts a
+/// `}` after the indented lines, so the statements inside and the rest of the
+/// function are checked as written (helper-85: an `insert T { … }` inside
+/// `transaction:` was read as a block and gave a second error). The `:` and the index
+/// before which its `}` goes.
+fn colon_blocks(ctx: &ErrCtx, errs: &[Error]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut lines = None;
+    for e in errs {
+        let ParseError::UnrecognizedToken {
+            token: (lo, Tok::Colon, _),
+            ..
+        } = e
+        else {
+            continue;
+        };
+        let i = ctx.toks.partition_point(|t| t.0 < *lo);
+        // (Not `try:`: its `except E:` is no wo either, and the error there says
+        // how wo writes both.)
+        let python = header_keyword(ctx, i).is_some()
+            || matches!(
+                ctx.tok(i.checked_sub(1)),
+                Some(Tok::Else | Tok::Transaction)
+            );
+        if !python || !last_on_its_line(ctx, i) {
+            continue;
+        }
+        let lines = lines.get_or_insert_with(|| Lines::of(ctx));
+        let (header, _) = lines.indent(ctx.toks[i].0);
+        // The block: the lines below indented more than the header's.
+        let end = ctx.toks[i + 1..]
+            .iter()
+            .position(|t| {
+                let auto_semi = t.0 == t.2 && matches!(t.1, Tok::Semi);
+                let (indent, first) = lines.indent(t.0);
+                !auto_semi && first && indent <= header
+            })
+            .map_or(ctx.toks.len(), |k| i + 1 + k);
+        // Nothing indented below: no block to close.
+        let inside = ctx.toks[i + 1..end]
+            .iter()
+            .any(|t| !(t.0 == t.2 && matches!(t.1, Tok::Semi)));
+        if inside {
+            out.push((i, end));
+        }
+    }
+    out
+}
+
+/// Where each line of a text begins and how many blanks it begins with, found in one
+/// walk (a question per token costs a search, not a walk over its line: one line of
+/// a megabyte holds 100,000 tokens).
+struct Lines {
+    base: usize,
+    len: usize,
+    /// (start, leading blanks), by line.
+    lines: Vec<(usize, usize)>,
+}
+
+impl Lines {
+    fn of(ctx: &ErrCtx) -> Lines {
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for line in ctx.src.split_inclusive('\n') {
+            let blanks = line.len() - line.trim_start_matches([' ', '\t']).len();
+            lines.push((start, blanks));
+            start += line.len();
+        }
+        Lines {
+            base: ctx.base,
+            len: ctx.src.len(),
+            lines,
+        }
+    }
+
+    /// The indentation of the line of absolute offset `at`, and whether only blanks
+    /// come before `at` on it.
+    fn indent(&self, at: usize) -> (usize, bool) {
+        let rel = at.saturating_sub(self.base).min(self.len);
+        let k = self.lines.partition_point(|&(s, _)| s <= rel);
+        let (start, blanks) = self.lines.get(k.wrapping_sub(1)).copied().unwrap_or((0, 0));
+        (blanks, start + blanks == rel)
+    }
 }
 
 /// `var x = 1` (Go, Swift, JavaScript), `local x = 1` (Lua), `let mut x = 1` (Rust)
@@ -954,13 +1084,8 @@ fn header_keyword(ctx: &ErrCtx, brace: usize) -> Option<&'static str> {
 /// last `}` closes the `if`'s by count, but its indentation says it was `main`'s), or
 /// else the innermost left open.
 fn unclosed(ctx: &ErrCtx) -> Option<usize> {
-    let indent = |at: usize| {
-        let rel = at.saturating_sub(ctx.base).min(ctx.src.len());
-        let start = ctx.src[..rel].rfind('\n').map_or(0, |n| n + 1);
-        let line = &ctx.src[start..];
-        let blanks = line.len() - line.trim_start_matches([' ', '\t']).len();
-        (blanks, start + blanks == rel)
-    };
+    let lines = Lines::of(ctx);
+    let indent = |at: usize| lines.indent(at);
     let mut stack = Vec::new();
     let mut suspect = None;
     for (i, (lo, tok, _)) in ctx.toks.iter().enumerate() {
