@@ -354,9 +354,71 @@ impl Vm<'_> {
         // Every fiber waits in `join` for a task that cannot end.
         let trap = Trap::new(
             TrapKind::Fail,
-            "deadlock: every fiber is waiting in join for a task that can never end",
+            format!(
+                "deadlock: every fiber is waiting in join for a task that can never end{}",
+                self.who_waits(main)
+            ),
         );
         self.raise(main, main.id(), trap)
+    }
+
+    /// Which fiber waits for which, from `main` along the chain of joins (helper-89:
+    /// the report named only `main`'s `join`): `: main (at app.wo:9:3) waits for
+    /// task 2 (f); task 2 (at app.wo:3:5) waits for task 3 (g); …`, four waits at most.
+    fn who_waits(&self, main: &Fiber) -> String {
+        const SHOWN: usize = 4;
+        let mut waits_for: HashMap<u64, u64> = HashMap::new();
+        for (&id, (_, task)) in &self.sched.fibers {
+            for &w in task.waiters.borrow().iter() {
+                waits_for.insert(w, id);
+            }
+        }
+        let stack = |id: u64| match self.sched.fibers.get(&id) {
+            _ if id == main.id() => Some(self.stack_of(main)),
+            Some((fiber, _)) => Some(self.stack_of(fiber)),
+            None => None,
+        };
+        let name = |id: u64| -> String {
+            if id == main.id() {
+                return "main".to_string();
+            }
+            match stack(id).and_then(|s| s.last().map(|f| f.function.clone())) {
+                Some(f) => format!("task {id} ({f})"),
+                None => format!("task {id}"),
+            }
+        };
+        let mut shown = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut at = main.id();
+        while let Some(&next) = waits_for.get(&at) {
+            if shown.len() == SHOWN || !seen.insert(at) {
+                break;
+            }
+            let pos = stack(at)
+                .and_then(|s| s.first().map(|f| format!(" (at {}:{}:{})", f.file, f.line, f.col)))
+                .unwrap_or_default();
+            let who = if at == main.id() {
+                "main".to_string()
+            } else {
+                format!("task {at}")
+            };
+            let whom = if next == at {
+                "its own task".to_string()
+            } else {
+                name(next)
+            };
+            shown.push(format!("{who}{pos} waits for {whom}"));
+            at = next;
+        }
+        if shown.is_empty() {
+            return String::new();
+        }
+        let more = waits_for.len().saturating_sub(shown.len());
+        let more = match more {
+            0 => String::new(),
+            n => format!("; {n} more fiber{} waiting", if n == 1 { "" } else { "s" }),
+        };
+        format!(": {}{more}", shown.join("; "))
     }
 
     /// Takes the log thread's answers, waiting up to `timeout` for the first (`None`:
