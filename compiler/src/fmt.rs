@@ -390,6 +390,11 @@ fn layout(src: &str, module: &Module) -> String {
                 last = Some(i);
             } else if matches!(toks[i].tok, Tok::Semi) {
                 semi = true;
+                // A `;` alone on its line goes with its line (helper-90: the line
+                // stayed, blank).
+                if matches!(acc.last(), Some(Ev::Newline)) {
+                    acc.pop();
+                }
             }
         }
     }
@@ -830,6 +835,10 @@ mod tests {
         // brace indented as a continuation).
         let src = "fn main() {\n  if a {\n    f()\n  } else\n  {\n    g()\n  }\n}\n";
         let want = "fn main() {\n  if a {\n    f()\n  } else {\n    g()\n  }\n}\n";
+        assert_eq!(fmt(src), want);
+        // A `;` alone on its line goes with the line (helper-90: a blank line).
+        let src = "fn main() {\n  let n = 1\n  ;\n  print(n);;\n\n  ;\n  print(n)\n}\n";
+        let want = "fn main() {\n  let n = 1\n  print(n)\n\n  print(n)\n}\n";
         assert_eq!(fmt(src), want);
         // `else`, a comment, and the `if` on the next line: the `if` where its
         // block's `}` is (helper-90: it went one level in, as a continuation).

@@ -395,7 +395,10 @@ impl Vm<'_> {
                 break;
             }
             let pos = stack(at)
-                .and_then(|s| s.first().map(|f| format!(" (at {}:{}:{})", f.file, f.line, f.col)))
+                .and_then(|s| {
+                    s.first()
+                        .map(|f| format!(" (at {}:{}:{})", f.file, f.line, f.col))
+                })
                 .unwrap_or_default();
             let who = if at == main.id() {
                 "main".to_string()
