@@ -340,7 +340,7 @@ pub fn check(paths: &[PathBuf]) -> Result<(), Failure> {
 /// `wo disasm PATH`: the bytecode of a source program (annotated with its source
 /// lines) or of an image.
 pub fn disasm(path: &Path) -> Result<(), Failure> {
-    let program = program::load(path)?;
+    let program = program::load_with(path, true)?;
     let sources = program.sources.as_ref();
     let line_of = |file: u32, line: u32| -> Option<String> {
         let f = sources?.files.get(usize::try_from(file).ok()?)?;

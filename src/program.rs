@@ -119,13 +119,23 @@ fn compile_sources(sources: SourceMap, tally: &mut Tally) -> Result<(Image, Sour
 /// Loads PATH as a program: compiles a source file or directory, or reads an image.
 /// On a compile error the diagnostics and summary line are already on stderr.
 pub fn load(path: &Path) -> Result<Program, Failure> {
+    load_with(path, false)
+}
+
+/// [`load`], a program of tests alone taken with a stand-in `main` when
+/// `tests_alone` (`wo disasm`, as `wo check` takes it; helper-90: refused for its
+/// want of a `main`).
+pub fn load_with(path: &Path, tests_alone: bool) -> Result<Program, Failure> {
     match classify(path)? {
         Input::Image(bytes) => Ok(Program {
             image: read_image(path, &bytes)?,
             sources: None,
         }),
         Input::Program(sources) => {
-            let sources = sources.load(path)?;
+            let mut sources = sources.load(path)?;
+            if tests_alone {
+                crate::test::stand_in_main(&mut sources);
+            }
             let mut tally = Tally::default();
             let res = compile_sources(sources, &mut tally);
             if let Some(summary) = tally.summary() {
