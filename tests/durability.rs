@@ -2172,12 +2172,45 @@ fn a_holder_whose_last_thread_is_ending_is_waited_for_not_refused() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    let restart = ledger_cmd(&cwd, &[], "d", &["report"]);
-    let restart = std::thread::spawn(move || output(restart));
-    std::thread::sleep(Duration::from_millis(300));
+    // The restart, once it has the directory open (to lock it), must be waiting, not
+    // refused; then the holder lets go and the restart goes on.
+    let mut restart = ledger_cmd(&cwd, &[], "d", &["report"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let data = std::fs::canonicalize(cwd.join("d")).unwrap();
+    let fds = format!("/proc/{}/fd", restart.id());
+    let has_data_open = || {
+        std::fs::read_dir(&fds).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == data))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !has_data_open() {
+        assert!(
+            restart.try_wait().unwrap().is_none(),
+            "the restart ended before it opened the directory: {}",
+            stderr_text(&mut restart)
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the restart never opened the directory"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        restart.try_wait().unwrap().is_none(),
+        "refused while its holder was exiting: {}",
+        stderr_text(&mut restart)
+    );
     drop(holder.stdin.take());
     holder.wait().unwrap();
-    restart.join().unwrap().expect_status(0);
+    let status = restart.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", stderr_text(&mut restart));
 }
 
 /// Issue 11 item 12: a FIFO named `wal` made start-up block forever in `open`

@@ -359,6 +359,13 @@ impl Vm<'_> {
                 self.who_waits(main)
             ),
         );
+        // `main` no longer waits in that `join`: a trap caught there must not leave
+        // it among the task's waiters (the next deadlock's chain would start from a
+        // stale wait, and the task's end would wake `main` where it no longer waits).
+        let m = main.id();
+        for (_, task) in self.sched.fibers.values() {
+            task.waiters.borrow_mut().retain(|&w| w != m);
+        }
         self.raise(main, main.id(), trap)
     }
 

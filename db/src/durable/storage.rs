@@ -343,10 +343,6 @@ fn lock_dir(lock_file: &Path) -> &Path {
     }
 }
 
-/// Who holds an exclusive `flock` on the file open as `fd`, from the kernel's table
-/// of locks (`/proc/locks`), without touching the lock: `None` when nobody does,
-/// `Some(None)` when someone does but the table names no pid, `Some(Some(pid))`.
-/// When the table cannot be read, `None`.
 /// How long an open waits for a holder that is exiting ([`exiting`]) to let go of the
 /// lock before it reports the directory locked.
 const EXITING_HOLDER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -365,6 +361,10 @@ fn exiting(pid: u32) -> bool {
     matches!(state, Some("Z" | "X"))
 }
 
+/// Who holds an exclusive `flock` on the file open as `fd`, from the kernel's table
+/// of locks (`/proc/locks`), without touching the lock: `None` when nobody does,
+/// `Some(None)` when someone does but the table names no pid, `Some(Some(pid))`.
+/// When the table cannot be read, `None`.
 fn flock_holder(fd: &OwnedFd) -> Option<Option<u32>> {
     let st = rustix::fs::fstat(fd).ok()?;
     let dev = format!(
@@ -537,25 +537,36 @@ impl Storage for RealStorage {
         })
         .map_err(|e| LockError::Io("open", e))?;
         let deadline = std::time::Instant::now() + EXITING_HOLDER_WAIT;
+        let try_lock = || rustix::fs::flock(&dir_fd, FlockOperation::NonBlockingLockExclusive);
+        // A holder that was killed keeps its lock until its last thread has ended
+        // (one in `fdatasync` on a slow disk ends when the sync does): its main
+        // thread is then a zombie. The lock is as good as free, so it is waited for,
+        // not refused (helper-89: 5 of 25 restarts after `timeout -s KILL` exited 75,
+        // "locked by" a process that had been killed). Only a holder the kernel's
+        // table names counts (the pid in `DIR/lock` may be another namespace's, or an
+        // earlier holder's); once seen exiting, it is waited for until the lock comes
+        // free or the time is up, even after it has left the table.
+        let mut seen_exiting = false;
         loop {
-            match rustix::fs::flock(&dir_fd, FlockOperation::NonBlockingLockExclusive) {
+            match try_lock() {
                 Ok(()) => break,
                 Err(rustix::io::Errno::WOULDBLOCK) => {
-                    let pid = flock_holder(&dir_fd).flatten().or_else(|| {
+                    let listed = flock_holder(&dir_fd).flatten();
+                    seen_exiting |= listed.is_some_and(exiting);
+                    if seen_exiting && std::time::Instant::now() < deadline {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                        continue;
+                    }
+                    // The holder may have let go between the attempt and the look at
+                    // the table (its last thread ended): once more before refusing.
+                    if try_lock().is_ok() {
+                        break;
+                    }
+                    let pid = listed.or_else(|| {
                         let fd =
                             rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty());
                         fd.ok().and_then(|fd| read_pid(&fd))
                     });
-                    // A holder that was killed keeps its lock until its last thread
-                    // has ended (one in `fdatasync` on a slow disk ends when the sync
-                    // does): its main thread is then a zombie. The lock is as good as
-                    // free, so it is waited for, not refused (helper-89: 5 of 25
-                    // restarts after `timeout -s KILL` exited 75, "locked by" a
-                    // process that had been killed).
-                    if pid.is_some_and(exiting) && std::time::Instant::now() < deadline {
-                        std::thread::sleep(std::time::Duration::from_millis(10));
-                        continue;
-                    }
                     return Err(LockError::Held(pid));
                 }
                 Err(e) => return Err(LockError::Io("flock", e.into())),
