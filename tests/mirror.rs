@@ -494,6 +494,43 @@ fn a_following_mirror_goes_on_across_checkpoints() {
     eprintln!("{text}");
 }
 
+/// A following mirror cut off from PostgreSQL while a checkpoint replaces the log goes
+/// on, when PostgreSQL is back, from the log generation it still holds open: no copy,
+/// and what a user added to the mirrored tables stays (helper-92: every table was
+/// dropped and copied again, and a user's index with them).
+#[test]
+fn a_following_mirror_cut_off_across_a_checkpoint_goes_on_without_copying() {
+    let Some(pg) = Pg::start("mirror_outage") else {
+        return;
+    };
+    let dir = scratch_dir("mirror_outage");
+    output(ledger(&dir, &[], &[], &["stress", "10"])).expect_status(0);
+    let log = dir.join("mirror.log");
+    let mut m = spawn_follower(&pg, &dir, &log);
+    wait_caught_up(&pg, &dir);
+    let (ok, _, err) = pg.psql(&["-c", "CREATE INDEX mine ON transfers (amount)"]);
+    assert!(ok, "{err}");
+    pg.stop();
+    output(ledger(&dir, &[], &[], &["stress", "20"])).expect_status(0);
+    run_wo(&dir, &["db", "checkpoint", "d"]).expect_status(0);
+    output(ledger(&dir, &[], &[], &["stress", "5"])).expect_status(0);
+    pg.start_again();
+    wait_caught_up(&pg, &dir);
+    m.kill().expect("stop the mirror");
+    m.wait().expect("reap the mirror");
+    assert_same(&pg, &dir, &["accounts", "transfers"]);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(text.contains("connecting again"), "it was cut off: {text}");
+    assert!(!text.contains("copying"), "{text}");
+    let (ok, out, err) = pg.psql(&[
+        "-At",
+        "-c",
+        "SELECT count(*) FROM pg_indexes WHERE indexname = 'mine'",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "1", "the user's index stayed");
+}
+
 #[test]
 fn a_mirror_applies_schema_migrations_with_alter_table_and_never_copies_again() {
     let Some(pg) = Pg::start("mirror_migrate") else {

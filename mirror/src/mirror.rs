@@ -14,7 +14,12 @@
 //!   twice, nothing skipped. A commit whose outcome is unknown (the connection lost
 //!   during `COMMIT`) is settled by reading the position again after reconnecting.
 //! - When the records after the position are gone (a checkpoint replaced the log
-//!   generation while the mirror was not following it), it copies again.
+//!   generation while the mirror was not following it), it copies again. A following
+//!   mirror that loses its connection keeps its follower (with the log generation it
+//!   has open) and the batch it was applying: after reconnecting it goes on from
+//!   there when PostgreSQL's position is the follower's, or the batch's start (the
+//!   batch did not commit: applied again), so a checkpoint made while PostgreSQL was
+//!   away costs no copy.
 //!
 //! Only this module talks to PostgreSQL; it takes a session-level advisory lock so two
 //! mirrors never write into one database.
@@ -64,8 +69,9 @@ pub fn mirror(dir: &Path, url: &str, follow: bool) -> Result<(), Error> {
     // Nothing is created in PostgreSQL for a directory that cannot be read.
     read::check_dir(dir)?;
     let mut lag = Lag::default();
+    let mut held = None;
     loop {
-        match session(dir, &config, follow, &mut lag) {
+        match session(dir, &config, follow, &mut lag, &mut held) {
             Err(Error::Pg(m)) if follow => {
                 eprintln!("wo: mirror: {m}; connecting again in 1 s");
                 std::thread::sleep(Duration::from_secs(1));
@@ -96,7 +102,58 @@ fn connection(url: &str) -> Result<Config, Error> {
     Ok(config)
 }
 
-fn session(dir: &Path, config: &Config, follow: bool, lag: &mut Lag) -> Result<(), Error> {
+/// What a following mirror keeps across a lost connection (helper-92: after
+/// PostgreSQL was away while a checkpoint replaced the log, the mirror copied every
+/// table again, dropping the indexes and views a user had added to them).
+struct Held {
+    /// The follower, with the log generation it reads still open.
+    follower: Follower,
+    /// The batch being applied when the connection was lost, if any.
+    pending: Option<Batch>,
+}
+
+/// A batch of SQL and the positions (salt, LSN) before and after it.
+struct Batch {
+    sql: String,
+    before: (u64, u64),
+    after: (u64, u64),
+}
+
+/// Applies `b` and stores the position after it, in one transaction.
+fn apply(client: &mut Client, b: &Batch) -> Result<(), Error> {
+    let mut tx = client.transaction()?;
+    tx.batch_execute(&b.sql)?;
+    save_position(&mut tx, b.after.0, b.after.1)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// A follower from PostgreSQL's position `pos`, or a new copy when there is none or
+/// the records after it are gone.
+fn resume_or_copy(
+    client: &mut Client,
+    dir: &Path,
+    pos: Option<(u64, u64)>,
+) -> Result<Follower, Error> {
+    let Some((salt, lsn)) = pos else {
+        return copy(client, dir);
+    };
+    match Follower::resume(dir, salt, lsn)? {
+        Ok(f) => Ok(f),
+        Err(Gone(why)) => {
+            eprintln!("wo: mirror: {why}; copying the tables again");
+            copy(client, dir)
+        }
+    }
+}
+
+fn session(
+    dir: &Path,
+    config: &Config,
+    follow: bool,
+    lag: &mut Lag,
+    held: &mut Option<Held>,
+) -> Result<(), Error> {
     let mut client = config.connect(NoTls)?;
     client.batch_execute(SETUP)?;
     // A mirror killed a moment ago may still hold the lock until its server process
@@ -110,20 +167,25 @@ fn session(dir: &Path, config: &Config, follow: bool, lag: &mut Lag) -> Result<(
     }
     client.batch_execute("SET lock_timeout = 0")?;
     let pos = client.query_opt("SELECT salt, lsn FROM wo_mirror_position WHERE id = 1", &[])?;
-    let mut follower = match pos {
-        Some(row) => {
-            let (salt, lsn): (i64, i64) = (row.get(0), row.get(1));
-            match Follower::resume(dir, salt as u64, lsn as u64)? {
-                Ok(f) => f,
-                Err(Gone(why)) => {
-                    eprintln!("wo: mirror: {why}; copying the tables again");
-                    copy(&mut client, dir)?
+    // Salts are random 64-bit values; PostgreSQL's bigint holds their bits.
+    let pos = pos.map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64));
+    let mut follower = match held.take() {
+        Some(h) if pos == Some((h.follower.salt(), h.follower.applied())) => h.follower,
+        Some(h) if h.pending.as_ref().is_some_and(|b| pos == Some(b.before)) => {
+            if let Some(b) = &h.pending {
+                if let Err(e) = apply(&mut client, b) {
+                    *held = Some(h);
+                    return Err(e);
                 }
             }
+            h.follower
         }
-        None => copy(&mut client, dir)?,
+        // PostgreSQL holds another position (another mirror wrote meanwhile): from
+        // there, as a mirror started afresh.
+        _ => resume_or_copy(&mut client, dir, pos)?,
     };
     loop {
+        let before = (follower.salt(), follower.applied());
         let step = next_batch(&mut follower)?;
         match step.poll {
             Poll::Gone(Gone(why)) => {
@@ -136,10 +198,18 @@ fn session(dir: &Path, config: &Config, follow: bool, lag: &mut Lag) -> Result<(
                 last_lsn,
             } => {
                 if step.records > 0 {
-                    let mut tx = client.transaction()?;
-                    tx.batch_execute(&step.sql)?;
-                    save_position(&mut tx, follower.salt(), applied)?;
-                    tx.commit()?;
+                    let batch = Batch {
+                        sql: step.sql,
+                        before,
+                        after: (follower.salt(), applied),
+                    };
+                    if let Err(e) = apply(&mut client, &batch) {
+                        *held = Some(Held {
+                            follower,
+                            pending: Some(batch),
+                        });
+                        return Err(e);
+                    }
                 }
                 lag.observe(applied, final_lsn, last_lsn, step.records);
                 if applied >= final_lsn {

@@ -116,6 +116,23 @@ fn template(bin: &Path) -> PathBuf {
         .clone()
 }
 
+/// `pg_ctl start` of the server in `dir` on `port`, waiting until it takes
+/// connections: whether it started.
+fn pg_ctl_start(bin: &Path, dir: &Path, port: u16) -> bool {
+    let mut c = pg_cmd(bin, "pg_ctl");
+    c.arg("-D")
+        .arg(dir.join("data"))
+        .arg("-l")
+        .arg(dir.join("log"))
+        .args(["-w", "-t", "60", "-o"])
+        .arg(format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            dir.display()
+        ))
+        .arg("start");
+    c.output().expect("pg_ctl runs").status.success()
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -147,25 +164,32 @@ impl Pg {
         // A port taken between the probe and the start makes pg_ctl fail: try again.
         for _ in 0..5 {
             let port = free_port();
-            let mut c = pg_cmd(&bin, "pg_ctl");
-            c.arg("-D")
-                .arg(dir.join("data"))
-                .arg("-l")
-                .arg(dir.join("log"))
-                .args(["-w", "-t", "60", "-o"])
-                .arg(format!(
-                    "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
-                    dir.display()
-                ))
-                .arg("start");
-            let out = c.output().expect("pg_ctl runs");
-            if out.status.success() {
+            if pg_ctl_start(&bin, &dir, port) {
                 return Some(Pg { dir, bin, port });
             }
         }
         panic!(
             "PostgreSQL did not start: {}",
             std::fs::read_to_string(dir.join("log")).unwrap_or_default()
+        );
+    }
+
+    /// Stops the server (its clients lose their connections), to start it again
+    /// with [`Pg::start_again`].
+    pub fn stop(&self) {
+        let mut c = pg_cmd(&self.bin, "pg_ctl");
+        c.arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["-m", "fast", "-w", "stop"]);
+        run(c);
+    }
+
+    /// Starts the stopped server again, on its port.
+    pub fn start_again(&self) {
+        assert!(
+            pg_ctl_start(&self.bin, &self.dir, self.port),
+            "PostgreSQL did not start again: {}",
+            std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
         );
     }
 
