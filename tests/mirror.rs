@@ -824,9 +824,12 @@ fn a_connection_string_that_can_never_work_is_a_usage_error_even_when_following(
     let url = format!("postgresql://postgres@127.0.0.1:{port}/db");
     let out = mirror_within(&dir, &url, false).expect("the mirror ends");
     assert_eq!(out.status, Some(74), "{}", out.stderr);
+    // Naming the server it could not reach (helper-92: a mistyped port showed as
+    // "Connection refused" alone).
     assert!(
-        out.stderr
-            .contains("error connecting to server: Connection refused"),
+        out.stderr.contains(&format!(
+            "127.0.0.1:{port}: error connecting to server: Connection refused"
+        )),
         "{}",
         out.stderr
     );
@@ -892,13 +895,31 @@ fn names_postgresql_keeps_for_itself_are_refused_by_export_and_mirror() {
         out.expect_status(65);
         assert!(out.stderr.contains(says), "{data}: {}", out.stderr);
     }
+    // Nothing at all was made: not the refused tables, nor the mirror's own
+    // (helper-92: a refused first mirror left `wo_mirror_position` and
+    // `wo_mirror_tables` behind).
     let (ok, out, err) = pg.psql(&[
         "-At",
         "-c",
-        "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('boxes', 'pg_class')",
+        "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
     ]);
     assert!(ok, "{err}");
-    assert_eq!(out.trim(), "0", "a refused table was made");
+    assert_eq!(out.trim(), "0", "a refused mirror made tables");
+    // A table of the same name that no mirror made: the refusal says so.
+    let (ok, _, err) = pg.psql(&["-c", "CREATE TABLE accounts (id int, x text)"]);
+    assert!(ok, "{err}");
+    output(ledger(&dir, &[], &[], &["stress", "3"])).expect_status(0);
+    let out = run_wo(&dir, &["db", "mirror", "d", "--to", &pg.url()]);
+    out.expect_status(74);
+    assert!(
+        out.stderr
+            .contains("the database has a table `accounts` that no wo db mirror made"),
+        "{}",
+        out.stderr
+    );
+    let (ok, _, err) = pg.psql(&["-c", "DROP TABLE accounts"]);
+    assert!(ok, "{err}");
+    std::fs::remove_dir_all(dir.join("d")).expect("remove the ledger's directory");
 
     // While following: a migration adds a column `ctid`.
     let v0 = "@table(name: \"boxes\")\nclass Box {\n  w: Float\n}\n\nfn main() {\n  insert Box { w: 1.0 }\n}\n";

@@ -147,6 +147,24 @@ fn resume_or_copy(
     }
 }
 
+/// Where `config` connects, for messages: `127.0.0.1:5432` (never the password).
+fn target(config: &Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    match hosts.as_slice() {
+        [] => format!("port {port}"),
+        [one] => format!("{one}:{port}"),
+        more => format!("{}:{port}", more.join(",")),
+    }
+}
+
 fn session(
     dir: &Path,
     config: &Config,
@@ -154,18 +172,39 @@ fn session(
     lag: &mut Lag,
     held: &mut Option<Held>,
 ) -> Result<(), Error> {
-    let mut client = config.connect(NoTls)?;
+    // Which server it could not reach is said (helper-92: a mistyped port showed as
+    // "Connection refused" alone).
+    let mut client = config.connect(NoTls).map_err(|e| match Error::from(e) {
+        Error::Pg(m) => Error::Pg(format!("{}: {m}", target(config))),
+        other => other,
+    })?;
+    // The mirror's own tables, made by a first mirror, are taken away again when that
+    // mirror's first copy is refused (helper-92: a refused mirror left them behind).
+    let fresh: bool = client
+        .query_one(
+            "SELECT to_regclass('wo_mirror_position') IS NULL AND to_regclass('wo_mirror_tables') IS NULL",
+            &[],
+        )?
+        .get(0);
     client.batch_execute(SETUP)?;
     // A mirror killed a moment ago may still hold the lock until its server process
-    // notices: wait for it a while.
-    client.batch_execute("SET lock_timeout = '30s'")?;
-    if let Err(e) = client.execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY]) {
-        return Err(Error::Pg(format!(
-            "another wo db mirror is writing into this database ({})",
-            Error::from(e)
-        )));
+    // notices: wait for it a while, and say so (helper-92: 30 s of silence).
+    let locked: bool = client
+        .query_one("SELECT pg_try_advisory_lock($1)", &[&LOCK_KEY])?
+        .get(0);
+    if !locked {
+        eprintln!(
+            "wo: mirror: another wo db mirror holds this database's lock; waiting up to 30 s for it"
+        );
+        client.batch_execute("SET lock_timeout = '30s'")?;
+        if let Err(e) = client.execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY]) {
+            return Err(Error::Pg(format!(
+                "another wo db mirror is writing into this database ({})",
+                Error::from(e)
+            )));
+        }
+        client.batch_execute("SET lock_timeout = 0")?;
     }
-    client.batch_execute("SET lock_timeout = 0")?;
     let pos = client.query_opt("SELECT salt, lsn FROM wo_mirror_position WHERE id = 1", &[])?;
     // Salts are random 64-bit values; PostgreSQL's bigint holds their bits.
     let pos = pos.map(|row| (row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64));
@@ -182,11 +221,29 @@ fn session(
         }
         // PostgreSQL holds another position (another mirror wrote meanwhile): from
         // there, as a mirror started afresh.
-        _ => resume_or_copy(&mut client, dir, pos)?,
+        _ => match resume_or_copy(&mut client, dir, pos) {
+            Ok(f) => f,
+            Err(e) => {
+                if fresh && !matches!(e, Error::Pg(_)) {
+                    let _ = client
+                        .batch_execute("DROP TABLE IF EXISTS wo_mirror_position, wo_mirror_tables");
+                }
+                return Err(e);
+            }
+        },
     };
     loop {
         let before = (follower.salt(), follower.applied());
-        let step = next_batch(&mut follower)?;
+        let step = next_batch(&mut follower).map_err(|e| match e {
+            // A record PostgreSQL cannot take (U+0000 in a text): the mirror stops
+            // there, and would again from the same position (helper-92: no way on
+            // was given).
+            Error::Value(m) => Error::Value(format!(
+                "{m}; the mirror stops at this record: change the value in wo, then run `wo db checkpoint {}`, after which the mirror copies the tables again and goes on",
+                dir.display()
+            )),
+            other => other,
+        })?;
         match step.poll {
             Poll::Gone(Gone(why)) => {
                 eprintln!("wo: mirror: {why}; copying the tables again");
@@ -257,7 +314,21 @@ fn copy(client: &mut Client, dir: &Path) -> Result<Follower, Error> {
             Event::Table(t) => {
                 sql::check_mirrored(t)?;
                 nans = sql::UniqueNans::new(t);
-                tx.batch_execute(&sql::create_table(t))?;
+                tx.batch_execute(&sql::create_table(t)).map_err(|e| {
+                    // A table of that name the mirror did not make (helper-92: the
+                    // refusal said only "already exists").
+                    let taken = e.code() == Some(&postgres::error::SqlState::DUPLICATE_TABLE);
+                    match Error::from(e) {
+                        Error::Refused { message, data } if taken => Error::Refused {
+                            message: format!(
+                                "{message}: the database has a table `{}` that no wo db mirror made; mirror into another database, or drop or rename that table",
+                                t.name
+                            ),
+                            data,
+                        },
+                        other => other,
+                    }
+                })?;
                 tx.execute(
                     "INSERT INTO wo_mirror_tables (name) VALUES ($1)",
                     &[&t.name],
