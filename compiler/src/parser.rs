@@ -168,21 +168,26 @@ fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> Reread {
     out.extend(self_parameters(ctx, errs));
     let (dropped, lets) = foreign_lets(ctx, errs);
     out.extend(dropped);
-    let mut replace: Vec<(usize, Tok)> = lets.into_iter().map(|i| (i, Tok::Let)).collect();
-    let mut close_before = Vec::new();
-    for (colon, end) in colon_blocks(ctx, errs) {
-        replace.push((colon, Tok::LBrace));
-        close_before.push(end);
-    }
-    replace.sort_unstable_by_key(|(i, _)| *i);
-    replace.dedup_by_key(|(i, _)| *i);
-    close_before.sort_unstable();
     let blocks = catch_blocks(ctx, errs);
     for &(open, close) in &blocks {
         out.extend(open + 1..=close);
     }
     out.sort_unstable();
     out.dedup();
+    let mut replace: Vec<(usize, Tok)> = lets.into_iter().map(|i| (i, Tok::Let)).collect();
+    let mut close_before = Vec::new();
+    for (colon, end) in colon_blocks(ctx, errs) {
+        // Not where the next reading leaves tokens out (a colon, or its block's end,
+        // inside a block skipped whole: a `}` there would close what is around it).
+        if out.binary_search(&colon).is_ok() || out.binary_search(&end).is_ok() {
+            continue;
+        }
+        replace.push((colon, Tok::LBrace));
+        close_before.push(end);
+    }
+    replace.sort_unstable_by_key(|(i, _)| *i);
+    replace.dedup_by_key(|(i, _)| *i);
+    close_before.sort_unstable();
     let ends = blocks
         .iter()
         .map(|&(open, close)| (open, toks[close].2))
@@ -204,7 +209,7 @@ fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> Reread {
 /// before which its `}` goes.
 fn colon_blocks(ctx: &ErrCtx, errs: &[Error]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let mut lines = None;
+    let mut layout = None;
     for e in errs {
         let ParseError::UnrecognizedToken {
             token: (lo, Tok::Colon, _),
@@ -216,34 +221,59 @@ fn colon_blocks(ctx: &ErrCtx, errs: &[Error]) -> Vec<(usize, usize)> {
         let i = ctx.toks.partition_point(|t| t.0 < *lo);
         // (Not `try:`: its `except E:` is no wo either, and the error there says
         // how wo writes both.)
-        let python = header_keyword(ctx, i).is_some()
-            || matches!(
+        let python = last_on_its_line(ctx, i)
+            && (matches!(
                 ctx.tok(i.checked_sub(1)),
                 Some(Tok::Else | Tok::Transaction)
-            );
-        if !python || !last_on_its_line(ctx, i) {
+            ) || header_keyword(ctx, i).is_some());
+        if !python {
             continue;
         }
-        let lines = lines.get_or_insert_with(|| Lines::of(ctx));
-        let (header, _) = lines.indent(ctx.toks[i].0);
-        // The block: the lines below indented more than the header's.
-        let end = ctx.toks[i + 1..]
-            .iter()
-            .position(|t| {
-                let auto_semi = t.0 == t.2 && matches!(t.1, Tok::Semi);
-                let (indent, first) = lines.indent(t.0);
-                !auto_semi && first && indent <= header
-            })
-            .map_or(ctx.toks.len(), |k| i + 1 + k);
-        // Nothing indented below: no block to close.
-        let inside = ctx.toks[i + 1..end]
-            .iter()
-            .any(|t| !(t.0 == t.2 && matches!(t.1, Tok::Semi)));
-        if inside {
-            out.push((i, end));
+        let (firsts, next_le) = layout.get_or_insert_with(|| line_layout(ctx));
+        // The header's line, then the first line after it indented no more: the
+        // block is the lines between (none: nothing to close).
+        let Some(k) = firsts.partition_point(|&(j, _)| j <= i).checked_sub(1) else {
+            continue;
+        };
+        let stop = next_le[k];
+        if stop > k + 1 && k + 1 < firsts.len() {
+            out.push((i, firsts.get(stop).map_or(ctx.toks.len(), |&(j, _)| j)));
         }
     }
     out
+}
+
+/// The first token of each line (not an automatic `;`) with the line's indentation,
+/// and for each such line the next one indented no more (`usize::MAX` for none),
+/// found in one walk with a stack.
+fn line_layout(ctx: &ErrCtx) -> (Vec<(usize, usize)>, Vec<usize>) {
+    let lines = Lines::of(ctx);
+    let firsts: Vec<(usize, usize)> = ctx
+        .toks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !(t.0 == t.2 && matches!(t.1, Tok::Semi)))
+        .filter_map(|(j, t)| {
+            let (indent, first) = lines.indent(t.0);
+            first.then_some((j, indent))
+        })
+        .collect();
+    let mut next_le = vec![usize::MAX; firsts.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for k in (0..firsts.len()).rev() {
+        while stack.last().is_some_and(|&top| firsts[top].1 > firsts[k].1) {
+            stack.pop();
+        }
+        next_le[k] = stack.last().copied().unwrap_or(usize::MAX);
+        stack.push(k);
+    }
+    (firsts, next_le)
+}
+
+/// Whether absolute offset `at` begins a line, with no indentation.
+fn at_column_one(ctx: &ErrCtx, at: usize) -> bool {
+    let rel = at.saturating_sub(ctx.base);
+    rel == 0 || ctx.src.get(..rel).is_some_and(|s| s.ends_with('\n'))
 }
 
 /// Where each line of a text begins and how many blanks it begins with, found in one
@@ -986,11 +1016,17 @@ fn back_in_statement<T>(
 /// one of its methods (fields may follow methods). Looks back at most
 /// [`CLASS_BODY_LOOKBACK`] tokens: a file of many errors must not make this quadratic.
 fn in_class_body(ctx: &ErrCtx, at: usize) -> bool {
-    innermost_open(ctx, at, CLASS_BODY_LOOKBACK, true).is_some_and(|i| {
+    let class_brace = |i: usize| {
         matches!(ctx.tok(Some(i)), Some(Tok::LBrace))
             && matches!(ctx.tok(i.checked_sub(1)), Some(Tok::UId(_)))
             && matches!(ctx.tok(i.checked_sub(2)), Some(Tok::Class))
-    })
+    };
+    // The innermost `{` first, found once per reading: a file of many errors in a
+    // function's body asks this of each and walks back for none (review of
+    // helper-93). Then no `(` or `[` left open after it.
+    let inner = ctx.braces().inner.get(at).copied().flatten();
+    inner.is_some_and(class_brace)
+        && innermost_open(ctx, at, CLASS_BODY_LOOKBACK, true).is_some_and(class_brace)
 }
 
 /// How far [`in_class_body`] looks back: the fields before a misdeclared one.
@@ -1079,8 +1115,8 @@ fn header_keyword(ctx: &ErrCtx, brace: usize) -> Option<&'static str> {
     .flatten()
 }
 
-/// The bracket most likely left open at the end of the file: the first whose closing
-/// one is indented less than the line it opens (in `if c {⏎ f()⏎}⏎}` missing a `}`, the
+/// The bracket most likely left open at the end of the file: the last `{` whose `}`
+/// is indented less than the line it opens (in `if c {⏎ f()⏎}⏎}` missing a `}`, the
 /// last `}` closes the `if`'s by count, but its indentation says it was `main`'s), or
 /// else the innermost left open.
 fn unclosed(ctx: &ErrCtx) -> Option<usize> {
@@ -1093,8 +1129,12 @@ fn unclosed(ctx: &ErrCtx) -> Option<usize> {
             Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push(i),
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
                 let Some(open) = stack.pop() else { continue };
+                // A block's `}` only (a `)` may close at the start of its line), and
+                // the last such: the mismatch nearest the end, where the count went
+                // wrong (review of helper-93: the first took a closed bracket).
                 let (closer, first) = indent(*lo);
-                if suspect.is_none() && first && closer < indent(ctx.toks[open].0).0 {
+                let block = matches!(tok, Tok::RBrace) && matches!(ctx.toks[open].1, Tok::LBrace);
+                if block && first && closer < indent(ctx.toks[open].0).0 {
                     suspect = Some(open);
                 }
             }
@@ -2126,9 +2166,25 @@ fn habit_hint(
                 });
             // `while (line = io.read_line()) != nil {`: C's and Python's assignment
             // in a condition, a value assigned and then compared (helper-89).
+            // (Its `)` followed by a comparison: not `while (n = 0) {`.)
             let assigned_then_compared = i >= 2
                 && matches!(ctx.tok(Some(i - 1)), Some(Tok::LId(_)))
-                && matches!(ctx.tok(Some(i - 2)), Some(Tok::LParen));
+                && matches!(ctx.tok(Some(i - 2)), Some(Tok::LParen))
+                && ahead(ctx, i)
+                    .scan(1usize, |depth, t| {
+                        match t {
+                            Tok::LParen => *depth += 1,
+                            Tok::RParen => *depth -= 1,
+                            Tok::Semi | Tok::LBrace => return None,
+                            _ => {}
+                        }
+                        Some(*depth)
+                    })
+                    .position(|depth| depth == 0)
+                    .and_then(|k| ctx.tok(Some(i + k + 2)))
+                    .is_some_and(|t| {
+                        matches!(t, Tok::NotEq | Tok::EqEq | Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge)
+                    });
             match header.map(|t| &t.1) {
                 Some(Tok::Where) => {
                     Some("`=` assigns; to compare, write `==`: `where x.n == 2`")
@@ -2144,9 +2200,11 @@ fn habit_hint(
         (_, Tok::LId(w)) if matches!(w.as_str(), "limit" | "offset") && in_query(ctx, idx) => {
             Some("a query's LIMIT is `take n` and its OFFSET `skip n`: `from x in xs where … take 10 select x`")
         }
-        // Another language's word for a function.
+        // Another language's word for a function (Lua's `local function f()` too).
         (None | Some(Tok::Semi | Tok::RBrace), Tok::LId(w))
-            if matches!(w.as_str(), "func" | "def" | "function" | "fun" | "proc" | "sub")
+            if (matches!(w.as_str(), "func" | "def" | "function" | "fun" | "proc" | "sub")
+                || (w == "local"
+                    && matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LId(f)) if f == "function")))
                 && top_level(ctx, idx) =>
         {
             Some("a function is declared with `fn`: `fn main() { … }`")
@@ -2173,6 +2231,8 @@ fn habit_hint(
         (None | Some(Tok::Semi | Tok::RBrace), Tok::Let | Tok::LId(_))
             if top_level(ctx, idx)
                 && matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::LId(_)))
+                && matches!(ctx.tok(idx.map(|i| i + 2)), Some(Tok::Assign | Tok::Colon))
+                && idx.is_some_and(|i| at_column_one(ctx, ctx.toks[i].0))
                 && match found? {
                     Tok::LId(kw) => {
                         matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
