@@ -325,11 +325,19 @@ impl<'a> At<'a> {
     /// `?T`).
     fn table_find_at(&self, off: usize) -> Option<(String, Span)> {
         let src = &self.sources.files.get(self.file.0 as usize)?.src;
-        let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let is_ident = super::world::is_ident;
         let (head, tail) = (src.get(..off)?, src.get(off..)?);
         let lo = head.trim_end_matches(is_ident).len();
         let hi = off + (tail.len() - tail.trim_start_matches(is_ident).len());
-        if src.get(lo..hi)? != "find" {
+        // A word `find` in code, within an expression the checker typed (not in a
+        // comment or a text).
+        let typed = self
+            .analysis
+            .facts
+            .exprs
+            .iter()
+            .any(|(s, _)| contains(*s, self.file, off));
+        if src.get(lo..hi)? != "find" || !typed {
             return None;
         }
         let before = src[..lo].strip_suffix('.')?;
@@ -337,7 +345,7 @@ impl<'a> At<'a> {
         let item = self
             .class_members(self.class_named(class)?)
             .into_iter()
-            .next()?;
+            .find(|i| i.label == "find")?;
         let mut text = code(item.detail.as_deref()?);
         if let Some(doc) = &item.doc {
             text.push_str("\n\n");

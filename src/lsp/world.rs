@@ -274,17 +274,24 @@ impl World {
                     out.push((uri.clone(), Some(doc.version), diags));
                     continue;
                 }
+                let of_file: Vec<&Diagnostic> = of_file.collect();
+                if of_file.is_empty() {
+                    if self.shown.get(uri) == Some(&key) {
+                        out.push((uri.clone(), None, Vec::new()));
+                    }
+                    continue;
+                }
+                // (The text is copied only for a file with diagnostics.)
                 let Some(src) = p.sources.files.get(i) else {
                     continue;
                 };
                 let doc = Document::new(src.src.clone(), 0);
-                let diags: Vec<_> = of_file.map(|d| self.diagnostic(d, &doc, p)).collect();
-                if !diags.is_empty() {
-                    shown.push(uri.clone());
-                    out.push((uri.clone(), None, diags));
-                } else if self.shown.get(uri) == Some(&key) {
-                    out.push((uri.clone(), None, diags));
-                }
+                let diags = of_file
+                    .into_iter()
+                    .map(|d| self.diagnostic(d, &doc, p))
+                    .collect();
+                shown.push(uri.clone());
+                out.push((uri.clone(), None, diags));
             }
             // What was shown for this program and is not now (a file that compiles
             // again or left the program) is cleared.
@@ -537,7 +544,7 @@ fn declares_main(text: &str) -> bool {
     })
 }
 
-fn is_ident(c: char) -> bool {
+pub(super) fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
