@@ -345,6 +345,10 @@ fn foreign_lets(ctx: &ErrCtx, errs: &[Error]) -> (Vec<usize>, Vec<usize>) {
     (dropped, lets)
 }
 
+/// Other languages' words that declare a variable (Go's and Swift's `var`, Kotlin's
+/// `val`, Rust's `mut` after `let`, C++'s `auto`, Perl's `my`, Lua's `local`).
+const FOREIGN_LETS: &[&str] = &["var", "val", "mut", "auto", "my", "local"];
+
 /// Whether the token at `i` is a name after another language's word for a variable
 /// (`var`, `val`, `mut`, `auto`, `my`, `local`) at the start of a statement or after
 /// `let`.
@@ -354,7 +358,7 @@ fn foreign_let_word(ctx: &ErrCtx, i: usize) -> bool {
     };
     matches!(ctx.tok(Some(i)), Some(Tok::LId(_)))
         && matches!(ctx.tok(Some(w)), Some(Tok::LId(kw))
-            if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local"))
+            if FOREIGN_LETS.contains(&kw.as_str()))
         && matches!(
             ctx.tok(w.checked_sub(1)),
             None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Let)
@@ -631,7 +635,7 @@ fn declared_names(toks: &[(usize, Tok, usize)], file: FileId) -> Vec<String> {
             // every function (a global variable, which wo has not), with `let` too, its
             // uses in the whole file.
             (Tok::LId(kw), Tok::LId(n))
-                if matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
+                if FOREIGN_LETS.contains(&kw.as_str())
                     && matches!(
                         i.checked_sub(1).map(|p| &toks[p].1),
                         None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Let)
@@ -2235,7 +2239,7 @@ fn habit_hint(
                 && idx.is_some_and(|i| at_column_one(ctx, ctx.toks[i].0))
                 && match found? {
                     Tok::LId(kw) => {
-                        matches!(kw.as_str(), "var" | "val" | "mut" | "auto" | "my" | "local")
+                        FOREIGN_LETS.contains(&kw.as_str())
                     }
                     _ => true,
                 } =>

@@ -325,7 +325,11 @@ pub(crate) fn header(buf: &[u8], file_len: u64) -> Result<Header, (u64, String)>
             let v2_ok =
                 buf.len() >= CKPT_HEADER_LEN && crc32fast::hash(&buf[0..48]) == le32(&buf[48..52]);
             if !v1_ok && !v2_ok {
-                return Err((0, "checkpoint header checksum mismatch".into()));
+                return Err((
+                    0,
+                    "checkpoint header checksum mismatch (it covers bytes 0..32 or 0..48, by version)"
+                        .into(),
+                ));
             }
             return Err((8, format!("checkpoint format version {version} is not supported (this build reads 1 to {CKPT_VERSION})")));
         }
