@@ -463,15 +463,22 @@ fn a_following_mirror_applies_what_an_idle_writer_acknowledged() {
     assert_same(&pg, &dir, &["notes"]);
 }
 
-#[test]
-fn a_following_mirror_goes_on_across_checkpoints() {
-    let Some(pg) = Pg::start("mirror_ckpt") else {
-        return;
-    };
-    let dir = scratch_dir("mirror_ckpt");
+/// A server, a ledger with a few transfers in `d`, and a mirror following it that
+/// writes its stderr to the returned log (`None` without PostgreSQL, outside CI).
+fn followed_ledger(label: &str) -> Option<(Pg, PathBuf, PathBuf, Killed)> {
+    let pg = Pg::start(label)?;
+    let dir = scratch_dir(label);
     output(ledger(&dir, &[], &[], &["stress", "10"])).expect_status(0);
     let log = dir.join("mirror.log");
-    let mut m = spawn_follower(&pg, &dir, &log);
+    let m = spawn_follower(&pg, &dir, &log);
+    Some((pg, dir, log, m))
+}
+
+#[test]
+fn a_following_mirror_goes_on_across_checkpoints() {
+    let Some((pg, dir, log, mut m)) = followed_ledger("mirror_ckpt") else {
+        return;
+    };
     // A checkpoint every ~100 KB of log: several during the run.
     let out = output(ledger(
         &dir,
@@ -500,13 +507,9 @@ fn a_following_mirror_goes_on_across_checkpoints() {
 /// dropped and copied again, and a user's index with them).
 #[test]
 fn a_following_mirror_cut_off_across_a_checkpoint_goes_on_without_copying() {
-    let Some(pg) = Pg::start("mirror_outage") else {
+    let Some((pg, dir, log, mut m)) = followed_ledger("mirror_outage") else {
         return;
     };
-    let dir = scratch_dir("mirror_outage");
-    output(ledger(&dir, &[], &[], &["stress", "10"])).expect_status(0);
-    let log = dir.join("mirror.log");
-    let mut m = spawn_follower(&pg, &dir, &log);
     wait_caught_up(&pg, &dir);
     let (ok, _, err) = pg.psql(&["-c", "CREATE INDEX mine ON transfers (amount)"]);
     assert!(ok, "{err}");

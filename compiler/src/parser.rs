@@ -210,15 +210,7 @@ fn to_drop(ctx: &ErrCtx, errs: &[Error]) -> Reread {
 fn colon_blocks(ctx: &ErrCtx, errs: &[Error]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut layout = None;
-    for e in errs {
-        let ParseError::UnrecognizedToken {
-            token: (lo, Tok::Colon, _),
-            ..
-        } = e
-        else {
-            continue;
-        };
-        let i = ctx.toks.partition_point(|t| t.0 < *lo);
+    for i in error_tokens(ctx, errs, |t| matches!(t, Tok::Colon)) {
         // (Not `try:`: its `except E:` is no wo either, and the error there says
         // how wo writes both.)
         let python = last_on_its_line(ctx, i)
@@ -268,6 +260,21 @@ fn line_layout(ctx: &ErrCtx) -> (Vec<(usize, usize)>, Vec<usize>) {
         stack.push(k);
     }
     (firsts, next_le)
+}
+
+/// The indexes of the tokens that `errs` found unexpected, of the kinds `kind` takes.
+fn error_tokens<'c>(
+    ctx: &'c ErrCtx,
+    errs: &'c [Error],
+    kind: impl Fn(&Tok) -> bool + 'c,
+) -> impl Iterator<Item = usize> + 'c {
+    errs.iter().filter_map(move |e| match e {
+        ParseError::UnrecognizedToken {
+            token: (lo, tok, _),
+            ..
+        } if kind(tok) => Some(ctx.toks.partition_point(|t| t.0 < *lo)),
+        _ => None,
+    })
 }
 
 /// Whether absolute offset `at` begins a line, with no indentation.
@@ -321,15 +328,7 @@ impl Lines {
 /// (helper-85: one `var` in a method gave an error on each line after it).
 fn foreign_lets(ctx: &ErrCtx, errs: &[Error]) -> (Vec<usize>, Vec<usize>) {
     let (mut dropped, mut lets) = (Vec::new(), Vec::new());
-    for e in errs {
-        let ParseError::UnrecognizedToken {
-            token: (lo, Tok::LId(_), _),
-            ..
-        } = e
-        else {
-            continue;
-        };
-        let i = ctx.toks.partition_point(|t| t.0 < *lo);
+    for i in error_tokens(ctx, errs, |t| matches!(t, Tok::LId(_))) {
         if !foreign_let_word(ctx, i) {
             continue;
         }
@@ -517,15 +516,7 @@ enum Misread {
 /// `fn add(n: Int)` and its callers and the class's literals say nothing more.
 fn self_parameters(ctx: &ErrCtx, errs: &[Error]) -> Vec<usize> {
     let mut out = Vec::new();
-    for e in errs {
-        let ParseError::UnrecognizedToken {
-            token: (lo, Tok::SelfKw, _),
-            ..
-        } = e
-        else {
-            continue;
-        };
-        let i = ctx.toks.partition_point(|t| t.0 < *lo);
+    for i in error_tokens(ctx, errs, |t| matches!(t, Tok::SelfKw)) {
         if !matches!(ctx.tok(i.checked_sub(1)), Some(Tok::LParen)) || !in_fn_params(ctx, Some(i)) {
             continue;
         }
