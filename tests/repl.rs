@@ -381,6 +381,38 @@ fn redefining_a_class_forgets_variables_of_the_old_one() {
     assert_eq!(status, Some(1), "{err}");
     assert_eq!(out, "5\nP { b: \"x\" }\n");
     assert!(err.contains("`p` is forgotten"), "{err}");
+    // An old `P` inside a kept object of another class: that variable goes too
+    // (helper-94: `w.p.y` was an internal error, `w.p.x` of the old layout read as the
+    // new type).
+    let input = "class P {\n  x: Int\n}\nclass W {\n  p: P\n}\nlet w = W { p: P { x: 1 } }\nlet ws = {\"a\": [w]}\nclass P {\n  x: Text\n  y: Int = 4\n}\nw.p.y\nW { p: P { x: \"new\" } }.p.y\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "4\n");
+    for name in ["w", "ws"] {
+        assert!(
+            err.contains(&format!("`{name}` is forgotten: its type `"))
+                && err.contains("holds objects of a class that was redefined"),
+            "{err}"
+        );
+    }
+    assert!(err.contains("unknown variable `w`"), "{err}");
+    assert!(!err.contains("internal error"), "{err}");
+}
+
+/// A task whose fiber runs a function that a later input declares again is stopped,
+/// and says so to its `join` (helper-94: it vanished, and `join` reported a deadlock).
+#[test]
+fn a_task_in_a_function_declared_again_is_stopped_and_says_so() {
+    let dir = scratch("task-redeclared");
+    let input = "fn lp() -> Int {\n  for i in range(4) {\n    print(i)\n    yield()\n  }\n  return 7\n}\nlet t = spawn lp()\nprint(\"a\")\nfn lp() -> Int {\n  return 1\n}\njoin(t)\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "0\na\n");
+    assert!(
+        err.contains("trap FAIL: the task was stopped: `lp`, which it was running, was declared again by a later input"),
+        "{err}"
+    );
+    assert!(!err.contains("deadlock"), "{err}");
 }
 
 #[test]

@@ -756,25 +756,70 @@ impl Session {
     }
 
     /// Drops the variables whose type names a class that was just redefined (their
-    /// values have the old layout), saying so.
+    /// values have the old layout), or a class whose objects can hold one (a `W`
+    /// with a field `p: P`, through lists, maps, `?` and tasks too: helper-94's old
+    /// `P` inside a kept `W` read a field it did not have), saying so.
     fn forget_vars_of(&mut self, replaced: &[String], program: &tir::Program) {
-        let classes: Vec<&String> = replaced
+        let mut affected: Vec<bool> = program
+            .classes
             .iter()
-            .filter(|k| program.classes.iter().any(|c| &&c.name == k))
+            .map(|c| replaced.contains(&c.name))
             .collect();
-        if classes.is_empty() {
+        if !affected.contains(&true) {
             return;
         }
+        fn holds(t: &tir::Ty, affected: &[bool]) -> bool {
+            match t {
+                tir::Ty::Class(c) => affected.get(*c).copied().unwrap_or(false),
+                tir::Ty::Nullable(t) | tir::Ty::List(t) | tir::Ty::Task(t) => holds(t, affected),
+                tir::Ty::Map(k, v) => holds(k, affected) || holds(v, affected),
+                _ => false,
+            }
+        }
+        // Until nothing more is added: each round adds at least one class, or ends.
+        loop {
+            let more: Vec<usize> = program
+                .classes
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| !affected[*i] && c.fields.iter().any(|f| holds(&f.ty, &affected)))
+                .map(|(i, _)| i)
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            for i in more {
+                affected[i] = true;
+            }
+        }
+        let classes: Vec<&String> = program
+            .classes
+            .iter()
+            .zip(&affected)
+            .filter(|(_, &a)| a)
+            .map(|(c, _)| &c.name)
+            .collect();
         self.vars.retain(|v| {
             let uses =
                 v.ty.split(|c: char| !c.is_alphanumeric() && c != '_')
                     .any(|w| classes.iter().any(|c| c.as_str() == w));
             if uses {
-                say!(
-                    "note: `{}` is forgotten: its type `{}` was redefined",
-                    v.name,
-                    v.ty
-                );
+                let direct =
+                    v.ty.split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .any(|w| replaced.iter().any(|c| c.as_str() == w));
+                if direct {
+                    say!(
+                        "note: `{}` is forgotten: its type `{}` was redefined",
+                        v.name,
+                        v.ty
+                    );
+                } else {
+                    say!(
+                        "note: `{}` is forgotten: its type `{}` holds objects of a class that was redefined",
+                        v.name,
+                        v.ty
+                    );
+                }
             }
             !uses
         });

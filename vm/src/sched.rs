@@ -607,7 +607,20 @@ impl Vm<'_> {
             })
         };
         let mut sched = fibers.sched;
-        sched.fibers.retain(|_, (f, _)| f.funcs().all(kept));
+        // A fiber in a function declared again is dropped, and its task says so to a
+        // later `join` (helper-94: the task vanished without a word, and `join`
+        // reported a deadlock).
+        sched.fibers.retain(|_, (f, task)| {
+            let Some(changed) = f.funcs().find(|&i| !kept(i)) else {
+                return true;
+            };
+            let name = fibers
+                .functions
+                .get(changed as usize)
+                .map_or("?", |(n, _)| n.as_str());
+            stopped_by_redeclaration(task, name);
+            false
+        });
         let alive: std::collections::HashSet<u64> = sched.fibers.keys().copied().collect();
         sched.runq.retain(|id| alive.contains(id));
         self.sched = sched;
@@ -623,6 +636,20 @@ fn stopped_by_interrupt(task: &TaskCell) {
         trap: Trap::new(
             TrapKind::Fail,
             "the task was stopped by an interrupt (Ctrl-C) of an earlier input",
+        ),
+        stack: Vec::new(),
+        joined: true,
+    };
+}
+
+/// Marks `task` as stopped because `function`, which its fiber was running, was
+/// declared again by a later `wo repl` input. Counted as reported, as an interrupted
+/// one is.
+fn stopped_by_redeclaration(task: &TaskCell, function: &str) {
+    *task.state.borrow_mut() = TaskState::Trapped {
+        trap: Trap::new(
+            TrapKind::Fail,
+            format!("the task was stopped: `{function}`, which it was running, was declared again by a later input"),
         ),
         stack: Vec::new(),
         joined: true,
