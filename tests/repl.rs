@@ -19,6 +19,11 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs `wo repl` with `input` on stdin; returns (status, stdout, stderr).
 fn repl(dir: &Path, args: &[&str], input: &str) -> (Option<i32>, String, String) {
+    repl_bytes(dir, args, input.as_bytes())
+}
+
+/// [`repl`] of input that need not be UTF-8.
+fn repl_bytes(dir: &Path, args: &[&str], input: &[u8]) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
         .arg("repl")
         .args(args)
@@ -33,7 +38,7 @@ fn repl(dir: &Path, args: &[&str], input: &str) -> (Option<i32>, String, String)
         .stdin
         .take()
         .expect("stdin is piped")
-        .write_all(input.as_bytes())
+        .write_all(input)
         .expect("write the input");
     let out = child.wait_with_output().expect("wait for wo repl");
     (
@@ -397,6 +402,20 @@ fn redefining_a_class_forgets_variables_of_the_old_one() {
     }
     assert!(err.contains("unknown variable `w`"), "{err}");
     assert!(!err.contains("internal error"), "{err}");
+}
+
+/// A piped line that is not UTF-8 is that input's error, named by line, column and
+/// byte; the session goes on (helper-94: it ended with exit 66 and no position).
+#[test]
+fn a_line_that_is_not_utf8_is_an_error_of_its_input_only() {
+    let dir = scratch("not-utf8");
+    let (status, out, err) = repl_bytes(&dir, &[], b"1\n\"\xff\"\n2\n");
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "1\n2\n");
+    assert_eq!(
+        err,
+        "repl:2:2: error: the input is not valid UTF-8: the byte 0xFF (the input it is part of is dropped)\n"
+    );
 }
 
 /// A task whose fiber runs a function that a later input declares again is stopped,

@@ -54,6 +54,12 @@ enum Read {
     /// Ctrl-C at the prompt.
     Cancel,
     Eof,
+    /// A piped line that is not UTF-8: the column (in characters) and the byte that
+    /// is not.
+    NotUtf8 {
+        col: usize,
+        byte: u8,
+    },
 }
 
 impl Reader {
@@ -68,10 +74,24 @@ impl Reader {
                 ))),
             },
             Reader::Piped(stdin) => {
-                let mut line = String::new();
-                match stdin.read_line(&mut line) {
+                let mut bytes = Vec::new();
+                match stdin.read_until(b'\n', &mut bytes) {
                     Ok(0) => Ok(Read::Eof),
                     Ok(_) => {
+                        // A line that is not UTF-8 is that input's error, not the
+                        // session's end (helper-94: exit 66 at the first bad byte).
+                        let mut line = match String::from_utf8(bytes) {
+                            Ok(line) => line,
+                            Err(e) => {
+                                let valid = e.utf8_error().valid_up_to();
+                                let bytes = e.into_bytes();
+                                let before = String::from_utf8_lossy(&bytes[..valid]);
+                                return Ok(Read::NotUtf8 {
+                                    col: before.chars().count() + 1,
+                                    byte: bytes[valid],
+                                });
+                            }
+                        };
                         if line.ends_with('\n') {
                             line.pop();
                             if line.ends_with('\r') {
@@ -228,7 +248,7 @@ impl Repl {
         loop {
             let first = match self.read(PROMPT)? {
                 Read::Line(l) => l,
-                Read::Cancel => continue,
+                Read::Cancel | Read::NotUtf8 { .. } => continue,
                 Read::Eof => return Ok(()),
             };
             self.n_lines += 1;
@@ -252,7 +272,7 @@ impl Repl {
                             text.push_str(&l);
                             text.push('\n');
                         }
-                        Read::Cancel => {
+                        Read::Cancel | Read::NotUtf8 { .. } => {
                             cancelled = true;
                             break;
                         }
@@ -275,7 +295,7 @@ impl Repl {
                             self.ahead = Some(l);
                             break;
                         }
-                        Read::Cancel => {
+                        Read::Cancel | Read::NotUtf8 { .. } => {
                             cancelled = true;
                             break;
                         }
@@ -338,6 +358,16 @@ impl Repl {
             AT_PROMPT.store(false, Ordering::SeqCst);
         }
         let read = read?;
+        if let Read::NotUtf8 { col, byte } = read {
+            // Said, and the input it was part of dropped, as Ctrl-C drops it.
+            self.n_lines += 1;
+            say!(
+                "{REPL_FILE}:{}:{col}: error: the input is not valid UTF-8: the byte 0x{byte:02X} (the input it is part of is dropped)",
+                self.n_lines
+            );
+            self.n_errors += 1;
+            return Ok(Read::Cancel);
+        }
         let Read::Line(text) = read else {
             return Ok(read);
         };
