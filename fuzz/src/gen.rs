@@ -753,7 +753,12 @@ impl Gen<'_, '_> {
             Ty::Int
         };
         let e = self.nullable(ty)?;
-        self.line(&format!("let {m} = {e}"));
+        // Its type written out: `e` may be a `?Int` local narrowed where it is read
+        // (inside its own `if v != nil`), which would make `m` an `Int` that the
+        // `while` shape's assignment of a `?Int` does not fit (found by the campaign
+        // of December 5: `durable/g2-a-narrowed-local-copied`).
+        let nullable = if ty == Ty::Row { "?Row" } else { "?Int" };
+        self.line(&format!("let {m}: {nullable} = {e}"));
         let narrowed = |name: &str| Var {
             name: name.to_string(),
             ty,
