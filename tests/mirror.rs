@@ -525,13 +525,11 @@ fn a_following_mirror_cut_off_across_a_checkpoint_goes_on_without_copying() {
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(text.contains("connecting again"), "it was cut off: {text}");
     assert!(!text.contains("copying"), "{text}");
-    let (ok, out, err) = pg.psql(&[
-        "-At",
-        "-c",
-        "SELECT count(*) FROM pg_indexes WHERE indexname = 'mine'",
-    ]);
-    assert!(ok, "{err}");
-    assert_eq!(out.trim(), "1", "the user's index stayed");
+    assert_eq!(
+        pg.at("SELECT count(*) FROM pg_indexes WHERE indexname = 'mine'"),
+        "1",
+        "the user's index stayed"
+    );
 }
 
 #[test]
@@ -552,13 +550,10 @@ fn a_mirror_applies_schema_migrations_with_alter_table_and_never_copies_again() 
     assert_eq!(mirrored_lsn(&pg), source_lsn(&dir));
     // The new column's default reached the old rows; the renamed column kept its
     // unique constraint, the new reference its foreign key.
-    let (ok, out, err) = pg.psql(&[
-        "-At",
-        "-c",
-        "SELECT count(*) FROM departments WHERE budget = 1000.5 AND code = 'it''s new'",
-    ]);
-    assert!(ok, "{err}");
-    assert_eq!(out.trim(), "2");
+    assert_eq!(
+        pg.at("SELECT count(*) FROM departments WHERE budget = 1000.5 AND code = 'it''s new'"),
+        "2"
+    );
     let (ok, _, err) = pg.psql(&["-c", "UPDATE departments SET title = 'new 1' WHERE id = 1"]);
     assert!(!ok && err.contains("unique"), "{err}");
     let (ok, _, err) = pg.psql(&["-c", "UPDATE employees SET mentor = 99 WHERE id = 1"]);
@@ -586,9 +581,10 @@ fn a_mirror_applies_schema_migrations_with_alter_table_and_never_copies_again() 
     assert!(!out.stderr.contains("copying"), "{}", out.stderr);
     assert_same(&pg, &dir, &["departments", "employees", "odd"]);
     assert_eq!(pg.column_names("projects"), Vec::<String>::new());
-    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT name FROM wo_mirror_tables ORDER BY 1"]);
-    assert!(ok, "{err}");
-    assert_eq!(out.trim(), "departments\nemployees\nodd");
+    assert_eq!(
+        pg.at("SELECT name FROM wo_mirror_tables ORDER BY 1"),
+        "departments\nemployees\nodd"
+    );
     let (ok, _, err) = pg.psql(&["-c", "INSERT INTO odd (id, value) VALUES (100, NULL)"]);
     assert!(!ok && err.contains("null"), "{err}");
 }
@@ -670,9 +666,7 @@ fn export_sql_refuses_what_postgresql_would_not_take_and_loads_one_table_alone()
         return;
     };
     load(&pg, &dir.join("emp.sql"), &out.stdout);
-    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT id, d FROM emp"]);
-    assert!(ok, "{err}");
-    assert_eq!(out.trim(), "1|1");
+    assert_eq!(pg.at("SELECT id, d FROM emp"), "1|1");
 }
 
 /// A value too large for PostgreSQL's index on its column (a btree index entry holds
@@ -701,13 +695,11 @@ fn a_value_too_large_for_a_postgresql_index_is_refused_naming_the_index() {
         out.stderr
     );
     assert!(out.stderr.contains("[SQLSTATE 54000]"), "{}", out.stderr);
-    let (ok, tables, err) = pg.psql(&[
-        "-At",
-        "-c",
-        "SELECT count(*) FROM pg_tables WHERE tablename = 't'",
-    ]);
-    assert!(ok, "{err}");
-    assert_eq!(tables.trim(), "0", "the copy was one transaction");
+    assert_eq!(
+        pg.at("SELECT count(*) FROM pg_tables WHERE tablename = 't'"),
+        "0",
+        "the copy was one transaction"
+    );
 }
 
 /// A table with the name of one of the mirror's own is refused before anything is
@@ -759,9 +751,7 @@ fn a_mirror_refuses_its_own_table_names_and_stops_on_a_refused_change() {
     assert!(text.contains("SQLSTATE 23505"), "{text}");
     assert!(!text.contains("connecting again"), "{text}");
     // What was applied before stays, and the position did not move past it.
-    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT count(*) FROM f"]);
-    assert!(ok, "{err}");
-    assert_eq!(out.trim(), "1");
+    assert_eq!(pg.at("SELECT count(*) FROM f"), "1");
 }
 
 /// `wo db mirror d --to URL [--follow]` in `dir`, stopped after 20 s at most (`None`:
@@ -901,13 +891,11 @@ fn names_postgresql_keeps_for_itself_are_refused_by_export_and_mirror() {
     // Nothing at all was made: not the refused tables, nor the mirror's own
     // (helper-92: a refused first mirror left `wo_mirror_position` and
     // `wo_mirror_tables` behind).
-    let (ok, out, err) = pg.psql(&[
-        "-At",
-        "-c",
-        "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
-    ]);
-    assert!(ok, "{err}");
-    assert_eq!(out.trim(), "0", "a refused mirror made tables");
+    assert_eq!(
+        pg.at("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"),
+        "0",
+        "a refused mirror made tables"
+    );
     // A table of the same name that no mirror made: the refusal says so.
     let (ok, _, err) = pg.psql(&["-c", "CREATE TABLE accounts (id int, x text)"]);
     assert!(ok, "{err}");
@@ -951,9 +939,11 @@ fn names_postgresql_keeps_for_itself_are_refused_by_export_and_mirror() {
         "{text}"
     );
     assert!(!text.contains("connecting again"), "{text}");
-    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT count(*) FROM boxes"]);
-    assert!(ok, "{err}");
-    assert_eq!(out.trim(), "1", "what was applied before stays");
+    assert_eq!(
+        pg.at("SELECT count(*) FROM boxes"),
+        "1",
+        "what was applied before stays"
+    );
 
     // A new table (a schema record, no migration) named `pg_…`, on a mirror that
     // resumes: refused as in a copy.
@@ -1003,19 +993,11 @@ fn an_index_change_keeps_the_indexes_a_user_made_and_a_default_reaches_old_rows(
     let out = mirror_once(&pg, &dir);
     assert!(!out.stderr.contains("copying"), "{}", out.stderr);
     assert_same(&pg, &dir, &["e"]);
-    let (ok, out, err) = pg.psql(&["-At", "-c", "SELECT id, prio FROM e ORDER BY id"]);
-    assert!(ok, "{err}");
-    assert_eq!(out.trim(), "1|5\n2|5");
-    let (ok, out, err) = pg.psql(&[
-        "-At",
-        "-c",
-        "SELECT regexp_replace(indexdef, '^.* USING ', '') FROM pg_indexes WHERE tablename = 'e' ORDER BY 1",
-    ]);
-    assert!(ok, "{err}");
+    assert_eq!(pg.at("SELECT id, prio FROM e ORDER BY id"), "1|5\n2|5");
     // The primary key, the user's two, wo's new unique constraint; wo's index on (u)
     // is gone.
     assert_eq!(
-        out.trim(),
+        pg.at("SELECT regexp_replace(indexdef, '^.* USING ', '') FROM pg_indexes WHERE tablename = 'e' ORDER BY 1"),
         "btree (id)\nbtree (lower(t))\nbtree (t)\nbtree (u, t)",
         "the indexes of `e`"
     );

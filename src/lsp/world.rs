@@ -265,16 +265,20 @@ impl World {
             let Some(a) = &p.analysis else {
                 continue;
             };
-            let mut shown = Vec::new();
-            for (i, uri) in p.files.iter().enumerate() {
-                let file = FileId(u32::try_from(i).unwrap_or(u32::MAX));
-                let of_file = a.diags.iter().filter(|d| d.span.file == file);
+            // The diagnostics are grouped by file once (a program has up to 256).
+            let mut by_file: Vec<Vec<&Diagnostic>> = vec![Vec::new(); p.files.len()];
+            for d in &a.diags {
+                if let Some(of_file) = by_file.get_mut(d.span.file.0 as usize) {
+                    of_file.push(d);
+                }
+            }
+            let mut shown = HashSet::new();
+            for ((i, uri), of_file) in p.files.iter().enumerate().zip(by_file) {
                 if let Some(doc) = self.docs.get(uri) {
-                    let diags = of_file.map(|d| self.diagnostic(d, doc, p)).collect();
+                    let diags = of_file.iter().map(|d| self.diagnostic(d, doc, p)).collect();
                     out.push((uri.clone(), Some(doc.version), diags));
                     continue;
                 }
-                let of_file: Vec<&Diagnostic> = of_file.collect();
                 if of_file.is_empty() {
                     if self.shown.get(uri) == Some(&key) {
                         out.push((uri.clone(), None, Vec::new()));
@@ -290,7 +294,7 @@ impl World {
                     .into_iter()
                     .map(|d| self.diagnostic(d, &doc, p))
                     .collect();
-                shown.push(uri.clone());
+                shown.insert(uri.clone());
                 out.push((uri.clone(), None, diags));
             }
             // What was shown for this program and is not now (a file that compiles

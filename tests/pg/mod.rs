@@ -217,6 +217,14 @@ impl Pg {
         )
     }
 
+    /// What `psql -At -c sql` prints, trimmed (rows on lines, columns joined by `|`);
+    /// the query must succeed.
+    pub fn at(&self, sql: &str) -> String {
+        let (ok, out, err) = self.psql(&["-At", "-c", sql]);
+        assert!(ok, "{sql}: {err}");
+        out.trim().to_string()
+    }
+
     /// The rows of `table` ordered by id, each value as `wo db export --format csv`
     /// writes it (`None` for nil).
     pub fn rows(&self, table: &str) -> Vec<Vec<Option<String>>> {

@@ -260,29 +260,35 @@ fn say_unjoined_io(vm: &mut Vm<'_>, report_follows: bool) -> bool {
 /// `skip` of them (the one whose report decides the status) and besides durability
 /// failures (said by [`say_unjoined_io`]): three at most, then how many more.
 fn note_unjoined(vm: &mut Vm<'_>, skip: usize) {
-    let failed: Vec<(Trap, Vec<StackFrame>)> = vm
-        .unjoined_task_traps()
-        .skip(skip)
-        .map(|(_, trap, stack)| (trap, stack))
-        .filter(|(trap, _)| !database::is_durability_failure(trap))
-        .collect();
-    for (trap, stack) in failed.iter().take(3) {
-        let at = stack
-            .first()
-            .map(|f| format!(" at {} ({}:{}:{})", f.function, f.file, f.line, f.col))
-            .unwrap_or_default();
-        let _ = writeln!(
-            vm.host.err,
-            "wo: note: a task trapped and was never joined: trap {}: {}{at}",
-            trap.kind.name(),
-            trap.message.lines().next().unwrap_or_default()
-        );
+    let mut notes = Vec::new();
+    let mut failed = 0usize;
+    let mut seen = 0usize;
+    vm.each_unjoined_trap(|trap, stack| {
+        seen += 1;
+        if seen <= skip || database::is_durability_failure(trap) {
+            return;
+        }
+        failed += 1;
+        if failed <= 3 {
+            let at = stack
+                .first()
+                .map(|f| format!(" at {} ({}:{}:{})", f.function, f.file, f.line, f.col))
+                .unwrap_or_default();
+            notes.push(format!(
+                "wo: note: a task trapped and was never joined: trap {}: {}{at}",
+                trap.kind.name(),
+                trap.message.lines().next().unwrap_or_default()
+            ));
+        }
+    });
+    for note in notes {
+        let _ = writeln!(vm.host.err, "{note}");
     }
-    if failed.len() > 3 {
+    if failed > 3 {
         let _ = writeln!(
             vm.host.err,
             "wo: note: and {} more tasks trapped and were never joined",
-            failed.len() - 3
+            failed - 3
         );
     }
 }
@@ -330,7 +336,8 @@ fn run_vm(
                 say_unjoined_io(vm, true);
             }
             note_unjoined(vm, 1);
-            let n = vm.unjoined_task_traps().count();
+            let mut n = 0usize;
+            vm.each_unjoined_trap(|_, _| n += 1);
             let _ = if !say_task_trap {
                 Ok(())
             } else if n == 1 {

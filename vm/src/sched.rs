@@ -559,6 +559,21 @@ impl Vm<'_> {
             })
     }
 
+    /// Calls `f` with each task that trapped and was not joined (yet), in the order
+    /// they trapped, without copying its trap or stack.
+    pub fn each_unjoined_trap(&self, mut f: impl FnMut(&Trap, &[StackFrame])) {
+        for t in &self.sched.trapped {
+            if let TaskState::Trapped {
+                trap,
+                stack,
+                joined: false,
+            } = &*t.state.borrow()
+            {
+                f(trap, stack);
+            }
+        }
+    }
+
     /// The trap of the first task (in the order they trapped) that trapped and was
     /// never joined: it decides the exit status of a program whose `main` returned.
     pub fn unjoined_trap(&self) -> Option<(Trap, Vec<StackFrame>)> {
