@@ -88,32 +88,43 @@ pub fn read_image(path: &Path, bytes: &[u8]) -> Result<Image, Failure> {
     wo_bytecode::format::read_image(bytes).map_err(|e| Failure::invalid_image(path, e))
 }
 
-/// Compiles a program's sources. Diagnostics (all of them) and the summary line go to
-/// stderr; `tally` accumulates counts for callers that compile several programs.
+/// Compiles a program's sources. Diagnostics (all of them: the errors, or the warnings
+/// of a program that compiles) go to stderr; `tally` accumulates counts for callers
+/// that compile several programs and print the summary line.
 fn compile_sources(sources: SourceMap, tally: &mut Tally) -> Result<(Image, SourceMap), Failure> {
-    match wo_compiler::compile(&sources) {
-        Ok(image) => Ok((image, sources)),
+    match wo_compiler::compile_warned(&sources) {
+        Ok((image, mut warnings)) => {
+            report(&sources, &mut warnings, tally);
+            Ok((image, sources))
+        }
         Err(mut diags) => {
-            // Present them in source order (file, then line), whatever stage found
-            // them. Within a line the compiler's order stands (the sort is stable): it
-            // reports a cause before the errors that follow from it.
-            diags.sort_by_key(|d| {
-                let line = sources
-                    .files
-                    .get(d.span.file.0 as usize)
-                    .map_or(0, |f| f.line(d.span.lo));
-                (d.span.file.0, line)
-            });
-            tally.add(&diags);
-            let mut err = std::io::stderr().lock();
-            let _ = err.write_all(render_all(&sources, &diags).as_bytes());
+            report(&sources, &mut diags, tally);
             if tally.errors == 0 {
                 // The compiler refused the program without saying why: still a failure.
-                let _ = writeln!(err, "wo: compilation failed without a diagnostic");
+                say!("wo: compilation failed without a diagnostic");
             }
             Err(Failure::Compile)
         }
     }
+}
+
+/// Writes `diags` to stderr in source order (file, then line), whatever stage found
+/// them, and counts them in `tally`. Within a line the compiler's order stands (the
+/// sort is stable): it reports a cause before the errors that follow from it.
+pub fn report(sources: &SourceMap, diags: &mut [wo_compiler::Diagnostic], tally: &mut Tally) {
+    if diags.is_empty() {
+        return;
+    }
+    diags.sort_by_key(|d| {
+        let line = sources
+            .files
+            .get(d.span.file.0 as usize)
+            .map_or(0, |f| f.line(d.span.lo));
+        (d.span.file.0, line)
+    });
+    tally.add(diags);
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(render_all(sources, diags).as_bytes());
 }
 
 /// Loads PATH as a program: compiles a source file or directory, or reads an image.

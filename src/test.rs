@@ -28,7 +28,8 @@ use wo_compiler::{Diagnostic, FileId, SourceMap};
 use wo_vm::{Host, Prepared, RunOptions, RunResult, StartError};
 
 use crate::exit::{Failure, DATAERR};
-use crate::render::{render_all, Tally};
+use crate::program::report;
+use crate::render::Tally;
 
 /// `wo test`'s time limit per test unless `--timeout` says otherwise: long enough for
 /// any test of an in-memory program, short enough that a loop that never ends is
@@ -174,21 +175,6 @@ pub fn stand_in_main(sources: &mut SourceMap) {
 /// The `main` of a program of tests alone.
 const STAND_IN_MAIN: &str = "fn main() {}\n";
 
-/// Renders compile diagnostics on stderr, in source order, and counts them.
-fn report_diags(sources: &SourceMap, diags: &mut [Diagnostic], tally: &mut Tally) {
-    diags.sort_by_key(|d| {
-        let line = sources
-            .files
-            .get(d.span.file.0 as usize)
-            .map_or(0, |f| f.line(d.span.lo));
-        (d.span.file.0, line)
-    });
-    tally.add(diags);
-    let _ = std::io::stderr()
-        .lock()
-        .write_all(render_all(sources, diags).as_bytes());
-}
-
 /// Compiles the program at `path` for testing: the tests `filter` keeps, how many it
 /// has in all, and its image (every table in memory), or the failure (diagnostics
 /// already on stderr).
@@ -211,16 +197,19 @@ fn compile(
     if !has_main {
         sources.add("<wo test>", STAND_IN_MAIN);
     }
-    let compiled = wo_compiler::compile(&sources);
+    let compiled = wo_compiler::compile_warned(&sources);
     let mut image = match compiled {
-        Ok(image) if diags.is_empty() => image,
+        Ok((image, mut warnings)) if diags.is_empty() => {
+            report(&sources, &mut warnings, tally);
+            image
+        }
         Ok(_) => {
-            report_diags(&sources, &mut diags, tally);
+            report(&sources, &mut diags, tally);
             return Err(Failure::Reported(DATAERR));
         }
         Err(more) => {
             diags.extend(more);
-            report_diags(&sources, &mut diags, tally);
+            report(&sources, &mut diags, tally);
             return Err(Failure::Reported(DATAERR));
         }
     };

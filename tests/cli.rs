@@ -409,7 +409,7 @@ fn wob_without_magic_is_an_invalid_image() {
 /// library tests.)
 #[test]
 fn concatenation_past_one_gib_traps_limit() {
-    let src = "fn main() {\n  let t = repeat(\"x\", 536870913)\n  try {\n    print(t .. t)\n  } catch (e) {\n    print(e)\n  }\n  try {\n    print(\"${t}${t}\")\n  } catch (e) {\n    print(e)\n  }\n  let u = t .. t\n}\n";
+    let src = "fn main() {\n  let t = repeat(\"x\", 536870913)\n  try {\n    print(t .. t)\n  } catch (e) {\n    print(e)\n  }\n  try {\n    print(\"${t}${t}\")\n  } catch (e) {\n    print(e)\n  }\n  let _u = t .. t\n}\n";
     let res = run_src("concat-limit", src, &[]);
     res.expect_status(70);
     let msg = "LIMIT: concatenation would make a text of 1073741826 bytes, over the limit of 1 GiB";

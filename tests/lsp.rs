@@ -1163,7 +1163,7 @@ fn closing_a_document_clears_its_diagnostics() {
     let dir = scratch("close");
     let uri = uri_of(&dir.join("broken.wo"));
     let mut c = Client::start();
-    c.open(&uri, "fn main() {\n  let x: Int = \"no\"\n}\n");
+    c.open(&uri, "fn main() {\n  let x: Int = \"no\"\n  print(x)\n}\n");
     assert_eq!(c.diagnostics(&uri).len(), 1);
     c.notify(
         "textDocument/didClose",
@@ -1279,5 +1279,43 @@ fn a_table_s_hover_shows_its_declaration_as_written() {
     );
     let h = c.hover(&uri, pos_of(src, "Emp.find", 1, 6));
     assert_eq!(h, "", "in a comment");
+    c.stop();
+}
+
+/// Warnings reach the editor as warnings (severity 2), beside the errors: a variable
+/// never read, a statement that cannot run, `$name` in a text.
+#[test]
+fn warnings_are_published_with_their_severity() {
+    let dir = scratch("warnings");
+    let uri = uri_of(&dir.join("app.wo"));
+    let mut c = Client::start();
+    c.open(
+        &uri,
+        "fn main() {\n  let unused = 1\n  let name = \"a\"\n  print(\"$name\")\n  return\n  print(\"never\")\n}\n",
+    );
+    let diags = c.diagnostics(&uri);
+    let mut seen: Vec<(i64, i64, i64, bool)> = diags
+        .iter()
+        .map(|d| {
+            (
+                d["severity"].as_i64().unwrap_or(0),
+                d["range"]["start"]["line"].as_i64().unwrap_or(-1),
+                d["range"]["start"]["character"].as_i64().unwrap_or(-1),
+                d["message"].as_str().unwrap_or("").is_empty(),
+            )
+        })
+        .collect();
+    seen.sort();
+    // `name` is never used either: `$name` does not read it.
+    assert_eq!(
+        seen,
+        vec![
+            (2, 1, 6, false),
+            (2, 2, 6, false),
+            (2, 3, 9, false),
+            (2, 5, 2, false)
+        ],
+        "{diags:?}"
+    );
     c.stop();
 }

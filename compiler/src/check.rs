@@ -20,6 +20,7 @@ mod constants;
 mod expr;
 mod fiber;
 mod flow;
+mod lint;
 mod names;
 mod narrowing;
 mod operators;
@@ -67,6 +68,12 @@ struct FnCtx {
     locals: Vec<Ty>,
     /// Where each local is declared (its name), by `LocalId`.
     local_spans: Vec<Span>,
+    /// Whether each local is read (named where a value is taken), by `LocalId`.
+    read: Vec<bool>,
+    /// Whether each local is assigned after its declaration, by `LocalId`.
+    written: Vec<bool>,
+    /// The function's `let`s, for the `unused` warning.
+    lets: Vec<lint::Let>,
     scopes: Vec<HashMap<String, LocalId>>,
     narrowed: HashMap<LocalId, Ty>,
     assigned_log: Vec<LocalId>,

@@ -69,6 +69,14 @@ impl Diagnostic {
         }
     }
 
+    /// A warning: the program compiles and runs, but this is likely a mistake.
+    pub fn warning(code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, span, message)
+        }
+    }
+
     pub fn with_label(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
         self.labels.push((span, text.into()));
         self

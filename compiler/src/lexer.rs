@@ -1016,6 +1016,44 @@ fn scan_text(s: &[u8], depth: usize) -> (usize, bool) {
     (i, false)
 }
 
+/// Where `$name` stands in a text literal written `literal` (from its opening quote):
+/// the byte range of each `$` followed by a name that is not escaped (`\$name`) and
+/// not inside a `${…}` (whose texts are literals of their own).
+pub(crate) fn dollar_names(literal: &str) -> Vec<(usize, usize)> {
+    let s = literal.as_bytes();
+    let mut found = Vec::new();
+    if s.first() != Some(&b'"') {
+        return found;
+    }
+    let mut i = 1;
+    while i < s.len() {
+        match s[i] {
+            b'"' | b'\n' => break,
+            b'\\' => i += 2,
+            b'$' if s.get(i + 1) == Some(&b'{') => {
+                let (n, closed) = skip_interp(&s[i + 2..]);
+                if !closed {
+                    break;
+                }
+                i += 2 + n;
+            }
+            b'$' if s
+                .get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>
+            {
+                let end = s[i + 1..]
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                    .map_or(s.len(), |n| i + 1 + n);
+                found.push((i, end));
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    found
+}
+
 /// Skips the inside of `${…}` (`s` starts after `${`) however deeply texts and
 /// interpolations nest in it, with an explicit stack. Returns what [`scan_interp`] does.
 fn skip_interp(s: &[u8]) -> (usize, bool) {
@@ -1557,6 +1595,22 @@ mod tests {
             }
             other => panic!("not text: {other:?}"),
         }
+    }
+
+    #[test]
+    fn dollar_names_are_found_outside_escapes_and_interpolations() {
+        let lit = r#""$a \$b ${c + "$d"} $E_1x $ $5 \\$f""#;
+        let found: Vec<&str> = dollar_names(lit)
+            .into_iter()
+            .map(|(lo, hi)| &lit[lo..hi])
+            .collect();
+        assert_eq!(found, ["$a", "$E_1x", "$f"]);
+        assert!(dollar_names("x").is_empty());
+        assert_eq!(
+            dollar_names("\"${\"$g"),
+            Vec::new(),
+            "an unclosed `${{` ends the scan"
+        );
     }
 
     #[test]

@@ -33,9 +33,16 @@ const COMPILER_STACK: usize = 1 << 30;
 const SMALL_PROGRAM: usize = 4096;
 
 /// Compiles a whole program (all files in `sources` share one namespace). Returns the
-/// image, or every diagnostic found. A program larger than a few KB is compiled on a
-/// thread with a large stack (when one can be started; otherwise on the caller's).
+/// image, or every error found ([`compile_warned`] also returns the warnings).
 pub fn compile(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
+    compile_warned(sources).map(|(image, _)| image)
+}
+
+/// Compiles a whole program: the image and the warnings (in the order found), or the
+/// errors alone (a warning beside an error would only distract from it). A program
+/// larger than a few KB is compiled on a thread with a large stack (when one can be
+/// started; otherwise on the caller's).
+pub fn compile_warned(sources: &SourceMap) -> Result<(Image, Vec<Diagnostic>), Vec<Diagnostic>> {
     // A small program cannot nest deeply enough to need it (each `else if` arm takes
     // a dozen bytes): it is compiled where it is, without the cost of a thread.
     let size: usize = sources.files.iter().map(|f| f.src.len()).sum();
@@ -109,11 +116,13 @@ pub fn parse_file(src: &str, file: FileId) -> (ast::Module, Vec<Diagnostic>) {
     }
 }
 
-fn compile_here(sources: &SourceMap) -> Result<Image, Vec<Diagnostic>> {
+fn compile_here(sources: &SourceMap) -> Result<(Image, Vec<Diagnostic>), Vec<Diagnostic>> {
     let (modules, mut diags) = parse_files(sources);
     let program = check::check(&modules, sources, &mut diags);
     if diags.iter().any(|d| d.severity == Severity::Error) {
+        diags.retain(|d| d.severity == Severity::Error);
         return Err(diags);
     }
-    codegen::generate(&program, sources).map_err(|d| vec![d])
+    let image = codegen::generate(&program, sources).map_err(|d| vec![d])?;
+    Ok((image, diags))
 }

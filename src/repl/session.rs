@@ -290,8 +290,10 @@ impl Session {
         };
         let (modules, mut diags) = wo_compiler::parse_files(&sources);
         let mut program = wo_compiler::check::check(&modules, &sources, &mut diags);
-        // A session has no `main`: the wrapper is its entry.
-        diags.retain(|d| d.code != "main");
+        // A session has no `main`: the wrapper is its entry. It shows no warnings:
+        // its declarations are checked again with each input (a warning would come
+        // back each time), and an input's variables live on as the session's.
+        diags.retain(|d| d.code != "main" && d.severity == Severity::Error);
         if diags.iter().any(|d| d.severity == Severity::Error) {
             return Err(self.shown(sources, diags, wrapper_file, input));
         }

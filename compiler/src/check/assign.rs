@@ -177,8 +177,7 @@ impl<'a> Checker<'a> {
             }
             Some(b) => {
                 // `o.f op= v` evaluates `o` once: `{ let t = o; t.f = t.f op v }`.
-                let tmp = self.ctx.locals.len();
-                self.ctx.locals.push(obj.ty.clone());
+                let tmp = self.temp_local(obj.ty.clone(), recv.span);
                 let t_ref = Expr::new(E::Local(tmp), obj.ty.clone(), recv.span);
                 let cur = Expr::new(get(t_ref.clone()), fty.clone(), target.span);
                 let rhs = self.expr(value, Some(&fty));
@@ -260,10 +259,8 @@ impl<'a> Checker<'a> {
                 });
             }
             Some(b) => {
-                let tc = self.ctx.locals.len();
-                self.ctx.locals.push(coll.ty.clone());
-                let tk = self.ctx.locals.len();
-                self.ctx.locals.push(key.ty.clone());
+                let tc = self.temp_local(coll.ty.clone(), recv.span);
+                let tk = self.temp_local(key.ty.clone(), index.span);
                 let c_ref = Expr::new(E::Local(tc), coll.ty.clone(), recv.span);
                 let k_ref = Expr::new(E::Local(tk), key.ty.clone(), index.span);
                 let cur = if is_list {

@@ -62,6 +62,7 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn text(&mut self, parts: &[ast::TextPart], span: Span) -> Expr {
+        self.warn_dollar_names(span);
         let mut pieces = Vec::new();
         for p in parts {
             match p {

@@ -215,9 +215,22 @@ impl<'a> Checker<'a> {
         }
         self.ctx.locals.push(ty);
         self.ctx.local_spans.push(span);
+        self.ctx.read.push(false);
+        self.ctx.written.push(false);
         if let Some(scope) = self.ctx.scopes.last_mut() {
             scope.insert(name.to_string(), id);
         }
+        id
+    }
+
+    /// A local the checker adds (`o.f += v` evaluates `o` once, into one), named
+    /// nowhere and in no scope; `span` is the expression it holds.
+    pub(super) fn temp_local(&mut self, ty: Ty, span: Span) -> LocalId {
+        let id = self.ctx.locals.len();
+        self.ctx.locals.push(ty);
+        self.ctx.local_spans.push(span);
+        self.ctx.read.push(true);
+        self.ctx.written.push(true);
         id
     }
 
@@ -239,6 +252,9 @@ impl<'a> Checker<'a> {
 
     pub(super) fn name(&mut self, n: &str, span: Span) -> Expr {
         if let Some(id) = self.lookup_local(n) {
+            if let Some(read) = self.ctx.read.get_mut(id) {
+                *read = true;
+            }
             if self.facts.is_some() {
                 let def = self.ctx.local_spans.get(id).copied();
                 let target = Target::Local {

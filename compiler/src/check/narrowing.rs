@@ -63,6 +63,7 @@ impl<'a> Checker<'a> {
         if declares {
             self.ctx.scopes.push(HashMap::new());
         }
+        self.warn_unreachable(stmts);
         let mut out = Vec::new();
         for s in stmts {
             self.stmt(s, &mut out);
@@ -79,6 +80,9 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn note_assigned(&mut self, id: LocalId) {
+        if let Some(w) = self.ctx.written.get_mut(id) {
+            *w = true;
+        }
         self.ctx.narrowed.remove(&id);
         self.ctx.assigned_log.push(id);
     }

@@ -192,21 +192,30 @@ impl<'a> Checker<'a> {
                     // `return 1; print(x)`: the statement after the `return` is why.
                     let stmts = &d.body.stmts;
                     match stmts.iter().position(crate::check::flow::stmt_diverges) {
-                        Some(i) if i + 1 < stmts.len() => self.err(
+                        Some(i) if i + 1 < stmts.len() => {
+                            // The error says it; the warning would say it again.
+                            let at = stmts[i + 1].span;
+                            self.diags
+                                .retain(|d| !(d.code == "unreachable" && d.span == at));
+                            self.err(
                             "return",
                             stmts[i + 1].span,
                             format!(
                                 "unreachable: the statement on line {} ends function `{name}`, so this one can never run; remove it",
                                 self.sources.line_col(stmts[i].span).0
                             ),
-                        ),
+                        );
+                        }
                         _ => self.err(
                             "return",
                             d.span,
-                            format!("function `{name}` may reach its end without returning a value"),
+                            format!(
+                                "function `{name}` may reach its end without returning a value"
+                            ),
                         ),
                     }
                 }
+                self.warn_unread_lets();
                 (body, d.span)
             }
             None => (Vec::new(), Span::default()),
@@ -359,6 +368,7 @@ impl<'a> Checker<'a> {
             );
         }
         let id = self.new_local(&name.name, name.span, ty);
+        self.note_let(id, &name.name, value);
         push(out, T::Let(id, v));
     }
 

@@ -637,9 +637,7 @@ impl Checker<'_> {
         let is_value = |e: &Expr| hoistable && !mentions(e, var) && does_work(e);
         let (op, l, r) = (*op, (**l).clone(), (**r).clone());
         let mut hoist = |e: Expr| {
-            let id = self.ctx.locals.len();
-            self.ctx.locals.push(e.ty.clone());
-            self.ctx.local_spans.push(e.span);
+            let id = self.temp_local(e.ty.clone(), e.span);
             let local = Expr::new(E::Local(id), e.ty.clone(), e.span);
             values.push((id, e));
             local
