@@ -32,6 +32,100 @@ fn wordfreq_usage_errors() {
     assert!(res.stderr.contains("nope.txt"), "{}", res.stderr);
 }
 
+/// Odd inputs and arguments (helper-95): a file without words printed its header and
+/// trapped BOUNDS; `\r` stuck to the last word of each CRLF line; a bad N trapped or
+/// was silently replaced by 10.
+#[test]
+fn wordfreq_odd_inputs() {
+    let dir = common::scratch_dir("wordfreq-odd");
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).expect("write the input");
+        p.to_string_lossy().into_owned()
+    };
+    for text in ["", "!!! ... ,,,\n"] {
+        let res = run(&["run", "samples/wordfreq.wo", "--", &file("none.txt", text)]);
+        res.expect_status(0);
+        assert_eq!(res.stdout, "0 words, 0 different\n");
+    }
+    let crlf = file("crlf.txt", "a b\r\nb\r\n42 42\r\n");
+    let res = run(&["run", "samples/wordfreq.wo", "--", &crlf]);
+    res.expect_status(0);
+    assert!(
+        res.stdout.starts_with("5 words, 3 different\n"),
+        "{}",
+        res.stdout
+    );
+    assert!(!res.stdout.contains('\r'), "{:?}", res.stdout);
+    for n in ["-2", "x", "99999999999999999999"] {
+        let res = run(&["run", "samples/wordfreq.wo", "--", &crlf, n]);
+        res.expect_status(64);
+        assert!(
+            res.stderr.contains("N must be a whole number"),
+            "{}",
+            res.stderr
+        );
+    }
+}
+
+/// A small limit says only what holds (it printed `1000 = 0 + 1000`, and Goldbach
+/// "for the 0 even numbers from 4 to 2"); a bad one is a usage error.
+#[test]
+fn primes_small_and_bad_limits() {
+    let res = run(&["run", "samples/primes.wo", "--", "10"]);
+    res.expect_status(0);
+    assert!(
+        res.stdout
+            .ends_with("goldbach holds for the 3 even numbers from 4 to 8\n"),
+        "{}",
+        res.stdout
+    );
+    let res = run(&["run", "samples/primes.wo", "--", "4"]);
+    res.expect_status(0);
+    assert!(!res.stdout.contains("goldbach"), "{}", res.stdout);
+    assert!(!res.stdout.contains("1000 ="), "{}", res.stdout);
+    for bad in ["x", "-3"] {
+        let res = run(&["run", "samples/primes.wo", "--", bad]);
+        res.expect_status(64);
+        assert!(res.stderr.starts_with("usage: "), "{}", res.stderr);
+    }
+}
+
+/// The ledger's bad arguments are usage errors, and opening an account twice is
+/// refused (they ended in uncaught traps, exit 70).
+#[test]
+fn ledger_refuses_bad_arguments_without_a_trap() {
+    let dir = common::scratch_dir("ledger-args");
+    let data = dir.join("d");
+    let data = data.to_string_lossy();
+    let ledger = |args: &[&str]| {
+        let mut all = vec!["run", "samples/ledger/ledger.wo", "--data", &data, "--"];
+        all.extend_from_slice(args);
+        run(&all)
+    };
+    for (args, says) in [
+        (&["open", "carol", "-5"][..], "a negative amount: -5"),
+        (&["open", "carol", "x"][..], "not an amount: x"),
+        (&["stress", "x"][..], "not an amount: x"),
+        (&["stress-fibers", "2", "y"][..], "not an amount: y"),
+    ] {
+        let res = ledger(args);
+        res.expect_status(64);
+        assert!(res.stderr.contains(says), "{args:?}: {}", res.stderr);
+    }
+    ledger(&["open", "alice", "5"]).expect_status(0);
+    let res = ledger(&["open", "alice", "7"]);
+    res.expect_status(1);
+    assert!(
+        res.stderr.contains("alice is open already"),
+        "{}",
+        res.stderr
+    );
+    let res = ledger(&["report"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "alice: 5\n0 transfers\n");
+}
+
 #[test]
 fn primes() {
     let res = run(&["run", "samples/primes.wo", "--", "100000"]);

@@ -840,6 +840,52 @@ fn an_index_over_a_removed_column_is_named_and_goes_with_the_removal() {
     run(&dir, "v2.wo").expect_status(0);
 }
 
+/// A unique index is dropped only on purpose, with `--apply`: a program (or an image)
+/// from before the index, run on the data, is refused instead of dropping it in
+/// silence (helper-95: the old image dropped it, stored a duplicate, and the current
+/// program could no longer open the directory). Other indexes still go on open.
+#[test]
+fn a_unique_index_is_dropped_only_by_migrate_apply() {
+    let dir = scratch_dir("unique-dropped");
+    let old = "@table(name: \"acct\", index: [n])\nclass Acct {\n  email: Text\n  n: Int\n}\n\nfn main(args: multi Text) {\n  insert Acct { email: args[0], n: 1 }\n}\n";
+    write(&dir, "old.wo", old);
+    run_wo(&dir, &["build", "old.wo"]).expect_status(0);
+    write(
+        &dir,
+        "new.wo",
+        &old.replace("email: Text", "email: Text @unique"),
+    );
+    run_wo(&dir, &["run", "new.wo", "--data", "d", "--", "a@x"]).expect_status(0);
+    let stale = run_wo(&dir, &["run", "old.wob", "--data", "d", "--", "a@x"]);
+    stale.expect_status(65);
+    assert!(
+        stale.stderr.contains(
+            "`acct`: unique index on (email) dropped (its values may then repeat) (1 row): not applied on open"
+        ),
+        "{}",
+        stale.stderr
+    );
+    // Nothing was stored: the program with the index still opens, and refuses a
+    // repeated value.
+    let again = run_wo(&dir, &["run", "new.wo", "--data", "d", "--", "a@x"]);
+    again.expect_status(70);
+    assert!(again.stderr.contains("UNIQUE"), "{}", again.stderr);
+    // Dropping it on purpose; the plain index goes on open with it.
+    let plain = old.replace(", index: [n]", "");
+    write(&dir, "plain.wo", &plain);
+    let plan = run_wo(&dir, &["db", "migrate", "d", "plain.wo"]);
+    plan.expect_status(0);
+    assert_eq!(
+        plan.stdout,
+        "d: 2 changes (nothing written; `--apply` carries them out):
+  [--apply] `acct`: unique index on (email) dropped (its values may then repeat) (1 row)
+  [on open] `acct`: index on (n) dropped (1 row)
+"
+    );
+    run_wo(&dir, &["db", "migrate", "d", "plain.wo", "--apply"]).expect_status(0);
+    run_wo(&dir, &["run", "plain.wo", "--data", "d", "--", "a@x"]).expect_status(0);
+}
+
 /// A `@was` that is not used because both the old and the new name are stored says
 /// so in the plan (it was silently ignored): the new column keeps its own values, the
 /// old one is a removed column. Likewise `@table(was:)`.

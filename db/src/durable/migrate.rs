@@ -117,9 +117,10 @@ impl Evolution {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepKind {
     /// On open, by any program (a new table, a new `?T` or defaulted column, `T` →
-    /// `?T`, an index, a rename).
+    /// `?T`, a new index, a dropped index that is not unique, a rename).
     OnOpen,
-    /// Only by `wo db migrate --apply` (a removed column, `?T` → `T`, a dropped table).
+    /// Only by `wo db migrate --apply` (a removed column, `?T` → `T`, a dropped table,
+    /// a dropped unique index).
     Apply,
     /// Never (a changed type, a new non-nullable column without a default on a table
     /// with rows).
@@ -707,16 +708,24 @@ pub(crate) fn plan(
                 });
             }
         }
-        for (ix, removed) in &stored_ix {
+        // A unique index guards the data: dropping one is done on purpose, with
+        // `--apply`, never by opening (a program older than the index, or an image
+        // built before it, would drop it in silence; helper-95). Other indexes only
+        // make queries fast, and go on open.
+        for ((ix, removed), stored) in stored_ix.iter().zip(&sd.indexes) {
             if !prog_ix.contains(ix) {
+                let unique = stored.kind == IndexKind::Unique;
                 steps.push(Step {
                     what: match removed.as_slice() {
+                        [] if unique => {
+                            format!("`{t}`: {ix} dropped (its values may then repeat)")
+                        }
                         [] => format!("`{t}`: {ix} dropped"),
                         [c] => format!("`{t}`: {ix} dropped with column `{c}`"),
                         cs => format!("`{t}`: {ix} dropped with columns `{}`", cs.join("`, `")),
                     },
                     rows,
-                    kind: if removed.is_empty() {
+                    kind: if removed.is_empty() && !unique {
                         StepKind::OnOpen
                     } else {
                         StepKind::Apply
