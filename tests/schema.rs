@@ -928,6 +928,44 @@ fn a_was_not_used_because_both_names_are_stored_is_a_warning() {
     assert_eq!(res.stdout, "2\n");
 }
 
+/// A `was` that names nothing stored, a misspelling most likely, is a warning on the
+/// run that adds the new column or table (it was silently unused: helper-95).
+#[test]
+fn a_was_naming_nothing_stored_is_a_warning() {
+    let dir = scratch_dir("was-nothing");
+    write(
+        &dir,
+        "v1.wo",
+        "@table(name: \"p\")\nclass P {\n  a: Int\n}\n\nfn main() {\n  insert P { a: 1 }\n}\n",
+    );
+    run(&dir, "v1.wo").expect_status(0);
+    write(
+        &dir,
+        "v2.wo",
+        "@table(name: \"p\")\nclass P {\n  a: Int\n  aa: ?Int @was(\"zzz\")\n}\n\n@table(name: \"q\", was: \"pp\")\nclass Q {\n  x: Int\n}\n\nfn main() {}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
+    plan.expect_status(0);
+    for line in [
+        "  [warning] `@table(was: \"pp\")` of table `q` names no stored table (stored: `p`): `q` is a new table\n",
+        "  [warning] `p`: `@was(\"zzz\")` of column `aa` names no stored column (`p` stores `a`): `aa` is a new column\n",
+    ] {
+        assert!(plan.stdout.contains(line), "{line}: {}", plan.stdout);
+    }
+    let res = run(&dir, "v2.wo");
+    res.expect_status(0);
+    assert!(
+        res.stderr
+            .contains("d: warning: `p`: `@was(\"zzz\")` of column `aa` names no stored column"),
+        "{}",
+        res.stderr
+    );
+    // Once added, the column and the table are stored: nothing more is said.
+    let res = run(&dir, "v2.wo");
+    res.expect_status(0);
+    assert!(!res.stderr.contains("warning"), "{}", res.stderr);
+}
+
 /// When a stored table's `@table(was: "u")` is not used but another table of the
 /// program, not stored, takes `u`'s rows by the same `was:`, there is no warning: it
 /// said `u` was kept as it is, while the plan renamed it (found in review).

@@ -275,6 +275,19 @@ impl Checker<'_> {
                 ),
             }
         }
+        // A table in memory alone has no stored table to take the rows of (helper-95:
+        // the `was:` was ignored, and the stored rows stayed where they were).
+        if let (Some(w), false) = (&t.was, t.durable) {
+            let at = args
+                .iter()
+                .find(|a| a.name.name == "was")
+                .map_or(a.span, |a| a.value.span);
+            self.err(
+                "table",
+                at,
+                format!("`was: \"{w}\"` renames a stored table, but a table with `durable: false` is not stored: remove one of them"),
+            );
+        }
     }
 
     pub(super) fn table_of(&self, t: &Ty) -> Option<usize> {

@@ -236,6 +236,15 @@ fn undeclared_hint(names: &[&str], undeclared: &[(&str, u64)]) -> Option<String>
     })
 }
 
+/// `` `a`, `b`, `c` ``; past eight names, the first eight and how many more.
+fn listed(names: &[&str]) -> String {
+    let shown: Vec<String> = names.iter().take(8).map(|n| format!("`{n}`")).collect();
+    match names.len().saturating_sub(8) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
 /// `1 row`, `2 rows`.
 fn rows_text(n: u64) -> String {
     format!("{n} {}", if n == 1 { "row" } else { "rows" })
@@ -373,6 +382,24 @@ pub(crate) fn plan(
                 hint: None,
             });
         } else {
+            // A `was:` naming no stored table (a misspelling, most likely) in a
+            // directory that stores some is said (it was silently unused: helper-95).
+            if let Some(w) = ev.table_was(i).filter(|w| !is_stored(w)) {
+                let stored: Vec<&str> = dbs
+                    .tables
+                    .iter()
+                    .filter(|t| t.durable && is_stored(&t.name))
+                    .map(|t| t.name.as_str())
+                    .collect();
+                if !stored.is_empty() {
+                    warnings.push(format!(
+                        "`@table(was: \"{w}\")` of table `{}` names no stored table (stored: {}): `{}` is a new table",
+                        pt.name,
+                        listed(&stored),
+                        pt.name
+                    ));
+                }
+            }
             new_tables.push((steps.len(), pt.name.clone()));
             steps.push(Step {
                 what: format!("new table `{}`", pt.name),
@@ -512,6 +539,19 @@ pub(crate) fn plan(
                 }
                 None => {
                     let k = by_was();
+                    let was = cev.and_then(|e| e.was.as_deref());
+                    if let (None, Some(w)) = (k, was) {
+                        if !sd.columns.iter().any(|o| o.name == w) {
+                            let stored: Vec<&str> =
+                                sd.columns.iter().map(|o| o.name.as_str()).collect();
+                            warnings.push(format!(
+                                "`{t}`: `@was(\"{w}\")` of column `{}` names no stored column (`{t}` stores {}): `{}` is a new column",
+                                pc.name,
+                                listed(&stored),
+                                pc.name
+                            ));
+                        }
+                    }
                     if let Some(k) = k {
                         mig.renamed_columns.push((
                             t.clone(),
