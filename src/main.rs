@@ -257,6 +257,9 @@ fn survive_file_size_limit() {
 /// arguments written without `--` (`wo run app.wo x`, as `python3 app.py x` takes
 /// them).
 fn usage_hint(e: &clap::Error) -> Option<String> {
+    if e.kind() == clap::error::ErrorKind::InvalidSubcommand {
+        return db_command_hint(e);
+    }
     if e.kind() != clap::error::ErrorKind::UnknownArgument {
         return None;
     }
@@ -285,6 +288,26 @@ fn usage_hint(e: &clap::Error) -> Option<String> {
     Some(format!(
         "hint: a program's arguments come after `--`: `wo {}`",
         shown.join(" ")
+    ))
+}
+
+/// `wo migrate`, `wo verify`, …: a command of `wo db` written without `db`
+/// (helper-95: clap said only "unrecognized subcommand").
+fn db_command_hint(e: &clap::Error) -> Option<String> {
+    let bad = match e.get(clap::error::ContextKind::InvalidSubcommand) {
+        Some(clap::error::ContextValue::String(s)) => s.clone(),
+        _ => return None,
+    };
+    let cli = <Cli as clap::CommandFactory>::command();
+    let db = cli.find_subcommand("db")?;
+    db.find_subcommand(&bad)?;
+    let rest: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| wo_vm::durable::shell_word(&a.to_string_lossy()))
+        .collect();
+    Some(format!(
+        "hint: `{bad}` is a command of `wo db`: `wo db {}`",
+        rest.join(" ")
     ))
 }
 

@@ -1524,3 +1524,30 @@ fn a_source_that_is_not_utf8_is_refused_naming_where() {
         );
     }
 }
+
+/// A command of `wo db` written without `db` gets a hint with the command line
+/// corrected; a program file that never ends is refused without reading it all
+/// (helper-95: "unrecognized subcommand" alone; `wo run /dev/zero` read until memory
+/// ran out).
+#[test]
+fn a_db_command_without_db_and_an_endless_program_file() {
+    let dir = scratch_dir("db-hint");
+    let res = run_wo(&dir, &["migrate", "my data", "app.wo", "--apply"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr.ends_with(
+            "hint: `migrate` is a command of `wo db`: `wo db migrate 'my data' app.wo --apply`\n"
+        ),
+        "{}",
+        res.stderr
+    );
+    let res = run_wo(&dir, &["verfy"]);
+    res.expect_status(64);
+    assert!(!res.stderr.contains("hint"), "{}", res.stderr);
+    let res = run_wo(&dir, &["run", "/dev/zero"]);
+    res.expect_status(65);
+    assert_eq!(
+        res.stderr,
+        "wo: `/dev/zero` is over 256 MiB: wo reads programs (source files of at most 16 MiB, and their images) up to that size\n"
+    );
+}
