@@ -442,8 +442,22 @@ pub fn db_migrate(dir: &Path, path: &Path, apply: bool, drop: Vec<String>) -> Re
         .count();
     let n = plan.steps.len() - refused;
     let s = if n == 1 { "" } else { "s" };
+    // The differences no migration makes (a changed type), apart from the line that
+    // says what the stored rows refuse (helper-95: "1 change, refused" over three
+    // refused differences).
+    let impossible = plan
+        .steps
+        .iter()
+        .filter(|s| {
+            s.kind == wo_vm::durable::StepKind::Refused
+                && !s.what.starts_with(wo_vm::durable::ROWS_REFUSE)
+        })
+        .count();
     if apply {
         out!("{d}: migrated ({n} change{s}):");
+    } else if impossible > 0 {
+        let s2 = if impossible == 1 { "" } else { "s" };
+        out!("{d}: {n} change{s} and {impossible} difference{s2} no migration makes, refused (nothing written; `--apply` would be refused, exit 65):");
     } else if refused > 0 {
         out!("{d}: {n} change{s}, refused (nothing written; `--apply` would be refused, exit 65):");
     } else {

@@ -928,6 +928,33 @@ fn a_was_not_used_because_both_names_are_stored_is_a_warning() {
     assert_eq!(res.stdout, "2\n");
 }
 
+/// The plan's head counts the changes and, apart, the differences no migration makes
+/// (helper-95: "1 change, refused" over three refused type changes).
+#[test]
+fn the_plan_head_counts_the_differences_no_migration_makes() {
+    let dir = scratch_dir("plan-head");
+    write(
+        &dir,
+        "v1.wo",
+        "@table(name: \"t\")\nclass T {\n  a: Int\n  b: Int\n}\n\nfn main() {\n  insert T { a: 1, b: 2 }\n}\n",
+    );
+    run(&dir, "v1.wo").expect_status(0);
+    write(
+        &dir,
+        "v2.wo",
+        "@table(name: \"t\")\nclass T {\n  a: Text\n  b: Text\n  c: ?Int\n}\n\nfn main() {}\n",
+    );
+    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
+    plan.expect_status(0);
+    assert!(
+        plan.stdout.starts_with(
+            "d: 1 change and 2 differences no migration makes, refused (nothing written; `--apply` would be refused, exit 65):\n"
+        ),
+        "{}",
+        plan.stdout
+    );
+}
+
 /// A `was` that names nothing stored, a misspelling most likely, is a warning on the
 /// run that adds the new column or table (it was silently unused: helper-95).
 #[test]

@@ -127,6 +127,10 @@ pub enum StepKind {
     Refused,
 }
 
+/// How the plan's line begins that says what the stored rows refuse (a value a new
+/// unique index would repeat): a refusal, but no difference of its own.
+pub const ROWS_REFUSE: &str = "the stored rows refuse it";
+
 /// One difference between the stored schema and the program's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {

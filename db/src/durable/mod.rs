@@ -41,7 +41,7 @@ pub use sim::{Fate, FaultKind, OpKind, OpRecord, SimStorage};
 pub use storage::{LockError, LockGuard, RealStorage, Storage, StorageFile};
 
 use checkpoint::Salts;
-pub use migrate::{ColumnEvolution, Evolution, Plan, Step, StepKind, TableEvolution};
+pub use migrate::{ColumnEvolution, Evolution, Plan, Step, StepKind, TableEvolution, ROWS_REFUSE};
 pub use tools::{checkpoint_dir, stored_schema, CheckpointDirError};
 
 use crate::{Change, ColType, Db, RowId, Savepoint, Schema, TableId};
@@ -549,7 +549,7 @@ fn open_as(
         };
         if let Err(e) = tried {
             plan.steps.push(migrate::Step {
-                what: format!("the stored rows refuse it: {}", e.message),
+                what: format!("{}: {}", migrate::ROWS_REFUSE, e.message),
                 rows: 0,
                 kind: migrate::StepKind::Refused,
                 hint: None,
