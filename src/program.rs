@@ -132,20 +132,13 @@ fn compile_sources(sources: SourceMap, tally: &mut Tally) -> Result<(Image, Sour
     }
 }
 
-/// Writes `diags` to stderr in source order (file, then line), whatever stage found
-/// them, and counts them in `tally`. Within a line the compiler's order stands (the
-/// sort is stable): it reports a cause before the errors that follow from it.
+/// Writes `diags` to stderr in source order ([`SourceMap::sort`]), and counts them
+/// in `tally`.
 pub fn report(sources: &SourceMap, diags: &mut [wo_compiler::Diagnostic], tally: &mut Tally) {
     if diags.is_empty() {
         return;
     }
-    diags.sort_by_key(|d| {
-        let line = sources
-            .files
-            .get(d.span.file.0 as usize)
-            .map_or(0, |f| f.line(d.span.lo));
-        (d.span.file.0, line)
-    });
+    sources.sort(diags);
     tally.add(diags);
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(render_all(sources, diags).as_bytes());

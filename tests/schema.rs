@@ -29,6 +29,18 @@ fn run(dir: &Path, prog: &str) -> Outcome {
     run_wo(dir, &["run", prog, "--data", "d"])
 }
 
+/// A directory that `v1` (`v1.wo`) ran on, and the plan of `wo db migrate` for `v2`
+/// (`v2.wo`), which must succeed: the shape of most evolution tests.
+fn planned(label: &str, v1: &str, v2: &str) -> (PathBuf, Outcome) {
+    let dir = scratch_dir(label);
+    write(&dir, "v1.wo", v1);
+    run(&dir, "v1.wo").expect_status(0);
+    write(&dir, "v2.wo", v2);
+    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
+    plan.expect_status(0);
+    (dir, plan)
+}
+
 /// What `report.wo` prints for the fixture (printed by the wo that wrote it).
 const V1_ROWS: &str = "department 1 eng
 department 2 ops
@@ -806,20 +818,11 @@ fn a_new_column_whose_default_is_a_constant_gives_old_rows_its_value() {
 /// which open does not carry out.
 #[test]
 fn an_index_over_a_removed_column_is_named_and_goes_with_the_removal() {
-    let dir = scratch_dir("index-removed-column");
-    write(
-        &dir,
-        "v1.wo",
+    let (dir, plan) = planned(
+        "index-removed-column",
         "@table(name: \"e\", index: [y], sorted: [s])\nclass E {\n  y: Int\n  s: ?Text\n}\n\nfn main() {\n  insert E { y: 1, s: nil }\n}\n",
-    );
-    run(&dir, "v1.wo").expect_status(0);
-    write(
-        &dir,
-        "v2.wo",
         "@table(name: \"e\")\nclass E {\n  s: ?Text\n}\n\nfn main() {}\n",
     );
-    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
-    plan.expect_status(0);
     assert_eq!(
         plan.stdout,
         "d: 3 changes (nothing written; `--apply` carries them out):
@@ -891,20 +894,11 @@ fn a_unique_index_is_dropped_only_by_migrate_apply() {
 /// old one is a removed column. Likewise `@table(was:)`.
 #[test]
 fn a_was_not_used_because_both_names_are_stored_is_a_warning() {
-    let dir = scratch_dir("was-unused");
-    write(
-        &dir,
-        "v1.wo",
+    let (dir, plan) = planned(
+        "was-unused",
         "@table(name: \"t\")\nclass T {\n  a: Int\n  b: Int\n}\n\n@table(name: \"u\")\nclass U {\n  x: Int\n}\n\n@table(name: \"v\")\nclass V {\n  x: Int\n}\n\nfn main() {\n  insert T { a: 1, b: 2 }\n}\n",
-    );
-    run(&dir, "v1.wo").expect_status(0);
-    write(
-        &dir,
-        "v2.wo",
         "@table(name: \"t\")\nclass T {\n  b: Int @was(\"a\")\n}\n\n@table(name: \"v\", was: \"u\")\nclass V {\n  x: Int\n}\n\nfn main() {\n  for t in from x in T select x {\n    print(t.b)\n  }\n}\n",
     );
-    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
-    plan.expect_status(0);
     for part in [
         "  [warning] `t`: `@was(\"a\")` of column `b` is not used, since both `a` and `b` are stored: `b` keeps its own values, and `a` is a removed column\n",
         "  [warning] `@table(was: \"u\")` of table `v` is not used, since both `u` and `v` are stored",
@@ -932,20 +926,11 @@ fn a_was_not_used_because_both_names_are_stored_is_a_warning() {
 /// (helper-95: "1 change, refused" over three refused type changes).
 #[test]
 fn the_plan_head_counts_the_differences_no_migration_makes() {
-    let dir = scratch_dir("plan-head");
-    write(
-        &dir,
-        "v1.wo",
+    let (_, plan) = planned(
+        "plan-head",
         "@table(name: \"t\")\nclass T {\n  a: Int\n  b: Int\n}\n\nfn main() {\n  insert T { a: 1, b: 2 }\n}\n",
-    );
-    run(&dir, "v1.wo").expect_status(0);
-    write(
-        &dir,
-        "v2.wo",
         "@table(name: \"t\")\nclass T {\n  a: Text\n  b: Text\n  c: ?Int\n}\n\nfn main() {}\n",
     );
-    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
-    plan.expect_status(0);
     assert!(
         plan.stdout.starts_with(
             "d: 1 change and 2 differences no migration makes, refused (nothing written; `--apply` would be refused, exit 65):\n"
@@ -959,20 +944,11 @@ fn the_plan_head_counts_the_differences_no_migration_makes() {
 /// run that adds the new column or table (it was silently unused: helper-95).
 #[test]
 fn a_was_naming_nothing_stored_is_a_warning() {
-    let dir = scratch_dir("was-nothing");
-    write(
-        &dir,
-        "v1.wo",
+    let (dir, plan) = planned(
+        "was-nothing",
         "@table(name: \"p\")\nclass P {\n  a: Int\n}\n\nfn main() {\n  insert P { a: 1 }\n}\n",
-    );
-    run(&dir, "v1.wo").expect_status(0);
-    write(
-        &dir,
-        "v2.wo",
         "@table(name: \"p\")\nclass P {\n  a: Int\n  aa: ?Int @was(\"zzz\")\n}\n\n@table(name: \"q\", was: \"pp\")\nclass Q {\n  x: Int\n}\n\nfn main() {}\n",
     );
-    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
-    plan.expect_status(0);
     for line in [
         "  [warning] `@table(was: \"pp\")` of table `q` names no stored table (stored: `p`): `q` is a new table\n",
         "  [warning] `p`: `@was(\"zzz\")` of column `aa` names no stored column (`p` stores `a`): `aa` is a new column\n",
@@ -998,20 +974,11 @@ fn a_was_naming_nothing_stored_is_a_warning() {
 /// said `u` was kept as it is, while the plan renamed it (found in review).
 #[test]
 fn a_was_another_table_takes_is_no_warning() {
-    let dir = scratch_dir("was-taken");
-    write(
-        &dir,
-        "v1.wo",
+    let (dir, plan) = planned(
+        "was-taken",
         "@table(name: \"u\")\nclass U {\n  x: Int\n}\n\n@table(name: \"v\")\nclass V {\n  x: Int\n}\n\nfn main() {\n  insert U { x: 7 }\n}\n",
-    );
-    run(&dir, "v1.wo").expect_status(0);
-    write(
-        &dir,
-        "v2.wo",
         "@table(name: \"v\", was: \"u\")\nclass V {\n  x: Int\n}\n\n@table(name: \"w\", was: \"u\")\nclass W {\n  x: Int\n}\n\nfn main() {\n  print(from w in W select w.x)\n}\n",
     );
-    let plan = run_wo(&dir, &["db", "migrate", "d", "v2.wo"]);
-    plan.expect_status(0);
     assert!(
         plan.stdout.contains("table `u` renamed to `w`"),
         "{}",

@@ -221,6 +221,19 @@ pub struct SourceMap {
 }
 
 impl SourceMap {
+    /// Puts `diags` in source order (file, then line), whatever stage found them.
+    /// Within a line the compiler's order stands (the sort is stable): it reports a
+    /// cause before the errors that follow from it.
+    pub fn sort(&self, diags: &mut [Diagnostic]) {
+        diags.sort_by_key(|d| {
+            let line = self
+                .files
+                .get(d.span.file.0 as usize)
+                .map_or(0, |f| f.line(d.span.lo));
+            (d.span.file.0, line)
+        });
+    }
+
     pub fn add(&mut self, name: impl Into<String>, src: impl Into<String>) -> FileId {
         self.add_file(SourceFile::new(name, src))
     }

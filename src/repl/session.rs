@@ -454,13 +454,7 @@ impl Session {
                 d.notes.push(note);
             }
         }
-        diags.sort_by_key(|d| {
-            let line = sources
-                .files
-                .get(d.span.file.0 as usize)
-                .map_or(0, |f| f.line(d.span.lo));
-            (d.span.file.0, line)
-        });
+        sources.sort(&mut diags);
         (sources, diags)
     }
 
