@@ -19,10 +19,7 @@ fn files_of(path: &Path) -> Result<Vec<PathBuf>, Failure> {
             .map_err(|e| Failure::Input(format!("cannot read `{}`: {e}", path.display())))?;
         return Ok(vec![path.to_path_buf()]);
     }
-    let sources = wo_compiler::load_sources(path).map_err(|e| match e {
-        wo_compiler::LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
-        _ => Failure::Input(e.to_string()),
-    })?;
+    let sources = wo_compiler::load_sources(path).map_err(crate::program::load_error)?;
     Ok(sources
         .files
         .iter()
@@ -32,8 +29,7 @@ fn files_of(path: &Path) -> Result<Vec<PathBuf>, Failure> {
 
 /// Formats one file; `Ok(true)` when it is (or would be) changed.
 fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::Input(format!("cannot read `{}`: {e}", path.display())))?;
+    let bytes = wo_compiler::read_program_file(path).map_err(crate::program::load_error)?;
     if bytes.starts_with(crate::program::MAGIC) {
         return Err(Failure::Refused(format!(
             "`{}` is a bytecode image, not a source file",

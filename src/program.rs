@@ -52,7 +52,7 @@ fn classify(path: &Path) -> Result<Input, Failure> {
     if meta.is_dir() {
         return Ok(Input::Program(Sources::Dir));
     }
-    let bytes = read_capped(path)?;
+    let bytes = wo_compiler::read_program_file(path).map_err(load_error)?;
     if bytes.starts_with(MAGIC) {
         Ok(Input::Image(bytes))
     } else if path.extension().is_some_and(|e| e == "wob") {
@@ -60,30 +60,6 @@ fn classify(path: &Path) -> Result<Input, Failure> {
     } else {
         Ok(Input::Program(Sources::File(bytes)))
     }
-}
-
-/// The most bytes a program file is read to: an image of a large program, or a
-/// source file (the compiler takes 16 MiB, and says so). A longer file, or one that
-/// never ends (`wo run /dev/zero` read until memory ran out: helper-95), is refused
-/// without reading it all.
-const MAX_PROGRAM_FILE: u64 = 256 << 20;
-
-fn read_capped(path: &Path) -> Result<Vec<u8>, Failure> {
-    let file = std::fs::File::open(path).map_err(|e| input_error(path, &e))?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(file, MAX_PROGRAM_FILE + 1),
-        &mut bytes,
-    )
-    .map_err(|e| input_error(path, &e))?;
-    if bytes.len() as u64 > MAX_PROGRAM_FILE {
-        return Err(Failure::BadSource(format!(
-            "`{}` is over {} MiB: wo reads programs (source files of at most 16 MiB, and their images) up to that size",
-            path.display(),
-            MAX_PROGRAM_FILE >> 20
-        )));
-    }
-    Ok(bytes)
 }
 
 /// Whether PATH is a file that starts with the image magic.
@@ -100,9 +76,9 @@ fn input_error(path: &Path, e: &std::io::Error) -> Failure {
     Failure::Input(format!("cannot read `{}`: {e}", path.display()))
 }
 
-fn load_error(e: LoadError) -> Failure {
+pub fn load_error(e: LoadError) -> Failure {
     match e {
-        LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
+        LoadError::NotUtf8 { .. } | LoadError::TooLarge { .. } => Failure::BadSource(e.to_string()),
         _ => Failure::Input(e.to_string()),
     }
 }

@@ -189,10 +189,7 @@ fn compile(
             path.display()
         )));
     }
-    let mut sources = wo_compiler::load_sources(path).map_err(|e| match e {
-        wo_compiler::LoadError::NotUtf8 { .. } => Failure::BadSource(e.to_string()),
-        _ => Failure::Input(e.to_string()),
-    })?;
+    let mut sources = wo_compiler::load_sources(path).map_err(crate::program::load_error)?;
     let (tests, mut diags, has_main) = find_tests(&sources);
     if !has_main {
         sources.add("<wo test>", STAND_IN_MAIN);

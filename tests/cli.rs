@@ -1544,10 +1544,14 @@ fn a_db_command_without_db_and_an_endless_program_file() {
     let res = run_wo(&dir, &["verfy"]);
     res.expect_status(64);
     assert!(!res.stderr.contains("hint"), "{}", res.stderr);
-    let res = run_wo(&dir, &["run", "/dev/zero"]);
-    res.expect_status(65);
-    assert_eq!(
-        res.stderr,
-        "wo: `/dev/zero` is over 256 MiB: wo reads programs (source files of at most 16 MiB, and their images) up to that size\n"
-    );
+    let over = "`/dev/zero` is over 256 MiB: wo reads programs (source files of at most 16 MiB, and their images) up to that size";
+    for args in [
+        &["run", "/dev/zero"][..],
+        &["test", "/dev/zero"][..],
+        &["fmt", "--check", "/dev/zero"][..],
+    ] {
+        let res = run_wo(&dir, args);
+        res.expect_status(65);
+        assert!(res.stderr.contains(over), "{args:?}: {}", res.stderr);
+    }
 }

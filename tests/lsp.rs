@@ -1317,5 +1317,12 @@ fn warnings_are_published_with_their_severity() {
         ],
         "{diags:?}"
     );
+    // What is never used or never runs is tagged for an editor to grey out; the
+    // `$name` one is not.
+    for d in &diags {
+        let code = d["code"].as_str().unwrap_or("");
+        let tagged = d["tags"] == json!([1]);
+        assert_eq!(tagged, code != "text", "{d}");
+    }
     c.stop();
 }

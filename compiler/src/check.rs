@@ -122,6 +122,9 @@ pub(crate) struct Checker<'a> {
     const_depth: usize,
     /// Notes for tools (`crate::analyze`); `None` when compiling.
     facts: Option<Facts>,
+    /// While a literal field default is checked again at an object literal: its
+    /// warnings were said once already.
+    quiet: bool,
 }
 
 /// Checks a whole program. Diagnostics are appended to `diags`; the returned program is
@@ -179,6 +182,7 @@ fn checker<'a>(
             .flat_map(|m| m.broken.iter().cloned())
             .collect(),
         facts,
+        quiet: false,
     };
     let program = c.run();
     let mut facts = c.facts.take();
@@ -256,6 +260,7 @@ impl<'a> Checker<'a> {
     fn run(&mut self) -> tir::Program {
         self.collect();
         self.check_constants();
+        self.warn_default_texts();
         self.note_declarations();
         // Function bodies (and field defaults).
         let mut funcs = Vec::with_capacity(self.funcs.len());

@@ -434,6 +434,65 @@ impl Tok {
         )
     }
 
+    /// Whether this keyword reads like a name and cannot begin an expression
+    /// (`order`, `by`, `map`, `task`, …).
+    fn name_like(&self) -> bool {
+        matches!(
+            self,
+            Tok::Order
+                | Tok::By
+                | Tok::Asc
+                | Tok::Desc
+                | Tok::Take
+                | Tok::Skip
+                | Tok::Select
+                | Tok::Where
+                | Tok::In
+                | Tok::Map
+                | Tok::Multi
+                | Tok::Task
+                | Tok::Ref
+                | Tok::Use
+                | Tok::Const
+                | Tok::Class
+                | Tok::Transaction
+        )
+    }
+
+    /// Whether an expression (or a field's name) comes after this token: after it a
+    /// name-like keyword stands where a name was meant.
+    fn wants_operand(&self) -> bool {
+        matches!(
+            self,
+            Tok::Assign
+                | Tok::PlusEq
+                | Tok::MinusEq
+                | Tok::StarEq
+                | Tok::SlashEq
+                | Tok::PercentEq
+                | Tok::LParen
+                | Tok::LBracket
+                | Tok::Comma
+                | Tok::Dot
+                | Tok::DotDot
+                | Tok::EqEq
+                | Tok::NotEq
+                | Tok::Lt
+                | Tok::Le
+                | Tok::Gt
+                | Tok::Ge
+                | Tok::Plus
+                | Tok::Minus
+                | Tok::Star
+                | Tok::Slash
+                | Tok::Percent
+                | Tok::Return
+                | Tok::And
+                | Tok::Or
+                | Tok::Not
+        )
+    }
+
     /// Whether this token can end an operand, so that a `-` after it subtracts.
     fn ends_operand(&self) -> bool {
         self.can_end_stmt() && !matches!(self, Tok::Return | Tok::Break | Tok::Continue)
@@ -664,7 +723,12 @@ pub fn tokenize_any(src: &str, file: FileId, base: usize, depth: usize, mode: Mo
         let gap = src.get(prev_end..r.start).unwrap_or("");
         prev_end = r.end;
         if let Some((_, last, last_hi)) = out.last() {
-            let can_end = last.can_end_stmt() || ends_type;
+            // A name-like keyword where a name was meant (`let copy = order`) ends its
+            // line as the name would: its error is the one error, where the next line
+            // was read into the statement and thrown away (helper-96).
+            let misnamed =
+                last.name_like() && out.len() >= 2 && out[out.len() - 2].1.wants_operand();
+            let can_end = last.can_end_stmt() || ends_type || misnamed;
             if gap.contains('\n') && can_end && !tok.continues_line() {
                 let at = *last_hi;
                 out.push((at, Tok::Semi, at));

@@ -20,7 +20,7 @@ pub const BUILTIN_TYPES: [&str; 5] = ["Int", "Float", "Bool", "Text", "Error"];
 
 pub use diag::{Diagnostic, FileId, Severity, SourceFile, SourceMap, Span};
 pub use parser::parse;
-pub use sources::{decode_source, load_sources, source_of_bytes, LoadError};
+pub use sources::{decode_source, load_sources, read_program_file, source_of_bytes, LoadError};
 
 use wo_bytecode::Image;
 
@@ -64,7 +64,8 @@ pub fn compile_warned(sources: &SourceMap) -> Result<(Image, Vec<Diagnostic>), V
 }
 
 /// Everything the compiler knows about a program short of its image: the parsed files,
-/// every diagnostic `compile` would report, the checked program and the checker's
+/// every diagnostic `compile_warned` would report (and the warnings beside errors,
+/// which it leaves out), the checked program and the checker's
 /// notes on names and types ([`facts::Facts`]). For tools (the language server), which
 /// ask about positions. Runs on the caller's thread: a caller that analyses large or
 /// deeply nested programs gives that thread a large stack, as [`compile`] does.
@@ -124,5 +125,8 @@ fn compile_here(sources: &SourceMap) -> Result<(Image, Vec<Diagnostic>), Vec<Dia
         return Err(diags);
     }
     let image = codegen::generate(&program, sources).map_err(|d| vec![d])?;
+    // Warnings in the order they stand (an `unused` one is found at its function's
+    // end, after those inside it: helper-96 saw 2:22 before 2:7).
+    diags.sort_by_key(|d| (d.span.file.0, d.span.lo));
     Ok((image, diags))
 }

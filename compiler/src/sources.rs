@@ -28,6 +28,34 @@ pub enum LoadError {
     },
     #[error("no .wo files under `{path}`")]
     Empty { path: PathBuf },
+    #[error("`{path}` is over {} MiB: wo reads programs (source files of at most 16 MiB, and their images) up to that size", MAX_PROGRAM_FILE >> 20)]
+    TooLarge { path: PathBuf },
+}
+
+/// The most bytes a program file is read to: an image of a large program, or a
+/// source file (the compiler takes 16 MiB, and says so). A longer file, or one that
+/// never ends (`wo run /dev/zero` read until memory ran out: helper-95), is refused
+/// without reading it all.
+pub const MAX_PROGRAM_FILE: u64 = 256 << 20;
+
+/// Reads a program file (source or image) whole, up to [`MAX_PROGRAM_FILE`] bytes.
+pub fn read_program_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    use std::io::Read;
+    let io = |source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PROGRAM_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_PROGRAM_FILE {
+        return Err(LoadError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(bytes)
 }
 
 /// Collects the `.wo` files under `dir`. Names starting with `.` (files and
@@ -83,10 +111,7 @@ pub fn load_sources(path: &Path) -> Result<SourceMap, LoadError> {
     }
     let mut map = SourceMap::default();
     for p in paths {
-        let bytes = std::fs::read(&p).map_err(|source| LoadError::Io {
-            path: p.clone(),
-            source,
-        })?;
+        let bytes = read_program_file(&p)?;
         add_source(&mut map, &p, bytes)?;
     }
     Ok(map)

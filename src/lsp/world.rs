@@ -376,6 +376,9 @@ impl World {
             source: Some("wo".to_string()),
             message,
             related_information: (!related.is_empty()).then_some(related),
+            // An editor greys out what is never used or never runs (helper-96).
+            tags: matches!(d.code, "unused" | "unreachable")
+                .then(|| vec![lsp_types::DiagnosticTag::UNNECESSARY]),
             ..lsp_types::Diagnostic::default()
         }
     }

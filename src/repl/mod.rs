@@ -536,14 +536,23 @@ impl Repl {
             self.n_errors += 1;
             return;
         }
-        let text = match std::fs::read_to_string(path) {
+        let read = wo_compiler::read_program_file(path).and_then(|bytes| {
+            String::from_utf8(bytes).map_err(|_| wo_compiler::LoadError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ),
+            })
+        });
+        let text = match read {
             // (A byte order mark, as `wo run` takes it, helper-78.)
             Ok(t) => match t.strip_prefix('\u{feff}') {
                 Some(rest) => rest.to_string(),
                 None => t,
             },
             Err(e) => {
-                say!("error: cannot read `{}`: {e}", path.display());
+                say!("error: {e}");
                 self.n_errors += 1;
                 return;
             }

@@ -298,7 +298,11 @@ impl<'a> Checker<'a> {
                 // A literal or a constant is checked in place, in a scope that sees no locals.
                 let scopes = std::mem::replace(&mut self.ctx.scopes, vec![HashMap::new()]);
                 let narrowed = std::mem::take(&mut self.ctx.narrowed);
+                // (Its warnings are said once, by `warn_default_texts`, not at each
+                // literal: helper-97.)
+                self.quiet = true;
                 let v = self.expr(def, Some(&fty));
+                self.quiet = false;
                 self.ctx.scopes = scopes;
                 self.ctx.narrowed = narrowed;
                 self.expect_assignable(&v, &fty, def.span);

@@ -400,8 +400,23 @@ impl<'a> Checker<'a> {
             });
             methods.push((m.name.name.clone(), id));
         }
-        if table.is_some() {
+        if let Some(t) = &table {
             self.check_column_renames(c);
+            if !t.durable {
+                // Like `was:` of the table (`table_args`): nothing stored to rename.
+                for f in &c.fields {
+                    for a in f.annots.iter().filter(|a| a.name.name == "was") {
+                        self.err(
+                            "table",
+                            a.span,
+                            format!(
+                                "`@was` renames a stored column, but `{}` has `durable: false` and is not stored: remove one of them",
+                                c.name.name
+                            ),
+                        );
+                    }
+                }
+            }
         }
         self.classes.push(ClassInfo {
             name: c.name.name.clone(),

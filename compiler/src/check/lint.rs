@@ -1,6 +1,6 @@
 //! Warnings: what compiles and runs but is most likely a mistake (docs/errors.md,
-//! "Warnings"). A warning never stops a program; `compile` reports warnings only for
-//! a program without errors. Each is silenced by writing what is meant: a name that
+//! "Warnings"). A warning never stops a program; `compile_warned` returns warnings
+//! only for a program without errors (`analyze`, for the editor, returns both). Each is silenced by writing what is meant: a name that
 //! starts with `_` for a variable kept on purpose, `\$` for a dollar sign, and no
 //! statement after the one that leaves the block.
 
@@ -22,6 +22,29 @@ pub(super) struct Let {
 }
 
 impl<'a> Checker<'a> {
+    /// The `$name`s of the literal field defaults that are texts, once each (they
+    /// are checked again at each object literal that leaves the field out, quietly).
+    pub(super) fn warn_default_texts(&mut self) {
+        for cid in 0..self.class_decls.len() {
+            let (mi, ii) = self.class_decls[cid];
+            let ast::Item::Class(c) = &self.modules[mi].items[ii] else {
+                continue;
+            };
+            for f in &c.fields {
+                if let Some(
+                    def @ ast::Expr {
+                        kind: A::Text(_), ..
+                    },
+                ) = &f.default
+                {
+                    if super::collect::simple_default(def) {
+                        self.warn_dollar_names(def.span);
+                    }
+                }
+            }
+        }
+    }
+
     fn warn(&mut self, code: &'static str, span: Span, msg: impl Into<String>) -> &mut Diagnostic {
         self.diags.push(Diagnostic::warning(code, span, msg));
         self.diags.last_mut().expect("just pushed")
@@ -29,10 +52,13 @@ impl<'a> Checker<'a> {
 
     /// Notes a `let` of local `id`, for [`Checker::warn_unread_lets`].
     pub(super) fn note_let(&mut self, id: LocalId, name: &str, value: &ast::Expr) {
-        let effect = matches!(
-            value.kind,
-            A::Call { .. } | A::MethodCall { .. } | A::Insert { .. } | A::Spawn { .. }
-        );
+        // (A builtin such as `len` or `parse_int` does nothing but give its value:
+        // the note would leave a statement that does nothing: helper-97.)
+        let effect = match &value.kind {
+            A::Call { callee, .. } => self.func_index.contains_key(&callee.name),
+            A::MethodCall { .. } | A::Insert { .. } | A::Spawn { .. } => true,
+            _ => false,
+        };
         self.ctx.lets.push(Let {
             id,
             name: name.to_string(),
@@ -71,12 +97,13 @@ impl<'a> Checker<'a> {
     /// (`return`, `break`, `continue`, `fail(…)`, `exit(…)`, an `if` whose every
     /// branch leaves): it can never run (`unreachable`).
     pub(super) fn warn_unreachable(&mut self, stmts: &[ast::Stmt]) {
-        let Some(i) = stmts.iter().position(stmt_diverges) else {
+        // (The last statement has nothing after it: not walking it keeps a long
+        // `else if` chain, each `else` a block of one `if`, linear: helper-97.)
+        let before_last = &stmts[..stmts.len().saturating_sub(1)];
+        let Some(i) = before_last.iter().position(stmt_diverges) else {
             return;
         };
-        let Some(next) = stmts.get(i + 1) else {
-            return;
-        };
+        let next = &stmts[i + 1];
         let line = self.sources.line_col(stmts[i].span).0;
         let how = match &stmts[i].kind {
             S::Return(_) => "`return`".to_string(),
@@ -101,6 +128,9 @@ impl<'a> Checker<'a> {
     /// Each `$name` in the text literal at `span` where `name` is a variable or a
     /// constant (`text`): the text holds the dollar sign and the name, not the value.
     pub(super) fn warn_dollar_names(&mut self, span: Span) {
+        if self.quiet {
+            return;
+        }
         let Some(literal) = self
             .sources
             .files

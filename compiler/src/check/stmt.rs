@@ -3,7 +3,7 @@ use std::collections::HashMap;
 
 use super::{diverges, Checker, FnCtx};
 use crate::ast::{self, ExprKind as A, StmtKind as S};
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Diagnostic, Severity, Span};
 use crate::tir::{self, ExprKind as E, Func, FuncId, Stmt, StmtKind as T, Ty};
 
 /// Why a line that starts with `-` stands alone.
@@ -72,8 +72,13 @@ impl<'a> Checker<'a> {
     /// nothing else, with a hint for the likely intent.
     fn no_effect(&mut self, e: &ast::Expr) {
         let sp = e.span;
-        let overlaps =
-            |d: &Diagnostic| d.span.file == sp.file && d.span.lo < sp.hi && sp.lo < d.span.hi;
+        // (An error only: a warning there, `unreachable`, hid this error: helper-97.)
+        let overlaps = |d: &Diagnostic| {
+            d.severity == Severity::Error
+                && d.span.file == sp.file
+                && d.span.lo < sp.hi
+                && sp.lo < d.span.hi
+        };
         if self.diags.iter().any(overlaps) {
             return; // what is left of a token the lexer already refused
         }
@@ -162,6 +167,7 @@ impl<'a> Checker<'a> {
         };
         self.tx_depth = 0;
         self.ctx.scopes.push(HashMap::new());
+        let diags_before = self.diags.len();
         let mut params = Vec::new();
         // The written parameters, after a method's `self` (which is written nowhere:
         // it points at the method's name).
@@ -195,8 +201,12 @@ impl<'a> Checker<'a> {
                         Some(i) if i + 1 < stmts.len() => {
                             // The error says it; the warning would say it again.
                             let at = stmts[i + 1].span;
-                            self.diags
-                                .retain(|d| !(d.code == "unreachable" && d.span == at));
+                            if let Some(p) = self.diags[diags_before..]
+                                .iter()
+                                .position(|d| d.code == "unreachable" && d.span == at)
+                            {
+                                self.diags.remove(diags_before + p);
+                            }
                             self.err(
                             "return",
                             stmts[i + 1].span,
@@ -355,11 +365,14 @@ impl<'a> Checker<'a> {
                 }
             }
         };
-        if self
-            .ctx
-            .scopes
-            .last()
-            .is_some_and(|sc| sc.contains_key(&name.name))
+        // `_` alone is a value let go of, as in Rust and Go: `let _ = f()` may come
+        // again (helper-96).
+        if name.name != "_"
+            && self
+                .ctx
+                .scopes
+                .last()
+                .is_some_and(|sc| sc.contains_key(&name.name))
         {
             self.err(
                 "name",
