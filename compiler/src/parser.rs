@@ -1990,6 +1990,10 @@ fn habit_hint(
         (Some(_), Tok::If) if !after_auto_semi && !matches!(prev, Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Else)) => {
             Some("`if` is a statement, not a value: choose in an `if` (`let y = 0`, then `if x > 0 { y = x }`), or give a default to a nil with `??`")
         }
+        // Python's `"a" not in m` (helper-96).
+        (Some(_), Tok::Not) if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::In)) => {
+            Some("`in` belongs to `for` and `from`: a map's key is tested with `not has(m, k)`, a list's value with `not contains(xs, v)`")
+        }
         // Python's `"a" in m`, `x in xs`.
         (Some(_), Tok::In) => {
             Some("`in` belongs to `for` and `from`: a map's key is tested with `has(m, k)`, a list's value with `contains(xs, v)`")

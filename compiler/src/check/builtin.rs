@@ -165,7 +165,10 @@ pub(crate) fn call(
             .map(|a| c.expr(a, None).ty)
             .reduce(|first, _| first);
         let mut d = Diagnostic::error("name", name_span, format!("unknown function `{name}`"));
-        if let Some(m) = module_of(name) {
+        if let Some(how) = c.self_method(name) {
+            // A method of the object, called bare from another method (helper-96).
+            d = d.with_note(how);
+        } else if let Some(m) = module_of(name) {
             d = d.with_note(format!("did you mean `{m}.{name}(…)` (with `use {m}`)?"));
         } else if matches!(name, "throw" | "raise") {
             // `throw(1)`, `raise(ValueError(…))` (helper-82).

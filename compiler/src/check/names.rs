@@ -75,6 +75,25 @@ impl Checker<'_> {
             .then(|| format!("a method reaches its object's fields through `self`: `self.{name}`"))
     }
 
+    /// In a method, the note for `name` called bare when it is a method of the
+    /// object: it is called through `self`.
+    pub(super) fn self_method(&self, name: &str) -> Option<String> {
+        let id = self.lookup_local("self")?;
+        let Ty::Class(c) = self.local_ty(id) else {
+            return None;
+        };
+        self.classes
+            .get(c)?
+            .methods
+            .iter()
+            .any(|(m, _)| m == name)
+            .then(|| {
+                format!(
+                    "a method calls its object's other methods through `self`: `self.{name}(…)`"
+                )
+            })
+    }
+
     /// The source text at `span`, for a note's example, where it is short and on one
     /// line; else `or`.
     pub(super) fn short_text<'s>(&'s self, span: Span, or: &'s str) -> &'s str {

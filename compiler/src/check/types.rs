@@ -291,6 +291,13 @@ impl<'a> Checker<'a> {
                     d = d.with_note(self.nil_note_of(e, "a `?T` may be nil: narrow it with `if x != nil { … }`, or use `x ?? default` or `unwrap(x)`"));
                 }
             }
+            if e.ty == Ty::Nil && !to.is_nullable() {
+                // `let c: C = nil`, for "nothing yet" (helper-96).
+                d = d.with_note(format!(
+                    "only a `?` type holds nil: `?{}` is {t} or nil",
+                    t.trim_matches('`')
+                ));
+            }
             if matches!((&e.ty, to), (Ty::Int, Ty::Float)) {
                 d = d.with_note("there is no implicit conversion: use `float(…)`");
             }
