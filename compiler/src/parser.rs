@@ -1923,7 +1923,12 @@ fn habit_hint(
                 && idx.and_then(|i| header_keyword(ctx, i)).is_some()
                 && idx.is_some_and(|i| !brace_on_the_line(ctx, i)) =>
         {
-            Some("a block is in braces, even of one statement: `if x > 2 { print(x) }`")
+            // (The example of the statement it is: Lua's `for x in xs do`, helper-96.)
+            Some(match idx.and_then(|i| header_keyword(ctx, i)) {
+                Some("for") => "a block is in braces, even of one statement: `for x in xs { print(x) }`",
+                Some("while") => "a block is in braces, even of one statement: `while n > 0 { n -= 1 }`",
+                _ => "a block is in braces, even of one statement: `if x > 2 { print(x) }`",
+            })
         }
         // A line that starts with a binary operator after a line that could end a
         // statement: the line break put an automatic `;` between them (§2).
@@ -1989,6 +1994,15 @@ fn habit_hint(
         // Python's `a if c else b`, and `if` as a value (Rust, Kotlin).
         (Some(_), Tok::If) if !after_auto_semi && !matches!(prev, Some(Tok::Semi | Tok::LBrace | Tok::RBrace | Tok::Else)) => {
             Some("`if` is a statement, not a value: choose in an `if` (`let y = 0`, then `if x > 0 { y = x }`), or give a default to a nil with `??`")
+        }
+        // Python's and Lua's `a, b = b, a` (helper-96).
+        (Some(Tok::LId(_)), Tok::Comma)
+            if matches!(
+                ctx.tok(idx.and_then(|i| i.checked_sub(2))),
+                None | Some(Tok::Semi | Tok::LBrace | Tok::RBrace)
+            ) =>
+        {
+            Some("wo assigns one variable at a time: a swap goes through a third, `let t = a`, `a = b`, `b = t`")
         }
         // Python's `"a" not in m` (helper-96).
         (Some(_), Tok::Not) if matches!(ctx.tok(idx.map(|i| i + 1)), Some(Tok::In)) => {

@@ -122,7 +122,9 @@ pub(super) fn other_language(name: &str) -> Option<&'static str> {
         "True" | "TRUE" => "; the Bool literals are `true` and `false`",
         "False" | "FALSE" => "; the Bool literals are `true` and `false`",
         "this" => "; inside a method the receiver is `self`",
-        "String" | "Str" | "str" | "string" => "; wo's text type is `Text`",
+        "String" | "Str" | "str" => "; wo's text type is `Text`",
+        // Lua's `string.upper(s)` too (helper-96).
+        "string" => "; wo's text type is `Text`, and its functions are builtins: Lua's `string.upper(s)` is `to_upper(s)` (likewise `len`, `substr`, `replace`)",
         "Integer" | "Long" | "I64" | "i64" | "int" => "; wo's integer type is `Int`",
         "Double" | "F64" | "f64" | "double" => "; wo's floating-point type is `Float`",
         "Boolean" | "bool" | "boolean" => "; wo's boolean type is `Bool`",

@@ -358,7 +358,7 @@ impl Checker<'_> {
     ) -> Expr {
         let cid = self.class_index[class];
         let Some(t) = self.table_of(&Ty::Class(cid)) else {
-            self.err(
+            let mut d = crate::diag::Diagnostic::error(
                 "table",
                 span,
                 format!(
@@ -366,6 +366,18 @@ impl Checker<'_> {
                     method.name
                 ),
             );
+            // A method called on the class (helper-96).
+            if self.classes[cid]
+                .methods
+                .iter()
+                .any(|(m, _)| *m == method.name)
+            {
+                d = d.with_note(format!(
+                    "`{}` is a method: it is called on an object, `x.{}(…)` where `x` is a `{class}`",
+                    method.name, method.name
+                ));
+            }
+            self.diags.push(d);
             return self.unknown(span);
         };
         if method.name != "find" {

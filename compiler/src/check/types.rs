@@ -56,9 +56,28 @@ impl Checker<'_> {
         match e.kind {
             E::Local(id) if self.ctx.filled.contains(&id) => {
                 let x = self.short_text(e.span, "x");
+                let declared = &self.ctx.locals[id];
+                // A default of the type, for the example (helper-96: `T { … }` for
+                // an `?Int` parameter).
+                let default = match declared.strip() {
+                    Ty::Int => "0".to_string(),
+                    Ty::Float => "0.0".to_string(),
+                    Ty::Text => "\"\"".to_string(),
+                    Ty::Bool => "false".to_string(),
+                    Ty::Class(c) => format!("{} {{ … }}", self.class_names[*c]),
+                    _ => "…".to_string(),
+                };
+                // A parameter (or a loop's variable) is given its value by the call.
+                let fix = if self.ctx.lets.iter().any(|l| l.id == id) {
+                    format!("give it its value where it is declared (`let {x} = … ?? {default}`)")
+                } else {
+                    format!(
+                        "take it into a variable of the plain type (`let v = {x} ?? {default}`)"
+                    )
+                };
                 format!(
-                    "`{x}` keeps the type it was declared with, {}: assigning it a value does not narrow it; give it its value where it is declared (`let {x} = m[k] ?? T {{ … }}`), or narrow it with `if {x} != nil {{ … }}`",
-                    self.tyname(&self.ctx.locals[id])
+                    "`{x}` keeps the type it was declared with, {}: assigning it a value does not narrow it; {fix}, or narrow it with `if {x} != nil {{ … }}`",
+                    self.tyname(declared)
                 )
             }
             _ => nil_note(e, fallback),
