@@ -1527,6 +1527,78 @@ fn torn_tail_is_dropped_and_overwritten() {
     }
 }
 
+/// A bad record followed by good ones in a batch the lock file's note says was synced
+/// is damage (LANGUAGE.md §8), not a torn write: it stops the start with 65 and cuts
+/// nothing (helper-98: one flipped bit in the first record of the last batch of 16
+/// fibers cut it and the 15 acknowledged records after it, exit 0, `verify` ok).
+/// Without the note (a lock file removed) the same bytes are a torn write, cut.
+#[test]
+fn a_damaged_record_of_a_batch_the_note_says_synced_is_damage() {
+    let cwd = fresh_ledger("noted-batch");
+    ledger(&cwd, &[], "d", &["stress", "50"]).expect_status(0);
+    let wal = cwd.join("d/wal");
+    let mut bytes = std::fs::read(&wal).unwrap();
+    let recs = records(&bytes);
+    let (s1, e1) = recs[recs.len() - 2];
+    let (s2, e2) = recs[recs.len() - 1];
+    let lsn1 = u64::from_le_bytes(bytes[s1 + 8..s1 + 16].try_into().unwrap());
+    // The last two records as one batch (as fibers' commits share a sync): the last
+    // one claims only what came before the other durable.
+    bytes[s2 + 16..s2 + 24].copy_from_slice(&(lsn1 - 1).to_le_bytes());
+    reseal(&mut bytes, s2, e2);
+    // One bit of the first of them flipped.
+    bytes[(s1 + e1) / 2] ^= 0x04;
+    std::fs::write(&wal, &bytes).unwrap();
+    let lock = std::fs::read_to_string(cwd.join("d/lock")).unwrap();
+    assert!(
+        lock.contains(&format!("durable {:020}", lsn1 + 1)),
+        "{lock}"
+    );
+
+    let res = ledger(&cwd, &[], "d", &["report"]);
+    res.expect_status(65);
+    assert_contains(
+        "a damaged record of a synced batch",
+        &res,
+        &[&format!(
+            "d/wal: damaged at offset {s1}: record {lsn1} is damaged (bad checksum or length), but the record at offset {s2} (lsn {}) follows it, and the lock file's note says the records up to lsn {} had been synced",
+            lsn1 + 1,
+            lsn1 + 1
+        )],
+    );
+    assert!(res.stdout.is_empty(), "main must not run: {}", res.stdout);
+    db_verify(&cwd.join("d")).expect_status(65);
+    assert_eq!(std::fs::read(&wal).unwrap(), bytes, "nothing was cut");
+
+    // Without the note, nothing proves the batch synced: a torn write, cut.
+    std::fs::remove_file(cwd.join("d/lock")).unwrap();
+    db_verify(&cwd.join("d")).expect_status(0);
+    let led = read_ledger("no note", &cwd, "d");
+    assert_eq!(
+        led.transfers.len(),
+        48,
+        "the batch of transfers 49 and 50 is cut"
+    );
+}
+
+/// A directory named `wal.tmp` (or `checkpoint.tmp`) in the data directory is refused
+/// on open, naming it: the next checkpoint writes a file there after its rename, and
+/// failed then, closing the log for writing (helper-98: exit 74 mid-run).
+#[test]
+fn a_directory_in_the_place_of_a_checkpoint_file_is_refused_on_open() {
+    for name in ["wal.tmp", "checkpoint.tmp"] {
+        let cwd = fresh_ledger("tmp-dir");
+        std::fs::create_dir(cwd.join("d").join(name)).unwrap();
+        let res = ledger(&cwd, &[], "d", &["stress", "3"]);
+        res.expect_status(74);
+        assert_contains(name, &res, &[&format!("d/{name}: Is a directory")]);
+        assert!(res.stdout.is_empty(), "{}", res.stdout);
+        std::fs::remove_dir(cwd.join("d").join(name)).unwrap();
+        let res = ledger(&cwd, &[], "d", &["stress", "3"]);
+        res.expect_status(0);
+    }
+}
+
 /// Re-seals the record at `start..end` after an edit: a valid checksum (salt from the
 /// header), so recovery cannot take it for a torn write.
 fn reseal(wal: &mut [u8], start: usize, end: usize) {

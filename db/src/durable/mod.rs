@@ -519,7 +519,8 @@ fn open_as(
         Err(LockError::Io(op, e)) => return Err(lock_failed(op, &lock_path, &e)),
     };
     let wal_path = dir.join("wal");
-    let files = Files::open(storage.as_ref(), dir)?;
+    let mut files = Files::open(storage.as_ref(), dir)?;
+    files.noted = lock.carried_note().unwrap_or(0);
     if req.is_some() && files.ckpt.is_none() && files.wal.is_none() {
         return Err(OpenError::NotADataDirectory {
             dir: dir.to_path_buf(),
@@ -590,7 +591,13 @@ fn open_as(
     for leftover in ["checkpoint.tmp", "wal.tmp"] {
         let path = dir.join(leftover);
         if storage.exists(&path).unwrap_or(false) {
-            let _ = storage.remove(&path);
+            // A directory of that name would fail the next checkpoint, after its
+            // rename, and close the log for writing (helper-98): refused now.
+            if let Err(e) = storage.remove(&path) {
+                if e.kind() == std::io::ErrorKind::IsADirectory {
+                    return Err(io_err("unlink", &path, &e));
+                }
+            }
         }
     }
     let migrating = !plan.is_empty() && (apply || !plan.only_new_tables());
@@ -753,6 +760,12 @@ struct Files {
     /// The memory this process may use (`Storage::memory_limit`), to refuse id counters
     /// whose slots could not fit.
     memory: Option<u64>,
+    /// The durable LSN the lock file's note states (its last holder's, whoever that
+    /// was; 0 when there is no whole note, or it is not read): damage to a record it
+    /// covers, followed by a valid record, is damage, not a torn write
+    /// (`wal::check_unproven`). Set by `open` (the note its lock carried over) and
+    /// `verify` (the note as it reads it).
+    noted: u64,
 }
 
 impl Files {
@@ -770,6 +783,7 @@ impl Files {
             ckpt,
             wal,
             memory: storage.memory_limit(),
+            noted: 0,
         })
     }
 }
@@ -1036,7 +1050,9 @@ fn recover_into(
         err: None,
     };
     let mut src = wal::LogSource::new(file.as_ref(), *len);
-    let scanned = wal::scan(&mut src, &hdr, |fr, payload| rp.record(fr, payload));
+    let scanned = wal::scan(&mut src, &hdr, files.noted, |fr, payload| {
+        rp.record(fr, payload)
+    });
     if let Some(e) = rp.err.take() {
         return Err(e);
     }
@@ -2218,12 +2234,17 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
         .map_err(|e| io_err("flock", &dir.join("lock"), &e))?;
     let mut previous: Option<(Vec<u8>, Problem)> = None;
     for _ in 0..VERIFY_ATTEMPTS {
-        let files = Files::open(storage, dir)?;
+        let mut files = Files::open(storage, dir)?;
         if files.ckpt.is_none() && files.wal.is_none() {
             return Err(OpenError::NotADataDirectory {
                 dir: dir.to_path_buf(),
             });
         }
+        files.noted = storage
+            .durable_note(&dir.join("lock"))
+            .ok()
+            .flatten()
+            .map_or(0, |(_, lsn)| lsn);
         let key = pair_key(&files, dir)?;
         let mut rep = verify_files(dir, &files)?;
         rep.locked_by = locked_by;
@@ -2465,7 +2486,7 @@ fn verify_files(dir: &Path, files: &Files) -> Result<Report, OpenError> {
     };
     // The records that passed before any damage: the figures stop there.
     let mut passed = (0u64, hdr.first_lsn - 1);
-    let res = wal::scan(&mut src, &hdr, |fr, payload| {
+    let res = wal::scan(&mut src, &hdr, files.noted, |fr, payload| {
         check(fr, payload)?;
         passed = (passed.0 + 1, fr.lsn);
         Ok(())

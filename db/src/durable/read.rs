@@ -480,7 +480,10 @@ impl Pair {
         if src.zeros_from(at.offset).map_err(|e| self.scan_error(e))? {
             return Ok(());
         }
-        let Err(e) = super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt) else {
+        // (The note's own rule is recovery's, for a directory no writer holds: a live
+        // writer's note covers only records whole in the file.)
+        let Err(e) = super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt, 0)
+        else {
             return Ok(());
         };
         let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;

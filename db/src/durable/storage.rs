@@ -106,6 +106,12 @@ pub trait LockGuard: Send + Debug {
     fn dir_id(&self) -> Option<(u64, u64)> {
         None
     }
+    /// The durable LSN of the former holder's whole note, carried over when the lock
+    /// was taken: what recovery takes as evidence that the records it covers were
+    /// synced (`wal::check_unproven`). `None` when there was none.
+    fn carried_note(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The durable-LSN note in the lock file: after each successful sync the log thread
@@ -279,6 +285,9 @@ impl LockGuard for RealLock {
             pid: self.pid,
             at: self.note_at,
         }))
+    }
+    fn carried_note(&self) -> Option<u64> {
+        self.carried
     }
     fn settle_note(&self, recovered: u64) -> io::Result<()> {
         if self.carried.is_some_and(|lsn| lsn > recovered) {

@@ -51,7 +51,7 @@ pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError>
         // Only schema items matter here; damage is reported by `open`, which follows.
         // Those of records the checkpoint covers are older than its schema.
         let mut src = wal::LogSource::new(f.as_ref(), *len);
-        let _ = wal::scan(&mut src, &hdr, |fr, payload| {
+        let _ = wal::scan(&mut src, &hdr, 0, |fr, payload| {
             if fr.lsn <= ckpt_lsn {
                 return Ok(());
             }

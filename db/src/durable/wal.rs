@@ -302,11 +302,14 @@ impl<'f> LogSource<'f> {
 /// record's frame and payload, in order. Stops with `Err` at the first damage: a
 /// record out of sequence, an error returned by `f`, or an invalid record that a later
 /// valid record of this generation proves was acknowledged (its "durable up to" LSN
-/// reaches the invalid record's LSN). Invalid bytes that nothing proves acknowledged
-/// are a torn tail. Memory: the largest record, whatever the log's length.
+/// reaches the invalid record's LSN), or that the lock file's note (`noted`, the
+/// durable LSN its last holder published; 0 when none) says was synced while a valid
+/// record follows it. Invalid bytes that nothing proves acknowledged are a torn tail.
+/// Memory: the largest record, whatever the log's length.
 pub(crate) fn scan(
     src: &mut LogSource<'_>,
     hdr: &WalHeader,
+    noted: u64,
     mut f: impl FnMut(&Frame, &[u8]) -> Result<(), Damage>,
 ) -> Result<ScanEnd, ScanError> {
     let mut pos = HEADER_LEN as u64;
@@ -349,7 +352,7 @@ pub(crate) fn scan(
                         ..end
                     });
                 }
-                check_unproven(src, pos, expect, hdr.salt)?;
+                check_unproven(src, pos, expect, hdr.salt, noted)?;
                 return Ok(end);
             }
         }
@@ -360,18 +363,41 @@ pub(crate) fn scan(
 /// valid record of this generation proves that record was acknowledged (damage, not
 /// a torn tail). Recovery's rule, which the readers of `export` and `mirror` share so
 /// that they never show less than the next recovery would refuse to open.
+///
+/// When the lock file's note says record `expect` was synced (`noted >= expect`), any
+/// later valid record is proof enough: a bad record followed by good ones in a batch
+/// that was synced is damage (LANGUAGE.md §8), where a torn write of a batch not yet
+/// synced can leave the same bytes (helper-98: one flipped bit in the first record of
+/// the last batch cut it and the 15 acknowledged records after it, silently). The
+/// note is written after each sync and never synced: a note lost or older than the
+/// log only detects less.
 pub(crate) fn check_unproven(
     src: &mut LogSource<'_>,
     pos: u64,
     expect: u64,
     salt: u64,
+    noted: u64,
 ) -> Result<(), ScanError> {
-    match find_proof(src, pos, expect, salt)? {
-        Some((q, lsn)) => Err(ScanError::Damage((
+    // The log's own proof first; the note's where the log has none.
+    if let Some((q, lsn)) = find_proof(src, pos, expect, salt, expect)? {
+        return Err(ScanError::Damage((
             pos,
             format!(
                 "record {expect} is damaged (bad checksum or length), but the record at offset {q} \
                  (lsn {lsn}) shows it had been synced"
+            ),
+        )));
+    }
+    if noted < expect {
+        return Ok(());
+    }
+    match find_proof(src, pos, expect, salt, 0)? {
+        Some((q, lsn)) => Err(ScanError::Damage((
+            pos,
+            format!(
+                "record {expect} is damaged (bad checksum or length), but the record at offset {q} \
+                 (lsn {lsn}) follows it, and the lock file's note says the records up to lsn {noted} \
+                 had been synced"
             ),
         ))),
         None => Ok(()),
@@ -398,7 +424,9 @@ struct Point {
 }
 
 /// Looks after the invalid record at `pos` (LSN `expect`) for a valid record of this
-/// generation whose durable LSN reaches `expect`: `(offset, lsn)` of the first found.
+/// generation whose durable LSN is at least `durable_from` (`expect`: one that proves
+/// the invalid record synced; 0: any that follows it): `(offset, lsn)` of the first
+/// found.
 ///
 /// Linear in the bytes after `pos` (a damaged tail of megabytes used to take seconds:
 /// every offset was tried with a checksum over its claimed payload). Offsets are first
@@ -412,6 +440,7 @@ fn find_proof(
     pos: u64,
     expect: u64,
     salt: u64,
+    durable_from: u64,
 ) -> Result<Option<(u64, u64)>, ScanError> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
@@ -441,7 +470,7 @@ fn find_proof(
             let durable = le64(&f[16..24]);
             // Records `expect..lsn` lie in `pos..q`, each at least FRAME_LEN + 1 bytes.
             let room = (q - pos) / (FRAME_LEN as u64 + 1);
-            if lsn <= expect || lsn - expect > room || durable < expect || durable >= lsn {
+            if lsn <= expect || lsn - expect > room || durable < durable_from || durable >= lsn {
                 continue;
             }
             let plen = le32(&f[0..4]) as u64;
