@@ -1568,6 +1568,10 @@ fn a_damaged_record_of_a_batch_the_note_says_synced_is_damage() {
     );
     assert!(res.stdout.is_empty(), "main must not run: {}", res.stdout);
     db_verify(&cwd.join("d")).expect_status(65);
+    // An export (a backup) does not show less as if it were all.
+    let mut cmd = common::wo();
+    cmd.args(["db", "export"]).arg(cwd.join("d"));
+    output(cmd).expect_status(65);
     assert_eq!(std::fs::read(&wal).unwrap(), bytes, "nothing was cut");
 
     // Without the note, nothing proves the batch synced: a torn write, cut.

@@ -472,7 +472,7 @@ impl Pair {
     /// So a proof found is damage only if the bytes at `at` are still not that record
     /// when read again after it: the proof was written after the record it names was
     /// whole and synced, so a record that is there now was there when the proof was.
-    fn check_end(&self, at: Pos) -> Result<(), OpenError> {
+    fn check_end(&self, storage: &dyn Storage, at: Pos) -> Result<(), OpenError> {
         let path = self.wal_path();
         let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
         let mut src = LogSource::new(self.wal.as_ref(), len);
@@ -480,9 +480,14 @@ impl Pair {
         if src.zeros_from(at.offset).map_err(|e| self.scan_error(e))? {
             return Ok(());
         }
-        // (The note's own rule is recovery's, for a directory no writer holds: a live
-        // writer's note covers only records whole in the file.)
-        let Err(e) = super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt, 0)
+        // The lock file's note, as recovery and `verify` take it (whoever wrote it: a
+        // live writer's covers only records whole in the file, read after it).
+        let noted = storage
+            .durable_note(&self.dir.join("lock"))
+            .ok()
+            .flatten()
+            .map_or(0, |(_, lsn)| lsn);
+        let Err(e) = super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt, noted)
         else {
             return Ok(());
         };
@@ -785,7 +790,7 @@ pub fn snapshot_in<E: From<OpenError>>(
     let pair = open_pair(storage.as_ref(), dir)?;
     let path = pair.wal_path();
     let (upto, _, end) = pair.settle(storage.as_ref(), pair.start(), 0)?;
-    pair.check_end(end)?;
+    pair.check_end(storage.as_ref(), end)?;
     let ckpt_lsn = pair.ckpt_lsn();
     // The checkpoint's schema, then its rows come through a window.
     let ckpt_path = dir.join("checkpoint");
@@ -1096,7 +1101,7 @@ impl Follower {
         for _ in 0..3 {
             let (final_lsn, last_lsn, end) =
                 self.pair.settle(storage.as_ref(), self.pos, self.durable)?;
-            self.pair.check_end(end)?;
+            self.pair.check_end(storage.as_ref(), end)?;
             self.durable = final_lsn;
             if final_lsn > self.applied {
                 let upto = final_lsn.min(self.applied.saturating_add(max as u64));
