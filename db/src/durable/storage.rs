@@ -292,6 +292,10 @@ impl LockGuard for RealLock {
     fn settle_note(&self, recovered: u64) -> io::Result<()> {
         if self.carried.is_some_and(|lsn| lsn > recovered) {
             write_note(&self.fd, self.pid, self.note_at, recovered)?;
+            // Synced, this once: a higher note left on the disk would pass a torn
+            // write of this log's first batches for damage after a power cut
+            // (helper-99). (Rare: the log was removed, or replaced by an older copy.)
+            rustix::fs::fdatasync(&*self.fd)?;
         }
         Ok(())
     }

@@ -364,13 +364,14 @@ pub(crate) fn scan(
 /// a torn tail). Recovery's rule, which the readers of `export` and `mirror` share so
 /// that they never show less than the next recovery would refuse to open.
 ///
-/// When the lock file's note says record `expect` was synced (`noted >= expect`), any
-/// later valid record is proof enough: a bad record followed by good ones in a batch
-/// that was synced is damage (LANGUAGE.md §8), where a torn write of a batch not yet
-/// synced can leave the same bytes (helper-98: one flipped bit in the first record of
-/// the last batch cut it and the 15 acknowledged records after it, silently). The
-/// note is written after each sync and never synced: a note lost or older than the
-/// log only detects less.
+/// When the lock file's note says record `expect` was synced (`noted >= expect`) and
+/// the record the note names is in this log after it, valid, that is proof enough: a
+/// bad record followed by good ones in a batch that was synced is damage (LANGUAGE.md
+/// §8), where a torn write of a batch not yet synced can leave the same bytes
+/// (helper-98: one flipped bit in the first record of the last batch cut it and the
+/// 15 acknowledged records after it, silently). The note is written after each sync:
+/// a note lost or older than the log only detects less; one newer than the log (left
+/// from another log) names a record this log does not hold, and is not used.
 pub(crate) fn check_unproven(
     src: &mut LogSource<'_>,
     pos: u64,
@@ -379,7 +380,7 @@ pub(crate) fn check_unproven(
     noted: u64,
 ) -> Result<(), ScanError> {
     // The log's own proof first; the note's where the log has none.
-    if let Some((q, lsn)) = find_proof(src, pos, expect, salt, expect)? {
+    if let Some((q, lsn)) = find_proof(src, pos, expect, salt, expect, None)? {
         return Err(ScanError::Damage((
             pos,
             format!(
@@ -391,13 +392,18 @@ pub(crate) fn check_unproven(
     if noted < expect {
         return Ok(());
     }
-    match find_proof(src, pos, expect, salt, 0)? {
-        Some((q, lsn)) => Err(ScanError::Damage((
+    // The note counts only where the record it names is in this log, after the bad
+    // one: a note left from another log (an older copy put back, a log removed to
+    // start again, a lock file from elsewhere) names records this one does not hold
+    // (helper-99).
+    match find_proof(src, pos, expect, salt, 0, Some(noted))? {
+        Some((q, _)) => Err(ScanError::Damage((
             pos,
             format!(
-                "record {expect} is damaged (bad checksum or length), but the record at offset {q} \
-                 (lsn {lsn}) follows it, and the lock file's note says the records up to lsn {noted} \
-                 had been synced"
+                "record {expect} is damaged (bad checksum or length), but a valid record follows \
+                 it (at offset {q}), and the lock file's note says both had been synced (if the \
+                 directory was copied while its program ran, remove the copy's `lock` file to take \
+                 the half-copied record as a crash would)"
             ),
         ))),
         None => Ok(()),
@@ -425,8 +431,8 @@ struct Point {
 
 /// Looks after the invalid record at `pos` (LSN `expect`) for a valid record of this
 /// generation whose durable LSN is at least `durable_from` (`expect`: one that proves
-/// the invalid record synced; 0: any that follows it): `(offset, lsn)` of the first
-/// found.
+/// the invalid record synced; 0: any that follows it), and whose LSN is `lsn_is` when
+/// given: `(offset, lsn)` of the first found.
 ///
 /// Linear in the bytes after `pos` (a damaged tail of megabytes used to take seconds:
 /// every offset was tried with a checksum over its claimed payload). Offsets are first
@@ -441,6 +447,7 @@ fn find_proof(
     expect: u64,
     salt: u64,
     durable_from: u64,
+    lsn_is: Option<u64>,
 ) -> Result<Option<(u64, u64)>, ScanError> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
@@ -470,7 +477,12 @@ fn find_proof(
             let durable = le64(&f[16..24]);
             // Records `expect..lsn` lie in `pos..q`, each at least FRAME_LEN + 1 bytes.
             let room = (q - pos) / (FRAME_LEN as u64 + 1);
-            if lsn <= expect || lsn - expect > room || durable < durable_from || durable >= lsn {
+            if lsn <= expect
+                || lsn - expect > room
+                || durable < durable_from
+                || durable >= lsn
+                || lsn_is.is_some_and(|want| lsn != want)
+            {
                 continue;
             }
             let plen = le32(&f[0..4]) as u64;
