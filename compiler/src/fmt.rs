@@ -391,8 +391,13 @@ fn layout(src: &str, module: &Module) -> String {
             } else if matches!(toks[i].tok, Tok::Semi) {
                 semi = true;
                 // A `;` alone on its line goes with its line (helper-90: the line
-                // stayed, blank).
-                if matches!(acc.last(), Some(Ev::Newline)) {
+                // stayed, blank). Only alone: `-- c⏎;fn main()` kept `fn` on the
+                // comment's line, inside the comment (the fuzz run of December 5).
+                let alone = gaps
+                    .get(i + 1)
+                    .is_none_or(|g| matches!(g.first(), None | Some(Ev::Newline)));
+                let after_comment = acc.len() >= 2 && matches!(acc[acc.len() - 2], Ev::Comment(_));
+                if alone && !after_comment && matches!(acc.last(), Some(Ev::Newline)) {
                     acc.pop();
                 }
             }
