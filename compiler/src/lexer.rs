@@ -462,35 +462,23 @@ impl Tok {
     /// Whether an expression (or a field's name) comes after this token: after it a
     /// name-like keyword stands where a name was meant.
     fn wants_operand(&self) -> bool {
-        matches!(
-            self,
-            Tok::Assign
-                | Tok::PlusEq
-                | Tok::MinusEq
-                | Tok::StarEq
-                | Tok::SlashEq
-                | Tok::PercentEq
-                | Tok::LParen
-                | Tok::LBracket
-                | Tok::Comma
-                | Tok::Dot
-                | Tok::DotDot
-                | Tok::EqEq
-                | Tok::NotEq
-                | Tok::Lt
-                | Tok::Le
-                | Tok::Gt
-                | Tok::Ge
-                | Tok::Plus
-                | Tok::Minus
-                | Tok::Star
-                | Tok::Slash
-                | Tok::Percent
-                | Tok::Return
-                | Tok::And
-                | Tok::Or
-                | Tok::Not
-        )
+        self.is_binary_only()
+            || matches!(
+                self,
+                Tok::Assign
+                    | Tok::PlusEq
+                    | Tok::MinusEq
+                    | Tok::StarEq
+                    | Tok::SlashEq
+                    | Tok::PercentEq
+                    | Tok::LParen
+                    | Tok::LBracket
+                    | Tok::Comma
+                    | Tok::Dot
+                    | Tok::Minus
+                    | Tok::Return
+                    | Tok::Not
+            )
     }
 
     /// Whether this token can end an operand, so that a `-` after it subtracts.
