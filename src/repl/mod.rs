@@ -536,15 +536,8 @@ impl Repl {
             self.n_errors += 1;
             return;
         }
-        let read = wo_compiler::read_program_file(path).and_then(|bytes| {
-            String::from_utf8(bytes).map_err(|_| wo_compiler::LoadError::Io {
-                path: path.to_path_buf(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    "stream did not contain valid UTF-8",
-                ),
-            })
-        });
+        let read = wo_compiler::read_program_file(path)
+            .and_then(|bytes| wo_compiler::decode_source(path, bytes));
         let text = match read {
             // (A byte order mark, as `wo run` takes it, helper-78.)
             Ok(t) => match t.strip_prefix('\u{feff}') {

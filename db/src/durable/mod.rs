@@ -2240,11 +2240,7 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
                 dir: dir.to_path_buf(),
             });
         }
-        files.noted = storage
-            .durable_note(&dir.join("lock"))
-            .ok()
-            .flatten()
-            .map_or(0, |(_, lsn)| lsn);
+        files.noted = storage::stated_durable(storage, dir);
         let key = pair_key(&files, dir)?;
         let mut rep = verify_files(dir, &files)?;
         rep.locked_by = locked_by;

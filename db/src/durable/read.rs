@@ -482,11 +482,7 @@ impl Pair {
         }
         // The lock file's note, as recovery and `verify` take it (whoever wrote it: a
         // live writer's covers only records whole in the file, read after it).
-        let noted = storage
-            .durable_note(&self.dir.join("lock"))
-            .ok()
-            .flatten()
-            .map_or(0, |(_, lsn)| lsn);
+        let noted = super::storage::stated_durable(storage, &self.dir);
         let Err(e) = super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt, noted)
         else {
             return Ok(());

@@ -142,6 +142,18 @@ fn note_line(pid: u32, lsn: u64) -> String {
     format!("durable {lsn:020} {crc:08x}\n")
 }
 
+/// The durable LSN the note in `dir`'s lock file states, whoever wrote it: the
+/// evidence `verify` and the readers take, as recovery takes the note its lock
+/// carried over (`wal::check_unproven`). 0 when there is no whole note, or the lock
+/// file cannot be read.
+pub(crate) fn stated_durable(storage: &dyn Storage, dir: &Path) -> u64 {
+    storage
+        .durable_note(&dir.join("lock"))
+        .ok()
+        .flatten()
+        .map_or(0, |(_, lsn)| lsn)
+}
+
 /// The pid and durable LSN a lock file's text states, when its note is whole.
 pub(crate) fn parse_note(text: &[u8]) -> Option<(u32, u64)> {
     let text = std::str::from_utf8(text).ok()?;
