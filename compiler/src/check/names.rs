@@ -4,7 +4,7 @@ use super::{builtin, Checker, MODULES};
 use crate::ast::{self};
 use crate::diag::Span;
 use crate::facts::Target;
-use crate::tir::{Expr, ExprKind as E, LocalId, Ty};
+use crate::tir::{ClassId, Expr, ExprKind as E, LocalId, Ty};
 
 /// How many candidates the "did you mean" hints of one check may weigh in all. Each
 /// unknown name is weighed against every name in scope: 8,000 unknown names among
@@ -61,14 +61,18 @@ impl Checker<'_> {
             .any(|entry| crate::parser::broken_local(entry, name, span))
     }
 
+    /// In a method: the class of its object.
+    fn self_class(&self) -> Option<ClassId> {
+        match self.local_ty(self.lookup_local("self")?) {
+            Ty::Class(c) => Some(c),
+            _ => None,
+        }
+    }
+
     /// In a method of a class with a field `name`: how to reach it (`self.bal`; a
     /// bare `bal` is a local, as in Python, not as in Java).
     pub(super) fn self_field(&self, name: &str) -> Option<String> {
-        let id = self.lookup_local("self")?;
-        let Ty::Class(c) = self.local_ty(id) else {
-            return None;
-        };
-        let fields = &self.classes.get(c)?.fields;
+        let fields = &self.classes.get(self.self_class()?)?.fields;
         fields
             .iter()
             .any(|f| f.name == name)
@@ -78,12 +82,8 @@ impl Checker<'_> {
     /// In a method, the note for `name` called bare when it is a method of the
     /// object: it is called through `self`.
     pub(super) fn self_method(&self, name: &str) -> Option<String> {
-        let id = self.lookup_local("self")?;
-        let Ty::Class(c) = self.local_ty(id) else {
-            return None;
-        };
         self.classes
-            .get(c)?
+            .get(self.self_class()?)?
             .methods
             .iter()
             .any(|(m, _)| m == name)
