@@ -1,7 +1,11 @@
 //! A data directory -> recovery, `wo db verify`, and the readers of `wo db export` and
 //! `wo db mirror`. The input is `[u32 LE wal length][wal][checkpoint]`
 //! (`wo_fuzz::split_datadir`); every CRC is re-sealed after mutation so the decoders
-//! behind them are reached. The files live in the in-memory `SimStorage`.
+//! behind them are reached (but, in one input in four, one record's, so that damage in
+//! the middle of the log is reached too). Beside them, a lock file with the durable
+//! note a writer leaves, naming one of the log's records (or none, or one past them:
+//! `wo_fuzz::lock_file_for`), which recovery, `verify` and the readers take as
+//! evidence of what was synced. The files live in the in-memory `SimStorage`.
 //!
 //! What must hold, besides no panic and no unbounded allocation:
 //! - the readers (the snapshot `export` streams, in each format, and the SQL the mirror
@@ -147,12 +151,16 @@ fn readers(storage: &Arc<dyn Storage>, dir: &Path) -> Option<Read> {
 fuzz_target!(|data: &[u8]| {
     let (wal, ckpt) = wo_fuzz::split_datadir(data);
     let (mut wal, mut ckpt) = (wal.to_vec(), ckpt.to_vec());
-    wo_fuzz::reseal_wal(&mut wal);
+    // One input in four keeps one record's CRC as the mutation left it (damage in
+    // the middle of the log); every input gets a lock file, with a note or none.
+    let pick = crc32fast::hash(data);
+    let skip = pick.is_multiple_of(4).then_some((pick >> 2) as usize % 16);
+    wo_fuzz::reseal_wal_but(&mut wal, skip);
     wo_fuzz::reseal_checkpoint(&mut ckpt);
     let storage = SimStorage::new();
     storage.set_memory_limit(wo_fuzz::SIM_MEMORY);
     let dir = Path::new("/d");
-    storage.write_file(&dir.join("lock"), b"");
+    storage.write_file(&dir.join("lock"), &wo_fuzz::lock_file_for(&wal, pick >> 6));
     if !wal.is_empty() {
         storage.write_file(&dir.join("wal"), &wal);
     }

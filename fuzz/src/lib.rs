@@ -426,6 +426,14 @@ const FRAME: usize = 24;
 /// decoder behind them: the header's, then each record's, walking the lengths as
 /// written (a length past the end stops the walk).
 pub fn reseal_wal(wal: &mut [u8]) {
+    reseal_wal_but(wal, None);
+}
+
+/// [`reseal_wal`], leaving the CRC of the record with index `skip` as it is: a
+/// mutation inside that record stays damage in the middle of the log, with valid
+/// records after it (what recovery must tell apart from a torn write: by a later
+/// record's proof, or by the lock file's note, [`lock_file_for`]).
+pub fn reseal_wal_but(wal: &mut [u8], skip: Option<usize>) {
     if wal.len() < WAL_HEADER {
         return;
     }
@@ -433,6 +441,7 @@ pub fn reseal_wal(wal: &mut [u8]) {
     wal[32..36].copy_from_slice(&crc.to_le_bytes());
     let salt: [u8; 8] = wal[16..24].try_into().expect("8 bytes");
     let mut off = WAL_HEADER;
+    let mut index = 0;
     while off + FRAME <= wal.len() {
         let n = u32::from_le_bytes(wal[off..off + 4].try_into().expect("4 bytes")) as usize;
         if n == 0 || off + FRAME + n > wal.len() {
@@ -444,9 +453,49 @@ pub fn reseal_wal(wal: &mut [u8]) {
         h.update(&wal[off + 8..off + 24]);
         h.update(&wal[off + FRAME..off + FRAME + n]);
         let crc = h.finalize();
-        wal[off + 4..off + 8].copy_from_slice(&crc.to_le_bytes());
+        if skip != Some(index) {
+            wal[off + 4..off + 8].copy_from_slice(&crc.to_le_bytes());
+        }
+        index += 1;
         off += FRAME + n;
     }
+}
+
+/// The LSN of each record of a log, walking the lengths as written.
+fn record_lsns(wal: &[u8]) -> Vec<u64> {
+    let mut lsns = Vec::new();
+    let mut off = WAL_HEADER;
+    while off + FRAME <= wal.len() {
+        let n = u32::from_le_bytes(wal[off..off + 4].try_into().expect("4 bytes")) as usize;
+        if n == 0 || off + FRAME + n > wal.len() {
+            break;
+        }
+        lsns.push(u64::from_le_bytes(
+            wal[off + 8..off + 16].try_into().expect("8 bytes"),
+        ));
+        off += FRAME + n;
+    }
+    lsns
+}
+
+/// The lock file the data-directory target puts beside a log, chosen by `pick` (a
+/// hash of the input): one time in three empty (no note); otherwise a whole durable
+/// note (docs/wal-format.md, the `lock` file; pid 1) naming one of the log's records,
+/// as a writer's after a sync, or, one time in eight, a record past the log's last
+/// (another log's note).
+pub fn lock_file_for(wal: &[u8], pick: u32) -> Vec<u8> {
+    let lsns = record_lsns(wal);
+    if pick.is_multiple_of(3) || lsns.is_empty() {
+        return Vec::new();
+    }
+    let pick = (pick / 3) as usize;
+    let lsn = if pick.is_multiple_of(8) {
+        lsns.iter().max().expect("a record").saturating_add(1)
+    } else {
+        lsns[pick / 8 % lsns.len()]
+    };
+    let crc = crc32fast::hash(format!("1 {lsn}").as_bytes());
+    format!("1\ndurable {lsn:020} {crc:08x}\n").into_bytes()
 }
 
 /// Rewrites a checkpoint's body length (to what the file holds), header CRC and body

@@ -14,6 +14,15 @@
 //!   according to a [`Fate`]; namespace changes not yet made durable by a directory
 //!   sync kept only as a random prefix.
 //!
+//! The lock file is a file of the disk like the others, as on a real file system:
+//! taking the lock creates it and writes the pid, and the log thread's durable note
+//! ([`super::storage::DurableNote`]) goes into it after each sync, as unsynced writes a
+//! power cut keeps, drops or garbles. These writes are not counted operations (the
+//! real ones are not `pwrite64` or `fdatasync` calls either, which fault tests count),
+//! except the one write and sync with which a new holder lowers a note its log does
+//! not bear out ([`super::storage::LockGuard::settle_note`]), counted as the real one
+//! is: a fault plan may fail them, and the open fails with them.
+//!
 //! Simplification, stated so tests do not rely on more: a directory sync makes every
 //! earlier namespace change durable, in order (ext4's journal commits them in order),
 //! and `fsync` and `fdatasync` are the same thing here.
@@ -23,7 +32,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::storage::{LockError, LockGuard, Storage, StorageFile};
+use super::storage::{
+    note_line, parse_note, DurableNote, LockError, LockGuard, Storage, StorageFile,
+};
 
 /// The kinds of operation the simulated disk counts (reads are not counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -541,14 +552,82 @@ impl StorageFile for SimFileHandle {
 struct SimLock {
     sim: SimStorage,
     path: PathBuf,
+    /// The lock file, as the real lock keeps its descriptor (whatever its name
+    /// becomes).
+    file: usize,
+    pid: u32,
+    /// Where the note goes: after the pid's line.
+    note_at: u64,
+    /// The LSN of the former holder's whole note, carried over when the lock was taken.
+    carried: Option<u64>,
 }
 
-impl LockGuard for SimLock {}
+impl LockGuard for SimLock {
+    fn durable_note(&self) -> Option<Box<dyn DurableNote>> {
+        Some(Box::new(SimNote {
+            sim: self.sim.clone(),
+            file: self.file,
+            pid: self.pid,
+            at: self.note_at,
+        }))
+    }
+    fn carried_note(&self) -> Option<u64> {
+        self.carried
+    }
+    fn settle_note(&self, recovered: u64) -> io::Result<()> {
+        if self.carried.is_some_and(|lsn| lsn > recovered) {
+            // As the real lock does: one write and one sync, here counted.
+            let mut f = SimFileHandle {
+                sim: self.sim.clone(),
+                id: self.file,
+                path: self.path.clone(),
+                writable: true,
+            };
+            let line = note_line(self.pid, recovered);
+            if f.pwrite(line.as_bytes(), self.note_at)? != line.len() {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "short write of the note",
+                ));
+            }
+            f.fdatasync()?;
+        }
+        Ok(())
+    }
+}
 
 impl Drop for SimLock {
     fn drop(&mut self) {
         self.sim.lock_sim().locks.remove(&self.path);
     }
+}
+
+/// The log thread's note in the simulated lock file: unsynced, uncounted writes.
+#[derive(Debug)]
+struct SimNote {
+    sim: SimStorage,
+    file: usize,
+    pid: u32,
+    at: u64,
+}
+
+impl DurableNote for SimNote {
+    fn publish(&mut self, lsn: u64) {
+        let mut g = self.sim.lock_sim();
+        // A frozen disk takes nothing more (best effort, as the real note).
+        if g.frozen.is_none() {
+            let line = note_line(self.pid, lsn).into_bytes();
+            write_uncounted(&mut g.disk, self.file, self.at, line);
+        }
+    }
+}
+
+/// A write the fault plan does not count (the lock file's), kept unsynced.
+fn write_uncounted(disk: &mut Disk, file: usize, off: u64, data: Vec<u8>) {
+    let p = Pending::Write { off, data };
+    let f = &mut disk.files[file];
+    apply(&mut f.data, &p);
+    f.pending.push(p);
 }
 
 fn parent_exists(disk: &Disk, path: &Path) -> bool {
@@ -667,15 +746,64 @@ impl Storage for SimStorage {
         g.disk.ns_pending.push(op);
         Ok(())
     }
-    fn lock(&self, path: &Path, _pid: u32) -> Result<Box<dyn LockGuard>, LockError> {
+    fn lock(&self, path: &Path, pid: u32) -> Result<Box<dyn LockGuard>, LockError> {
         let mut g = self.lock_sim();
-        if !g.locks.insert(path.to_path_buf()) {
+        if g.locks.contains(path) {
             return Err(LockError::Held(None));
         }
+        if g.frozen.is_some() {
+            return Err(LockError::Io("open", errno(EIO)));
+        }
+        // Created and written as the real lock is (`RealStorage::lock`), outside the
+        // counted operations: the pid's line, then the former holder's whole note
+        // carried over under this pid.
+        let file = match g.disk.names.get(path) {
+            Some(Entry::File(id)) => *id,
+            Some(Entry::Dir) => return Err(LockError::Io("open", errno(21))),
+            None if !parent_exists(&g.disk, path) => {
+                return Err(LockError::Io("open", errno(ENOENT)))
+            }
+            None => {
+                g.disk.files.push(SimFile::default());
+                let id = g.disk.files.len() - 1;
+                g.disk.names.insert(path.to_path_buf(), Entry::File(id));
+                g.disk
+                    .ns_pending
+                    .push(NsOp::Set(path.to_path_buf(), Entry::File(id)));
+                id
+            }
+        };
+        let former = &g.disk.files[file].data;
+        let carried = parse_note(&former[..former.len().min(128)]).map(|(_, lsn)| lsn);
+        let pid_line = format!("{pid}\n");
+        let text = match carried {
+            Some(lsn) => format!("{pid_line}{}", note_line(pid, lsn)),
+            None => pid_line.clone(),
+        };
+        let cut = Pending::Truncate(0);
+        let f = &mut g.disk.files[file];
+        apply(&mut f.data, &cut);
+        f.pending.push(cut);
+        write_uncounted(&mut g.disk, file, 0, text.into_bytes());
+        g.locks.insert(path.to_path_buf());
         Ok(Box::new(SimLock {
             sim: self.clone(),
             path: path.to_path_buf(),
+            file,
+            pid,
+            note_at: pid_line.len() as u64,
+            carried,
         }))
+    }
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+        let g = self.lock_sim();
+        Ok(match g.disk.names.get(path) {
+            Some(Entry::File(id)) => {
+                let data = &g.disk.files[*id].data;
+                parse_note(&data[..data.len().min(128)])
+            }
+            _ => None,
+        })
     }
     /// The simulated machine has 256 MiB unless set otherwise: a hostile id counter is
     /// refused long before a test (or a fuzz target under libFuzzer's memory limit)

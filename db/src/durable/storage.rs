@@ -85,7 +85,7 @@ pub trait StorageFile: Send + Debug {
 /// A held advisory lock; dropping it releases the lock.
 pub trait LockGuard: Send + Debug {
     /// Where the log thread tells readers how far the log is durable ([`DurableNote`]);
-    /// `None` where the storage keeps no note (the simulated disk).
+    /// `None` where the storage keeps no note.
     fn durable_note(&self) -> Option<Box<dyn DurableNote>> {
         None
     }
@@ -137,7 +137,7 @@ pub trait DurableNote: Send + Debug {
 }
 
 /// The note's line for `lsn` written by process `pid`.
-fn note_line(pid: u32, lsn: u64) -> String {
+pub(crate) fn note_line(pid: u32, lsn: u64) -> String {
     let crc = crc32fast::hash(format!("{pid} {lsn}").as_bytes());
     format!("durable {lsn:020} {crc:08x}\n")
 }

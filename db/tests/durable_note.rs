@@ -1,0 +1,162 @@
+//! The simulated disk keeps the lock file's durable note as the real file system does
+//! (`sim.rs`): the log thread writes it after each sync, unsynced, a power cut keeps,
+//! drops or garbles it, and a new holder carries it into recovery, where it is evidence
+//! that a damaged record of the last synced batch is damage, not a torn write
+//! (`wal::check_unproven`). So the crash matrices and the `durable` fuzz target, which
+//! run on this disk, run with the note too: what a power cut leaves must still open.
+
+mod durable_support;
+
+use std::path::PathBuf;
+
+use durable_support::*;
+use wo_db::durable::{self, Fate, FaultKind, OpKind, OpenError, SimStorage, Storage};
+use wo_db::{Cell, Savepoint};
+
+fn dir() -> PathBuf {
+    PathBuf::from("/data")
+}
+
+fn lock() -> PathBuf {
+    dir().join("lock")
+}
+
+/// The records of a log: (start, end) of each, in order.
+fn records(wal: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = vec![];
+    let mut at = 36;
+    while at + 24 <= wal.len() {
+        let n = le32(&wal[at..]) as usize;
+        if n == 0 || at + 24 + n > wal.len() {
+            break;
+        }
+        out.push((at, at + 24 + n));
+        at += 24 + n;
+    }
+    out
+}
+
+/// A directory of one table whose rows 0..n were each committed (and synced) alone;
+/// returns the last durable LSN.
+fn committed(sim: &SimStorage, n: i64) -> u64 {
+    let (mut dd, mut db) = durable::open(&dir(), one_table_schema("t"), sim_options(sim)).unwrap();
+    for k in 0..n {
+        db.insert(0, vec![Cell::Int(k)]).unwrap();
+        dd.commit(&mut db, Savepoint(0)).unwrap();
+    }
+    dd.durable_lsn()
+}
+
+fn open(sim: &SimStorage) -> Result<usize, OpenError> {
+    durable::open(&dir(), one_table_schema("t"), sim_options(sim)).map(|(_, db)| db.len(0))
+}
+
+fn note(sim: &SimStorage) -> Option<(u32, u64)> {
+    sim.durable_note(&lock()).unwrap()
+}
+
+/// The last two records made one batch (the last claims durable only what came before
+/// the other, as when fibers' commits share a sync), and one bit of the first flipped.
+/// Returns the damaged record's offset.
+fn damage_last_batch(sim: &SimStorage) -> usize {
+    let path = dir().join("wal");
+    let mut wal = read(sim, &path);
+    let recs = records(&wal);
+    let (s1, e1) = recs[recs.len() - 2];
+    let (s2, _) = recs[recs.len() - 1];
+    let lsn1 = le64(&wal[s1 + 8..]);
+    wal[s2 + 16..s2 + 24].copy_from_slice(&(lsn1 - 1).to_le_bytes());
+    reseal_record(&mut wal, s2);
+    wal[(s1 + e1) / 2] ^= 0x04;
+    sim.write_file(&path, &wal);
+    s1
+}
+
+#[test]
+fn each_sync_is_noted_in_the_lock_file_and_a_power_cut_may_lose_the_note() {
+    let sim = SimStorage::new();
+    let durable_lsn = committed(&sim, 3);
+    assert!(durable_lsn > 0);
+    assert_eq!(note(&sim).map(|(_, lsn)| lsn), Some(durable_lsn));
+    // Unsynced: kept when the writes reach the disk, gone when they do not.
+    let kept = sim.crash_image(Fate::KeepAll);
+    assert_eq!(
+        kept.durable_note(&lock()).unwrap().map(|(_, l)| l),
+        Some(durable_lsn)
+    );
+    let dropped = sim.crash_image(Fate::DropAll);
+    assert_eq!(dropped.durable_note(&lock()).unwrap(), None);
+    // A new holder carries the former one's note over under its own pid.
+    let (_, former_lsn) = note(&sim).unwrap();
+    assert_eq!(open(&sim).unwrap(), 3);
+    assert_eq!(note(&sim).map(|(_, l)| l), Some(former_lsn));
+}
+
+#[test]
+fn a_damaged_record_of_a_batch_the_note_says_synced_is_damage_on_the_simulated_disk() {
+    let sim = SimStorage::new();
+    committed(&sim, 4);
+    let at = damage_last_batch(&sim);
+    let before = read(&sim, &dir().join("wal"));
+    match open(&sim) {
+        Err(OpenError::Damaged { offset, what, .. }) => {
+            assert_eq!(offset, at as u64);
+            assert!(what.contains("the lock file's note says"), "{what}");
+        }
+        other => panic!("a noted batch with a damaged record opened: {other:?}"),
+    }
+    assert_eq!(read(&sim, &dir().join("wal")), before, "nothing was cut");
+    // Without the note, nothing proves the batch synced: a torn write, cut.
+    sim.remove(&lock()).unwrap();
+    assert_eq!(
+        open(&sim).unwrap(),
+        2,
+        "the last batch (rows 2 and 3) is cut"
+    );
+}
+
+/// A log older than the note (put back from a copy) opens, and the note, which names
+/// records this log does not hold, is lowered with one write and one sync of the lock
+/// file, counted: a fault plan can fail them, and the open fails with them.
+#[test]
+fn a_note_the_log_does_not_bear_out_is_lowered_by_a_counted_sync() {
+    let sim = SimStorage::new();
+    committed(&sim, 1);
+    let older = read(&sim, &dir().join("wal"));
+    let (_, older_lsn) = note(&sim).unwrap();
+    // Reopened (the note carried over), three more rows; then the older log put back.
+    {
+        let (mut dd, mut db) =
+            durable::open(&dir(), one_table_schema("t"), sim_options(&sim)).unwrap();
+        for k in 1..4 {
+            db.insert(0, vec![Cell::Int(k)]).unwrap();
+            dd.commit(&mut db, Savepoint(0)).unwrap();
+        }
+    }
+    let (_, newer_lsn) = note(&sim).unwrap();
+    assert!(newer_lsn > older_lsn);
+    sim.write_file(&dir().join("wal"), &older);
+
+    let failing = sim.crash_image(Fate::KeepAll);
+    let ops = sim.op_count();
+    assert_eq!(open(&sim).unwrap(), 1);
+    assert_eq!(note(&sim).map(|(_, l)| l), Some(older_lsn), "lowered");
+    let settle: Vec<_> = sim.ops()[ops..]
+        .iter()
+        .filter(|o| o.path == lock())
+        .map(|o| o.kind)
+        .collect();
+    assert_eq!(settle, [OpKind::Write, OpKind::Sync]);
+
+    // The same open with the lock file's sync failing fails, and says where.
+    let syncs_before = sim.ops()[ops..]
+        .iter()
+        .take_while(|o| o.path != lock())
+        .filter(|o| o.kind == OpKind::Sync)
+        .count() as u64;
+    failing.fail_nth(&[OpKind::Sync], syncs_before + 1, FaultKind::Errno(5));
+    match open(&failing) {
+        Err(OpenError::Io { path, .. }) => assert_eq!(path, lock()),
+        other => panic!("the open went on past a note it could not lower: {other:?}"),
+    }
+}
