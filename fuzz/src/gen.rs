@@ -14,7 +14,8 @@
 //! fiber ends), and `main`.
 //! Fibers: `spawn` of a helper (its task joined later, at once or never), `yield()`.
 //! Row handles are values of their own types (`Row`, `multi Row`): in locals,
-//! parameters, results and lists, used after their row is deleted (`DB`, `FK`).
+//! parameters, results, lists and an object's field (`Box.r`), used after their row
+//! is deleted (`DB`, `FK`).
 //! `?Int` values, and `?Int` and `?Row` locals narrowed every way LANGUAGE.md §3 lists.
 //!
 //! A reproducer is kept in literal form (see [`program_of`]), so that it keeps its
@@ -120,12 +121,14 @@ const WORKER: &str = "fn worker(n: Int, t: Text) -> Int {
 
 /// Every program's class of objects (`Ty::Obj`): `next` can close a cycle (freed by
 /// the VM's cycle collector, printed as `…`), `xs` is a list shared with whoever reads
-/// it, `bump` changes its receiver.
+/// it, `r` a row handle kept on the heap (its row perhaps deleted meanwhile), `bump`
+/// changes its receiver.
 const BOX: &str = "class Box {
   n: Int
   t: Text = \"b\"
   next: ?Box
   xs: multi Int
+  r: ?Row
   fn bump(d: Int) -> Int {
     self.n += d
     return self.n
@@ -816,11 +819,14 @@ impl Gen<'_, '_> {
     }
 
     /// A value of `?Int` (`ty` Int) or `?Row` (`ty` Row): `Row.find(n)`, the first row
-    /// of a list of handles.
+    /// of a list of handles, an object's `r`.
     fn nullable(&mut self, ty: Ty) -> Result<String> {
         match ty {
-            Ty::Row if self.u.arbitrary()? => self.fill("Row.find({})", &[Ty::Int], 1),
-            Ty::Row => self.fill("first({})", &[Ty::Rows], 1),
+            Ty::Row => match self.u.int_in_range(0..=2)? {
+                0 => self.fill("Row.find({})", &[Ty::Int], 1),
+                1 => self.fill("first({})", &[Ty::Rows], 1),
+                _ => self.fill("{}.r", &[Ty::Obj], 1),
+            },
             _ => self.expr(Ty::OptInt, 1),
         }
     }
@@ -879,18 +885,26 @@ impl Gen<'_, '_> {
         Ok(())
     }
 
-    /// A statement on an object: a field written (`next` perhaps closing a cycle), a
-    /// list field grown, the method called.
+    /// A statement on an object: a field written (`next` perhaps closing a cycle, `r`
+    /// given a row handle or nil), a list field grown, the method called.
     fn object_stmt(&mut self) -> Result<()> {
         let Some(o) = self.var_of(Ty::Obj, false)? else {
             let e = self.expr(Ty::Obj, 0)?;
             self.line(&format!("print({e})"));
             return Ok(());
         };
-        match self.u.int_in_range(0..=5)? {
+        match self.u.int_in_range(0..=6)? {
             0 => {
                 let e = self.expr(Ty::Int, 1)?;
                 self.line(&format!("{o}.n = {e}"));
+            }
+            6 => {
+                let e = if self.u.ratio(1, 4)? {
+                    "nil".to_string()
+                } else {
+                    self.expr(Ty::Row, 1)?
+                };
+                self.line(&format!("{o}.r = {e}"));
             }
             1 => {
                 let e = self.expr(Ty::Text, 1)?;
@@ -1216,6 +1230,9 @@ impl Gen<'_, '_> {
                     }
                     if self.u.arbitrary()? {
                         let _ = write!(fields, ", next: {}", self.expr(Ty::Obj, d)?);
+                    }
+                    if self.u.ratio(1, 4)? {
+                        let _ = write!(fields, ", r: {}", self.expr(Ty::Row, d)?);
                     }
                     format!("Box {{ {fields} }}")
                 }
