@@ -72,6 +72,9 @@ impl Storage for Racing {
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
         self.now.lock_holder(path)
     }
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+        self.now.durable_note(path)
+    }
 }
 
 #[test]

@@ -36,6 +36,14 @@ fn records(wal: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// Options whose holder writes `pid` in the lock file.
+fn as_pid(sim: &SimStorage, pid: u32) -> durable::Options {
+    durable::Options {
+        pid,
+        ..sim_options(sim)
+    }
+}
+
 /// A directory of one table whose rows 0..n were each committed (and synced) alone;
 /// returns the last durable LSN.
 fn committed(sim: &SimStorage, n: i64) -> u64 {
@@ -75,21 +83,52 @@ fn damage_last_batch(sim: &SimStorage) -> usize {
 #[test]
 fn each_sync_is_noted_in_the_lock_file_and_a_power_cut_may_lose_the_note() {
     let sim = SimStorage::new();
-    let durable_lsn = committed(&sim, 3);
-    assert!(durable_lsn > 0);
-    assert_eq!(note(&sim).map(|(_, lsn)| lsn), Some(durable_lsn));
+    let mut durable_lsn = 0;
+    {
+        let (mut dd, mut db) =
+            durable::open(&dir(), one_table_schema("t"), as_pid(&sim, 1111)).unwrap();
+        for k in 0..3 {
+            db.insert(0, vec![Cell::Int(k)]).unwrap();
+            dd.commit(&mut db, Savepoint(0)).unwrap();
+            assert!(dd.durable_lsn() > durable_lsn);
+            durable_lsn = dd.durable_lsn();
+            assert_eq!(note(&sim), Some((1111, durable_lsn)), "after commit {k}");
+        }
+    }
     // Unsynced: kept when the writes reach the disk, gone when they do not.
     let kept = sim.crash_image(Fate::KeepAll);
     assert_eq!(
-        kept.durable_note(&lock()).unwrap().map(|(_, l)| l),
-        Some(durable_lsn)
+        kept.durable_note(&lock()).unwrap(),
+        Some((1111, durable_lsn))
     );
     let dropped = sim.crash_image(Fate::DropAll);
     assert_eq!(dropped.durable_note(&lock()).unwrap(), None);
+    // Each write kept, dropped or garbled: the note left whole never says more than
+    // was synced (an earlier rewrite may show through), or there is none.
+    let (mut whole, mut none) = (0, 0);
+    for seed in 0..64 {
+        match sim
+            .crash_image(Fate::Random(seed))
+            .durable_note(&lock())
+            .unwrap()
+        {
+            Some((pid, lsn)) => {
+                assert!(
+                    pid == 1111 && lsn <= durable_lsn,
+                    "seed {seed}: {pid} {lsn}"
+                );
+                whole += 1;
+            }
+            None => none += 1,
+        }
+    }
+    assert!(
+        whole > 0 && none > 0,
+        "{whole} whole, {none} lost or garbled"
+    );
     // A new holder carries the former one's note over under its own pid.
-    let (_, former_lsn) = note(&sim).unwrap();
-    assert_eq!(open(&sim).unwrap(), 3);
-    assert_eq!(note(&sim).map(|(_, l)| l), Some(former_lsn));
+    durable::open(&dir(), one_table_schema("t"), as_pid(&sim, 2222)).unwrap();
+    assert_eq!(note(&sim), Some((2222, durable_lsn)));
 }
 
 #[test]
@@ -156,7 +195,10 @@ fn a_note_the_log_does_not_bear_out_is_lowered_by_a_counted_sync() {
         .count() as u64;
     failing.fail_nth(&[OpKind::Sync], syncs_before + 1, FaultKind::Errno(5));
     match open(&failing) {
-        Err(OpenError::Io { path, .. }) => assert_eq!(path, lock()),
+        Err(OpenError::Io { op, path, .. }) => assert_eq!((op, path), ("fdatasync", lock())),
         other => panic!("the open went on past a note it could not lower: {other:?}"),
     }
+    let fired = failing.fault_fired().expect("the planned fault fired");
+    let op = &failing.ops()[fired];
+    assert_eq!((op.kind, &op.path), (OpKind::Sync, &lock()));
 }

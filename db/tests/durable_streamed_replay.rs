@@ -102,6 +102,9 @@ impl Storage for Counting {
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
         self.sim.lock_holder(path)
     }
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+        self.sim.durable_note(path)
+    }
 }
 
 fn schema() -> Schema {

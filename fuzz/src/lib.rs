@@ -461,6 +461,12 @@ pub fn reseal_wal_but(wal: &mut [u8], skip: Option<usize>) {
     }
 }
 
+/// The number of records of a log, walking the lengths as written (those
+/// [`reseal_wal_but`] counts).
+pub fn record_count(wal: &[u8]) -> usize {
+    record_lsns(wal).len()
+}
+
 /// The LSN of each record of a log, walking the lengths as written.
 fn record_lsns(wal: &[u8]) -> Vec<u64> {
     let mut lsns = Vec::new();

@@ -612,7 +612,7 @@ fn open_as(
         // note carried over from a former holder, whose log is gone, says nothing
         // now.)
         lock.settle_note(0)
-            .map_err(|e| io_err("pwritev", &lock_path, &e))?;
+            .map_err(|(op, e)| io_err(op, &lock_path, &e))?;
         let first = schema_record(&stored);
         let wal = LogWriter::create(
             &storage,
@@ -650,7 +650,7 @@ fn open_as(
     }
     let same = latest.as_ref().is_some_and(|l| same_tables(l, &stored));
     lock.settle_note(end.last_lsn)
-        .map_err(|e| io_err("pwritev", &lock_path, &e))?;
+        .map_err(|(op, e)| io_err(op, &lock_path, &e))?;
     let wal = LogWriter::resume(
         wal_path,
         file,

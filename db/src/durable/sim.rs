@@ -20,14 +20,16 @@
 //! power cut keeps, drops or garbles. These writes are not counted operations (the
 //! real ones are not `pwrite64` or `fdatasync` calls either, which fault tests count),
 //! except the one write and sync with which a new holder lowers a note its log does
-//! not bear out ([`super::storage::LockGuard::settle_note`]), counted as the real one
-//! is: a fault plan may fail them, and the open fails with them.
+//! not bear out ([`super::storage::LockGuard::settle_note`]): both are counted here (of
+//! the real ones, only the `fdatasync` is a call the strace tests count), so a fault
+//! plan may fail either, and the open fails with it. Taking the lock (creating the
+//! file, writing the pid) is not counted, and fails only on a frozen disk.
 //!
 //! Simplification, stated so tests do not rely on more: a directory sync makes every
 //! earlier namespace change durable, in order (ext4's journal commits them in order),
 //! and `fsync` and `fdatasync` are the same thing here.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -134,7 +136,8 @@ struct Disk {
 #[derive(Debug, Default)]
 struct Sim {
     disk: Disk,
-    locks: HashSet<PathBuf>,
+    /// The held locks, by lock file, with the pid each holder wrote.
+    locks: HashMap<PathBuf, u32>,
     ops: Vec<OpRecord>,
     /// (kinds, n, fault): fail the n-th (1-based) operation whose kind is in kinds.
     fault: Option<(Vec<OpKind>, u64, FaultKind)>,
@@ -574,7 +577,7 @@ impl LockGuard for SimLock {
     fn carried_note(&self) -> Option<u64> {
         self.carried
     }
-    fn settle_note(&self, recovered: u64) -> io::Result<()> {
+    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
         if self.carried.is_some_and(|lsn| lsn > recovered) {
             // As the real lock does: one write and one sync, here counted.
             let mut f = SimFileHandle {
@@ -584,13 +587,13 @@ impl LockGuard for SimLock {
                 writable: true,
             };
             let line = note_line(self.pid, recovered);
-            if f.pwrite(line.as_bytes(), self.note_at)? != line.len() {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "short write of the note",
-                ));
+            let short = || io::Error::new(io::ErrorKind::WriteZero, "short write of the note");
+            match f.pwrite(line.as_bytes(), self.note_at) {
+                Ok(n) if n == line.len() => {}
+                Ok(_) => return Err(("pwritev", short())),
+                Err(e) => return Err(("pwritev", e)),
             }
-            f.fdatasync()?;
+            f.fdatasync().map_err(|e| ("fdatasync", e))?;
         }
         Ok(())
     }
@@ -748,8 +751,8 @@ impl Storage for SimStorage {
     }
     fn lock(&self, path: &Path, pid: u32) -> Result<Box<dyn LockGuard>, LockError> {
         let mut g = self.lock_sim();
-        if g.locks.contains(path) {
-            return Err(LockError::Held(None));
+        if let Some(&holder) = g.locks.get(path) {
+            return Err(LockError::Held(Some(holder)));
         }
         if g.frozen.is_some() {
             return Err(LockError::Io("open", errno(EIO)));
@@ -785,7 +788,7 @@ impl Storage for SimStorage {
         apply(&mut f.data, &cut);
         f.pending.push(cut);
         write_uncounted(&mut g.disk, file, 0, text.into_bytes());
-        g.locks.insert(path.to_path_buf());
+        g.locks.insert(path.to_path_buf(), pid);
         Ok(Box::new(SimLock {
             sim: self.clone(),
             path: path.to_path_buf(),
@@ -812,10 +815,7 @@ impl Storage for SimStorage {
         Some(self.lock_sim().memory_limit.unwrap_or(256 << 20))
     }
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
-        Ok(if self.lock_sim().locks.contains(path) {
-            Some(None)
-        } else {
-            None
-        })
+        // The holder's pid, as the kernel's table of locks names it.
+        Ok(self.lock_sim().locks.get(path).map(|&pid| Some(pid)))
     }
 }

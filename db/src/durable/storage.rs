@@ -94,9 +94,9 @@ pub trait LockGuard: Send + Debug {
     /// it says more. The log may hold fewer records than the former holder synced (it
     /// was removed to start again, or replaced by an older copy), and a record this
     /// holder writes under such a number must not pass for durable before its sync.
-    /// An error (the note could not be rewritten) fails the open: the note would go on
-    /// naming records that are not durable.
-    fn settle_note(&self, recovered: u64) -> io::Result<()> {
+    /// An error (the note could not be rewritten), with the call that failed, fails
+    /// the open: the note would go on naming records that are not durable.
+    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
         let _ = recovered;
         Ok(())
     }
@@ -127,7 +127,8 @@ pub trait LockGuard: Send + Debug {
 /// the former holder's last acknowledged records while it starts; after recovery,
 /// before it appends anything, it lowers that note to the last record it recovered
 /// ([`LockGuard::settle_note`]): the log may have been reset or replaced since.
-/// It is never synced (a reader trusts it only while its writer holds the lock) and
+/// It is not synced (a reader trusts it only while its writer holds the lock; the one
+/// exception is a note lowered by `settle_note`) and
 /// written with `pwritev`, not `pwrite64`, so that fault tests counting the log's
 /// writes count only those.
 pub trait DurableNote: Send + Debug {
@@ -301,13 +302,13 @@ impl LockGuard for RealLock {
     fn carried_note(&self) -> Option<u64> {
         self.carried
     }
-    fn settle_note(&self, recovered: u64) -> io::Result<()> {
+    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
         if self.carried.is_some_and(|lsn| lsn > recovered) {
-            write_note(&self.fd, self.pid, self.note_at, recovered)?;
+            write_note(&self.fd, self.pid, self.note_at, recovered).map_err(|e| ("pwritev", e))?;
             // Synced, this once: a higher note left on the disk would pass a torn
             // write of this log's first batches for damage after a power cut
             // (helper-99). (Rare: the log was removed, or replaced by an older copy.)
-            rustix::fs::fdatasync(&*self.fd)?;
+            rustix::fs::fdatasync(&*self.fd).map_err(|e| ("fdatasync", e.into()))?;
         }
         Ok(())
     }
