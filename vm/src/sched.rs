@@ -535,58 +535,60 @@ impl Vm<'_> {
         end
     }
 
-    /// The traps of the tasks that trapped and were never joined, with their stacks,
-    /// in the order they trapped.
-    fn unjoined_traps(&self) -> impl Iterator<Item = (Trap, Vec<StackFrame>)> + '_ {
-        self.unjoined_task_traps()
-            .map(|(_, trap, stack)| (trap, stack))
+    /// Calls `f` with each task that trapped and was not joined (yet), in the order
+    /// they trapped (its fiber's id, trap and stack, not copied), until `f` returns
+    /// something: the one walk the questions below ask.
+    fn find_unjoined<R>(
+        &self,
+        mut f: impl FnMut(u64, &Trap, &[StackFrame]) -> Option<R>,
+    ) -> Option<R> {
+        self.sched
+            .trapped
+            .iter()
+            .find_map(|t| match &*t.state.borrow() {
+                TaskState::Trapped {
+                    trap,
+                    stack,
+                    joined: false,
+                } => f(t.fiber, trap, stack),
+                _ => None,
+            })
     }
 
     /// Every task that trapped and was not joined (yet), in the order they trapped,
     /// with its fiber's id (a `wo repl` session reports each once, after the input in
     /// which it trapped).
-    pub fn unjoined_task_traps(&self) -> impl Iterator<Item = (u64, Trap, Vec<StackFrame>)> + '_ {
-        self.sched
-            .trapped
-            .iter()
-            .filter_map(|t| match &*t.state.borrow() {
-                TaskState::Trapped {
-                    trap,
-                    stack,
-                    joined: false,
-                } => Some((t.fiber, trap.clone(), stack.clone())),
-                _ => None,
-            })
+    pub fn unjoined_task_traps(&self) -> Vec<(u64, Trap, Vec<StackFrame>)> {
+        let mut all = Vec::new();
+        self.find_unjoined(|fiber, trap, stack| {
+            all.push((fiber, trap.clone(), stack.to_vec()));
+            None::<()>
+        });
+        all
     }
 
     /// Calls `f` with each task that trapped and was not joined (yet), in the order
     /// they trapped, without copying its trap or stack.
     pub fn each_unjoined_trap(&self, mut f: impl FnMut(&Trap, &[StackFrame])) {
-        for t in &self.sched.trapped {
-            if let TaskState::Trapped {
-                trap,
-                stack,
-                joined: false,
-            } = &*t.state.borrow()
-            {
-                f(trap, stack);
-            }
-        }
+        self.find_unjoined(|_, trap, stack| {
+            f(trap, stack);
+            None::<()>
+        });
     }
 
     /// The trap of the first task (in the order they trapped) that trapped and was
     /// never joined: it decides the exit status of a program whose `main` returned.
     pub fn unjoined_trap(&self) -> Option<(Trap, Vec<StackFrame>)> {
-        self.unjoined_traps().next()
+        self.find_unjoined(|_, trap, stack| Some((trap.clone(), stack.to_vec())))
     }
 
     /// The durability failure (an `IO` trap) of the first task that trapped with one
     /// and was never joined, which neither the report of another task's trap nor a
     /// status chosen by `exit(n)` must hide: it decides what a restart recovers.
     pub fn unjoined_durability_failure(&self) -> Option<Trap> {
-        self.unjoined_traps()
-            .map(|(trap, _)| trap)
-            .find(crate::database::is_durability_failure)
+        self.find_unjoined(|_, trap, _| {
+            crate::database::is_durability_failure(trap).then(|| trap.clone())
+        })
     }
 
     /// Takes the fibers a `wo repl` session keeps from one input (one image) to the
