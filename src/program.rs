@@ -91,7 +91,11 @@ pub fn read_image(path: &Path, bytes: &[u8]) -> Result<Image, Failure> {
 /// Compiles a program's sources. Diagnostics (all of them: the errors, or the warnings
 /// of a program that compiles) go to stderr; `tally` accumulates counts for callers
 /// that compile several programs and print the summary line.
-fn compile_sources(sources: SourceMap, tally: &mut Tally) -> Result<(Image, SourceMap), Failure> {
+fn compile_sources(
+    path: &Path,
+    sources: SourceMap,
+    tally: &mut Tally,
+) -> Result<(Image, SourceMap), Failure> {
     match wo_compiler::compile_warned(&sources) {
         Ok((image, mut warnings)) => {
             report(&sources, &mut warnings, tally);
@@ -99,6 +103,7 @@ fn compile_sources(sources: SourceMap, tally: &mut Tally) -> Result<(Image, Sour
         }
         Err(mut diags) => {
             report(&sources, &mut diags, tally);
+            hint_compiled_alone(path, &diags);
             if tally.errors == 0 {
                 // The compiler refused the program without saying why: still a failure.
                 say!("wo: compilation failed without a diagnostic");
@@ -106,6 +111,67 @@ fn compile_sources(sources: SourceMap, tally: &mut Tally) -> Result<(Image, Sour
             Err(Failure::Compile)
         }
     }
+}
+
+/// After the errors of a program that is one file: when a name it uses is unknown
+/// and the file's directory holds other `.wo` files, says that the file was
+/// compiled alone and a directory is one program (helper-101: `wo test
+/// todo/todo_test.wo` gave nine "unknown" errors where `wo lsp`, which compiles the
+/// file with its directory, showed none).
+pub fn hint_compiled_alone(path: &Path, diags: &[wo_compiler::Diagnostic]) {
+    const UNKNOWN: [&str; 5] = [
+        "unknown function",
+        "unknown table",
+        "unknown class",
+        "unknown type",
+        "unknown constant",
+    ];
+    let unknown = diags.iter().any(|d| {
+        d.severity == wo_compiler::Severity::Error
+            && UNKNOWN.iter().any(|u| d.message.starts_with(u))
+    });
+    if !unknown || !path.is_file() {
+        return;
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let others: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "wo") && p.file_name() != path.file_name())
+        .collect();
+    // Only a directory that is one program: at most one `main` in all its files (a
+    // directory of programs, each with its own, is not).
+    let mains = std::iter::once(path)
+        .chain(others.iter().map(|p| p.as_path()))
+        .filter(|p| has_main(p))
+        .count();
+    let others = others.len();
+    if others > 0 && mains <= 1 {
+        let files = if others == 1 { "file" } else { "files" };
+        say!(
+            "wo: note: `{}` was compiled alone; its directory holds {others} more `.wo` {files}, \
+             and a directory is one program: name `{}` to compile them together",
+            path.display(),
+            dir.display()
+        );
+    }
+}
+
+/// Whether the source file at `path` declares `fn main` (unreadable: no).
+fn has_main(path: &Path) -> bool {
+    let Ok(src) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let (module, _) = wo_compiler::parse(&src, wo_compiler::FileId(0));
+    module
+        .items
+        .iter()
+        .any(|i| matches!(i, wo_compiler::ast::Item::Fn(f) if f.name.name == "main"))
 }
 
 /// Writes `diags` to stderr in source order ([`SourceMap::sort`]), and counts them
@@ -141,7 +207,7 @@ pub fn load_with(path: &Path, tests_alone: bool) -> Result<Program, Failure> {
                 crate::test::stand_in_main(&mut sources);
             }
             let mut tally = Tally::default();
-            let res = compile_sources(sources, &mut tally);
+            let res = compile_sources(path, sources, &mut tally);
             if let Some(summary) = tally.summary() {
                 say!("{summary}");
             }
@@ -163,7 +229,7 @@ pub fn check(path: &Path, tally: &mut Tally) -> Result<(), Failure> {
             let mut sources = sources.load(path)?;
             // A program of tests alone (`wo test` runs it) needs no `main`.
             crate::test::stand_in_main(&mut sources);
-            compile_sources(sources, tally).map(drop)
+            compile_sources(path, sources, tally).map(drop)
         }
     }
 }

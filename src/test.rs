@@ -15,6 +15,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -207,6 +208,7 @@ fn compile(
         Err(more) => {
             diags.extend(more);
             report(&sources, &mut diags, tally);
+            crate::program::hint_compiled_alone(path, &diags);
             return Err(Failure::Reported(DATAERR));
         }
     };
@@ -327,7 +329,12 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>, timeout_secs: u64) -> Resul
     let (mut n_passed, mut n_failed, mut n_untested) = (0usize, 0usize, 0usize);
     let mut n_all = 0usize;
     let stdout = std::io::stdout();
+    // A program named twice (`wo test t t/`, `a.wo ./a.wo`) runs once (helper-101).
+    let mut seen = std::collections::HashSet::new();
     for path in paths {
+        if !seen.insert(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone())) {
+            continue;
+        }
         let (tests, image) = match compile(path, filter, &mut tally) {
             Ok((tests, all, image)) => {
                 n_all += all;
@@ -399,11 +406,19 @@ pub fn test(paths: &[PathBuf], filter: Option<&str>, timeout_secs: u64) -> Resul
     }
     // A program that did not compile (or could not be read) ran no test: the summary
     // says so rather than let "0 passed, 0 failed" read as a clean run.
-    match n_untested {
-        0 => out!("{n_passed} passed, {n_failed} failed"),
-        1 => out!("{n_passed} passed, {n_failed} failed, 1 program not tested"),
-        n => out!("{n_passed} passed, {n_failed} failed, {n} programs not tested"),
+    // And how many a filter left out, as `cargo test` says (helper-101).
+    let mut summary = format!("{n_passed} passed, {n_failed} failed");
+    if filter.is_some() {
+        let _ = write!(summary, ", {} filtered out", n_all - n_passed - n_failed);
     }
+    match n_untested {
+        0 => {}
+        1 => summary.push_str(", 1 program not tested"),
+        n => {
+            let _ = write!(summary, ", {n} programs not tested");
+        }
+    }
+    out!("{summary}");
     if n_failed > 0 {
         worst = worst.max(1);
     }

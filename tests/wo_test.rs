@@ -136,14 +136,26 @@ fn filter_selects_tests_by_name() {
         res.stdout,
         "ok     notes.wo:11 test_starts_empty_and_inserts\n\
          ok     notes.wo:17 test_starts_empty_again\n\
-         2 passed, 0 failed\n"
+         2 passed, 0 failed, 2 filtered out\n"
     );
     assert_eq!(res.stderr, "");
+    // A program named twice runs once (helper-101: `wo test t t/c.wo` ran each
+    // test twice).
+    let res = run_wo(
+        &dir,
+        &["test", "notes.wo", "./notes.wo", "--filter", "empty"],
+    );
+    assert!(
+        res.stdout
+            .ends_with("\n2 passed, 0 failed, 2 filtered out\n"),
+        "{}",
+        res.stdout
+    );
     // A filter that matches none is said on stderr (helper-90: a misspelt one in CI
     // passed without a word); the status stays, as `go test -run` keeps it.
     let res = run_wo(&dir, &["test", "notes.wo", "--filter", "nothing"]);
     res.expect_status(0);
-    assert_eq!(res.stdout, "0 passed, 0 failed\n");
+    assert_eq!(res.stdout, "0 passed, 0 failed, 4 filtered out\n");
     assert!(
         res.stderr
             .starts_with("wo: warning: no test name contains `nothing` (of "),
@@ -169,12 +181,20 @@ fn a_file_of_tests_needs_no_main() {
     let res = run_wo(&dir, &["check", "t.wo"]);
     res.expect_status(0);
     assert_eq!(res.stderr, "");
-    run_wo(&dir, &["run", "t.wo"]).expect_status(65);
+    // `wo run` says where its tests go (helper-101: it said only "no `fn main()`").
+    let res = run_wo(&dir, &["run", "t.wo"]);
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .contains("note: it has tests (`fn test_…`): `wo test` runs them without a `main`"),
+        "{}",
+        res.stderr
+    );
     write(&dir, "lib.wo", "fn sum() -> Int {\n  return 2\n}\n");
     let res = run_wo(&dir, &["check", "lib.wo"]);
     res.expect_status(65);
     assert!(
-        res.stderr.contains("the program has no `fn main()`"),
+        res.stderr.contains("the program has no `fn main()`") && !res.stderr.contains("wo test"),
         "{}",
         res.stderr
     );
@@ -406,7 +426,7 @@ fn main() {}
         res.expect_status(0);
         assert_eq!(
             res.stdout,
-            "ok     hang.wo:45 test_naps\n1 passed, 0 failed\n"
+            "ok     hang.wo:45 test_naps\n1 passed, 0 failed, 6 filtered out\n"
         );
     }
 }
@@ -430,4 +450,46 @@ fn a_trap_in_a_task_shows_the_task_frame() {
          FAILED u.wo:11 test_own: trap FAIL: own at u.wo:12:3\n\
          0 passed, 2 failed\n"
     );
+}
+
+/// A test file of a directory program, named alone, is compiled alone: its names
+/// from the other files are unknown, and a note says why (helper-101: nine
+/// "unknown" errors, where `wo lsp`, which compiles the directory, showed none).
+#[test]
+fn a_file_of_a_directory_program_named_alone_gets_a_note() {
+    let dir = scratch_dir("wo-test-alone");
+    write(
+        &dir,
+        "todo.wo",
+        "@table\nclass Todo {\n  title: Text\n}\n\nfn add(t: Text) -> Todo {\n  return insert Todo { title: t }\n}\n\nfn main() {\n  print(add(\"x\").title)\n}\n",
+    );
+    write(
+        &dir,
+        "todo_test.wo",
+        "fn test_add() {\n  add(\"a\")\n  assert(count(from x in Todo select x) == 1, \"one\")\n}\n",
+    );
+    let note = "wo: note: `todo_test.wo` was compiled alone; its directory holds 1 more `.wo` file, and a directory is one program: name `.` to compile them together\n";
+    for cmd in ["test", "check"] {
+        let res = run_wo(&dir, &[cmd, "todo_test.wo"]);
+        res.expect_status(65);
+        assert!(res.stderr.contains(note), "{cmd}: {}", res.stderr);
+    }
+    let res = run_wo(&dir, &["test", "."]);
+    res.expect_status(0);
+    assert!(
+        res.stdout.ends_with("1 passed, 0 failed\n"),
+        "{}",
+        res.stdout
+    );
+    // A directory of programs (two `main`s), or a file alone in its directory: no
+    // note.
+    write(&dir, "other.wo", "fn main() {\n  print(1)\n}\n");
+    let res = run_wo(&dir, &["test", "todo_test.wo"]);
+    res.expect_status(65);
+    assert!(!res.stderr.contains("compiled alone"), "{}", res.stderr);
+    std::fs::remove_file(dir.join("todo.wo")).unwrap();
+    std::fs::remove_file(dir.join("other.wo")).unwrap();
+    let res = run_wo(&dir, &["test", "todo_test.wo"]);
+    res.expect_status(65);
+    assert!(!res.stderr.contains("compiled alone"), "{}", res.stderr);
 }

@@ -353,7 +353,17 @@ impl<'a> Checker<'a> {
                     .iter()
                     .any(|d| matches!(d.code, "syntax" | "lex"))
                 {
-                    self.err("main", Span::default(), "the program has no `fn main()`");
+                    let mut d = Diagnostic::error(
+                        "main",
+                        Span::default(),
+                        "the program has no `fn main()`",
+                    );
+                    if self.func_index.keys().any(|n| n.starts_with("test_")) {
+                        d = d.with_note(
+                            "it has tests (`fn test_…`): `wo test` runs them without a `main`",
+                        );
+                    }
+                    self.diags.push(d);
                 }
                 0
             }

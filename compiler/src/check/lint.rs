@@ -141,9 +141,14 @@ impl<'a> Checker<'a> {
         };
         for (lo, hi) in dollar_names(literal) {
             let name = &literal[lo + 1..hi];
-            let known = self.lookup_local(name).is_some() || self.global_index.contains_key(name);
-            if !known {
+            let local = self.lookup_local(name);
+            if local.is_none() && !self.global_index.contains_key(name) {
                 continue;
+            }
+            // A variable the text meant to put in is not also "never used": one
+            // mistake, one warning (helper-101).
+            if let Some(read) = local.and_then(|id| self.ctx.read.get_mut(id)) {
+                *read = true;
             }
             let at = Span::new(span.file, span.lo as usize + lo, span.lo as usize + hi);
             let d = self.warn(

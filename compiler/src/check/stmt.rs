@@ -367,18 +367,24 @@ impl<'a> Checker<'a> {
         };
         // `_` alone is a value let go of, as in Rust and Go: `let _ = f()` may come
         // again (helper-96).
-        if name.name != "_"
-            && self
-                .ctx
-                .scopes
-                .last()
-                .is_some_and(|sc| sc.contains_key(&name.name))
-        {
-            self.err(
+        let earlier = self
+            .ctx
+            .scopes
+            .last()
+            .and_then(|sc| sc.get(&name.name))
+            .map(|&id| self.ctx.local_spans[id]);
+        if let Some(first) = earlier.filter(|_| name.name != "_") {
+            let d = Diagnostic::error(
                 "name",
                 name.span,
                 format!("`{}` is already defined in this block", name.name),
-            );
+            )
+            .with_label(first, "first defined here")
+            .with_note(format!(
+                "to give it a new value, assign it: `{} = …` (a `let` in an inner block may hide it)",
+                name.name
+            ));
+            self.diags.push(d);
         }
         let id = self.new_local(&name.name, name.span, ty);
         self.note_let(id, &name.name, value);
