@@ -156,6 +156,53 @@ fn fmt_refuses_a_file_that_does_not_parse() {
     run_wo(&dir, &["fmt"]).expect_status(64);
 }
 
+/// A write that fails leaves the file as it was (it was truncated to what fitted: a
+/// file size limit of 2 KiB kept half of a 4 KiB program), and no stray file; a file
+/// reached through a symbolic link is formatted where it lives, its mode kept.
+#[cfg(unix)]
+#[test]
+fn a_failed_write_leaves_the_file_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir("fmt-efbig");
+    let mut messy = String::from("fn main() {\n");
+    for i in 0..300 {
+        messy.push_str(&format!("    print({i})\n"));
+    }
+    messy.push_str("}\n");
+    std::fs::write(dir.join("big.wo"), &messy).expect("write");
+    // `ulimit -f 2`: files of at most 2 KiB; the formatted program is larger.
+    let out = std::process::Command::new("sh")
+        .current_dir(&dir)
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 2; exec {} fmt big.wo",
+            env!("CARGO_BIN_EXE_wo")
+        ))
+        .output()
+        .expect("sh");
+    assert_eq!(out.status.code(), Some(74), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot write `big.wo`"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.join("big.wo")).unwrap(), messy);
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["big.wo"], "a temporary file was left behind");
+
+    std::fs::set_permissions(dir.join("big.wo"), std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::os::unix::fs::symlink("big.wo", dir.join("link.wo")).unwrap();
+    run_wo(&dir, &["fmt", "link.wo"]).expect_status(0);
+    assert!(dir.join("link.wo").is_symlink(), "the link stays a link");
+    let tidy = std::fs::read_to_string(dir.join("big.wo")).unwrap();
+    assert!(tidy.starts_with("fn main() {\n  print(0)\n"), "{tidy}");
+    let mode = std::fs::metadata(dir.join("big.wo"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o750);
+}
+
 #[test]
 fn fmt_keeps_comments() {
     let dir = scratch_dir("fmt-comments");
