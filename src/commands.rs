@@ -244,7 +244,9 @@ pub fn build(path: &Path, out: Option<PathBuf>) -> Result<(), Failure> {
     refuse_to_overwrite(path, &out)?;
     let program = program::load(path)?;
     let bytes = wo_bytecode::format::write_image(&program.image);
-    std::fs::write(&out, bytes).map_err(|source| Failure::Output {
+    // Whole or not at all: an image being replaced (a program's deployed copy) is
+    // never left half written.
+    crate::save::write_whole(&out, &bytes).map_err(|source| Failure::Output {
         path: out.clone(),
         source,
     })

@@ -36,8 +36,8 @@ fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure
             path.display()
         )));
     }
-    let src = wo_compiler::decode_source(path, bytes.clone())
-        .map_err(|e| Failure::BadSource(e.to_string()))?;
+    let src =
+        wo_compiler::decode_source(path, bytes).map_err(|e| Failure::BadSource(e.to_string()))?;
     let formatted = match wo_compiler::fmt::format_checked(&path.display().to_string(), &src) {
         Ok(text) => text,
         Err(diags) => {
@@ -58,54 +58,14 @@ fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure
     if check {
         out!("{}", path.display());
     } else {
-        replace_file(path, &formatted, &bytes).map_err(|source| Failure::Output {
+        // Whole or not at all: a failed write truncated the program to what fitted
+        // (`ulimit -f 2` kept 2 KiB of a 4 KiB program).
+        crate::save::write_whole(path, formatted.as_bytes()).map_err(|source| Failure::Output {
             path: path.to_path_buf(),
             source,
         })?;
     }
     Ok(true)
-}
-
-/// Replaces the file at `path` (whose bytes are `old`) with `text`, so that a write
-/// that fails (a full disk, a file size limit) leaves it as it was: `wo fmt`
-/// truncated it and wrote what fitted (a file size limit left 2 KiB of a 4 KiB
-/// program). The text goes to a new file beside the file (beside its target,
-/// through a symbolic link), given its permissions and synced, then renamed over
-/// it, as editors save. Where no file can be made there (a directory that is not
-/// writable), the file is rewritten in place, and on a failure its old bytes are
-/// written back.
-fn replace_file(path: &Path, text: &str, old: &[u8]) -> std::io::Result<()> {
-    let real = std::fs::canonicalize(path)?;
-    let perms = std::fs::metadata(&real)?.permissions();
-    let name = real.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = real.with_file_name(format!(".{name}.wo-fmt-{}", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp);
-    let mut file = match file {
-        Ok(f) => f,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-            ) =>
-        {
-            return std::fs::write(&real, text).inspect_err(|_| {
-                let _ = std::fs::write(&real, old);
-            });
-        }
-        Err(e) => return Err(e),
-    };
-    let written = file
-        .write_all(text.as_bytes())
-        .and_then(|()| file.set_permissions(perms))
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, &real));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
 }
 
 /// `wo fmt [--check] PATH…`. Every file is tried; the status is the worst failure

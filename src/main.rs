@@ -54,6 +54,7 @@ mod lsp;
 mod program;
 mod render;
 mod repl;
+mod save;
 mod test;
 
 use std::path::PathBuf;

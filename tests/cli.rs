@@ -390,6 +390,41 @@ fn built_image_runs_like_its_source() {
     );
 }
 
+/// An image is replaced whole or not at all: a write that fails (here a file size
+/// limit of 1 KiB) leaves the old image, which still runs, and no file beside it.
+#[cfg(unix)]
+#[test]
+fn a_failed_build_leaves_the_old_image() {
+    let dir = scratch_dir("build-efbig");
+    let old = build(&dir, IMAGE_PROGRAM);
+    let mut big = String::from("fn main() {\n");
+    for i in 0..400 {
+        big.push_str(&format!("  print(\"line {i}\")\n"));
+    }
+    big.push_str("}\n");
+    write(&dir, "app.wo", &big);
+    let out = std::process::Command::new("sh")
+        .current_dir(&dir)
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 1; exec {} build app.wo -o app.wob",
+            env!("CARGO_BIN_EXE_wo")
+        ))
+        .output()
+        .expect("sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("app.wob"), "{stderr}");
+    assert_eq!(std::fs::read(dir.join("app.wob")).unwrap(), old);
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["app.wo", "app.wob"]);
+    run_wo(&dir, &["run", "app.wob"]).expect_status(0);
+}
+
 #[test]
 fn wob_without_magic_is_an_invalid_image() {
     let dir = scratch_dir("no-magic");
