@@ -86,11 +86,13 @@ fn with_acks(src: &str) -> String {
     out
 }
 
-/// The `@ack:N` lines of an output: each N an acknowledged insert into `Ack`.
+/// The `@ack:N` lines of an output: each N an acknowledged insert into `Ack`. Whole
+/// lines only: the capture keeps the first `wo_fuzz::OUTPUT_CAP` bytes, and a line it
+/// cut acknowledges nothing (H6: `@ack:4620` cut to `@ack:46`, an insert never made).
 fn acks(out: &[u8]) -> Vec<i64> {
     String::from_utf8_lossy(out)
-        .lines()
-        .filter_map(|l| l.strip_prefix("@ack:")?.parse().ok())
+        .split_inclusive('\n')
+        .filter_map(|l| l.strip_suffix('\n')?.strip_prefix("@ack:")?.parse().ok())
         .collect()
 }
 
