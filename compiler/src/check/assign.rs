@@ -94,6 +94,9 @@ impl<'a> Checker<'a> {
             return;
         };
         let declared = self.ctx.locals[id].clone();
+        // A read of `x` only to compute its own next value (`total = total + i`) is no
+        // use of it, as `total += i` is none (helper-101: the two were told apart).
+        let read_before = self.ctx.read.get(id).copied();
         let v = match bin {
             None => self.expr(value, Some(&declared)),
             Some(b) => {
@@ -102,6 +105,9 @@ impl<'a> Checker<'a> {
                 self.binary(b, cur, rhs, span)
             }
         };
+        if read_before == Some(false) {
+            self.ctx.read[id] = false;
+        }
         self.expect_assignable(&v, &declared, value.span);
         if declared.is_nullable() && !v.ty.is_nullable() && !matches!(v.ty, Ty::Nil | Ty::Unknown) {
             self.ctx.filled.insert(id);
