@@ -418,6 +418,45 @@ fn a_line_that_is_not_utf8_is_an_error_of_its_input_only() {
     );
 }
 
+/// The input a bad line is part of is dropped whole: its lines after the bad one too,
+/// with the `else` that continues it (helper-102: only the lines up to the bad one
+/// were dropped, and the rest ran as inputs of their own, the body of an `if false`
+/// that deleted every row among them).
+#[test]
+fn an_input_with_a_line_that_is_not_utf8_is_dropped_whole() {
+    let dir = scratch("not-utf8-whole");
+    let lines: [&[u8]; 17] = [
+        b"let rows = [1, 2]",
+        b"if false {",
+        b"  print(\"d\xe9j\xe0\")",
+        b"  pop(rows)",
+        b"  print(\"body ran\")",
+        b"}",
+        b"print(len(rows))",
+        b"fn f() { -- caf\xe9",
+        b"  print(\"f ran\")",
+        b"}",
+        b"if true {",
+        b"  print(\"then ran\")",
+        b"}",
+        b"else { -- \xff",
+        b"  print(2)",
+        b"}",
+        b"print(\"end\")",
+    ];
+    let mut input = lines.join(&b'\n');
+    input.push(b'\n');
+    let (status, out, err) = repl_bytes(&dir, &[], &input);
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(out, "2\nend\n");
+    assert_eq!(
+        err,
+        "repl:3:11: error: the input is not valid UTF-8: the byte 0xE9 (the input it is part of is dropped)\n\
+         repl:8:16: error: the input is not valid UTF-8: the byte 0xE9 (the input it is part of is dropped)\n\
+         repl:14:11: error: the input is not valid UTF-8: the byte 0xFF (the input it is part of is dropped)\n"
+    );
+}
+
 /// A task whose fiber runs a function that a later input declares again is stopped,
 /// and says so to its `join` (helper-94: it vanished, and `join` reported a deadlock).
 #[test]

@@ -55,11 +55,16 @@ enum Read {
     Cancel,
     Eof,
     /// A piped line that is not UTF-8: the column (in characters) and the byte that
-    /// is not.
+    /// is not, and the line with each bad sequence replaced by U+FFFD (what is needed
+    /// to find where the input it is part of ends).
     NotUtf8 {
         col: usize,
         byte: u8,
+        lossy: String,
     },
+    /// A line of an input being dropped (one that is not UTF-8, said already): the
+    /// input is read to its end, then dropped whole.
+    Dropped(String),
 }
 
 impl Reader {
@@ -86,9 +91,14 @@ impl Reader {
                                 let valid = e.utf8_error().valid_up_to();
                                 let bytes = e.into_bytes();
                                 let before = String::from_utf8_lossy(&bytes[..valid]);
+                                let mut lossy = String::from_utf8_lossy(&bytes).into_owned();
+                                if lossy.ends_with('\n') {
+                                    lossy.pop();
+                                }
                                 return Ok(Read::NotUtf8 {
                                     col: before.chars().count() + 1,
                                     byte: bytes[valid],
+                                    lossy,
                                 });
                             }
                         };
@@ -178,6 +188,9 @@ struct Repl {
     queued: VecDeque<String>,
     /// A line read ahead (after an `if` that could have gone on with `else`).
     ahead: Option<String>,
+    /// A line read ahead that is not UTF-8 (said already): the first line of an
+    /// input to drop.
+    ahead_dropped: Option<String>,
 }
 
 /// `wo repl [--data DIR]`.
@@ -221,6 +234,7 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         timer: false,
         queued: VecDeque::new(),
         ahead: None,
+        ahead_dropped: None,
     };
     repl.run()?;
     let _ = repl.session.stdout.flush();
@@ -246,14 +260,24 @@ impl Repl {
     /// Reads and runs inputs until the end of input or `.quit`.
     fn run(&mut self) -> Result<(), Failure> {
         loop {
+            // An input with a line that is not UTF-8 is read to its end, then dropped
+            // whole: dropping only its lines up to the bad one ran the rest as inputs
+            // of their own (helper-102: the body of an `if` that deleted every row).
+            let mut dropped = false;
             let first = match self.read(PROMPT)? {
                 Read::Line(l) => l,
+                Read::Dropped(l) => {
+                    dropped = true;
+                    l
+                }
                 Read::Cancel | Read::NotUtf8 { .. } => continue,
                 Read::Eof => return Ok(()),
             };
-            self.n_lines += 1;
+            if !dropped {
+                self.n_lines += 1;
+            }
             let start = self.n_lines;
-            if first.trim_start().starts_with('.') {
+            if !dropped && first.trim_start().starts_with('.') {
                 self.reader.remember(&first);
                 if !self.command(first.trim()) {
                     return Ok(());
@@ -269,6 +293,11 @@ impl Repl {
                     Completeness::Incomplete => match self.read(CONTINUE)? {
                         Read::Line(l) => {
                             self.n_lines += 1;
+                            text.push_str(&l);
+                            text.push('\n');
+                        }
+                        Read::Dropped(l) => {
+                            dropped = true;
                             text.push_str(&l);
                             text.push('\n');
                         }
@@ -295,6 +324,17 @@ impl Repl {
                             self.ahead = Some(l);
                             break;
                         }
+                        // (`} else {` with a bad byte is this input's; any other line
+                        // starts the next input, dropped whole in its turn.)
+                        Read::Dropped(l) if continues(&l) => {
+                            dropped = true;
+                            text.push_str(&l);
+                            text.push('\n');
+                        }
+                        Read::Dropped(l) => {
+                            self.ahead_dropped = Some(l);
+                            break;
+                        }
                         Read::Cancel | Read::NotUtf8 { .. } => {
                             cancelled = true;
                             break;
@@ -304,6 +344,12 @@ impl Repl {
                 }
             }
             if cancelled {
+                continue;
+            }
+            if dropped {
+                if cut_short {
+                    return Ok(());
+                }
                 continue;
             }
             let grouped = if !cut_short && is_declaration(&text) {
@@ -340,6 +386,9 @@ impl Repl {
         if let Some(line) = self.ahead.take() {
             return Ok(Read::Line(line));
         }
+        if let Some(line) = self.ahead_dropped.take() {
+            return Ok(Read::Dropped(line));
+        }
         if !self.queued.is_empty() && self.session.interrupt.swap(false, Ordering::Relaxed) {
             // Ctrl-C between two of a paste's inputs drops the rest of the paste.
             self.queued.clear();
@@ -358,15 +407,15 @@ impl Repl {
             AT_PROMPT.store(false, Ordering::SeqCst);
         }
         let read = read?;
-        if let Read::NotUtf8 { col, byte } = read {
-            // Said, and the input it was part of dropped, as Ctrl-C drops it.
+        if let Read::NotUtf8 { col, byte, lossy } = read {
+            // Said; the input it is part of is read to its end and dropped whole.
             self.n_lines += 1;
             say!(
                 "{REPL_FILE}:{}:{col}: error: the input is not valid UTF-8: the byte 0x{byte:02X} (the input it is part of is dropped)",
                 self.n_lines
             );
             self.n_errors += 1;
-            return Ok(Read::Cancel);
+            return Ok(Read::Dropped(lossy));
         }
         let Read::Line(text) = read else {
             return Ok(read);
