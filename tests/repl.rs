@@ -1159,3 +1159,37 @@ fn a_large_load_keeps_its_lines() {
         "{err}"
     );
 }
+
+/// Output that cannot be written fails the session with 74, as it fails `wo run`
+/// (helper-102: `wo repl > /dev/full` exited 0, all its output lost).
+#[cfg(target_os = "linux")]
+#[test]
+fn output_that_cannot_be_written_is_an_io_error() {
+    let dir = scratch("dev-full");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
+        .arg("repl")
+        .current_dir(&dir)
+        .env_remove("WO_DATA")
+        .stdin(Stdio::piped())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start wo repl");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(b"print(\"hi\")\n\"x\"\n")
+        .expect("write the input");
+    let out = child.wait_with_output().expect("wo repl ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{err}");
+    assert!(
+        err.contains("cannot write the output: No space left on device"),
+        "{err}"
+    );
+}

@@ -237,7 +237,7 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         ahead_dropped: None,
     };
     repl.run()?;
-    let _ = repl.session.stdout.flush();
+    crate::exit::note_output(repl.session.stdout.flush());
     // A function still waiting was never declared: what it calls never came (a typo
     // that would be `unknown function` in a file).
     for (c, names) in &repl.session.waiting {
@@ -479,7 +479,7 @@ impl Repl {
         if self.timer {
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             let _ = writeln!(self.session.stdout, "time: {ms:.3} ms");
-            let _ = self.session.stdout.flush();
+            crate::exit::note_output(self.session.stdout.flush());
         }
         if outcome == Outcome::Interrupted {
             // Ctrl-C stops the rest of a paste too (not a line typed after it).
@@ -567,7 +567,7 @@ impl Repl {
                 format!("unknown command `{cmd}`; `.help` lists the commands"),
             ),
         }
-        let _ = self.session.stdout.flush();
+        crate::exit::note_output(self.session.stdout.flush());
         if let Some(msg) = error {
             say!("error: {msg}");
             self.n_errors += 1;

@@ -956,7 +956,7 @@ impl Session {
             wo_vm::write_value(&mut s, &v, &built.image.classes, true);
             s.push('\n');
             let _ = self.stdout.write_all(s.as_bytes());
-            let _ = self.stdout.flush();
+            crate::exit::note_output(self.stdout.flush());
         }
         self.update_names(&built.program);
         Outcome::Ok
@@ -1042,7 +1042,7 @@ impl Session {
         // A Ctrl-C that came after the run ended is no second one (which would end
         // the process).
         self.interrupt.store(false, Ordering::Relaxed);
-        let _ = self.stdout.flush();
+        crate::exit::note_output(self.stdout.flush());
         self.report_task_traps(&vm, fix);
         if matches!(end, RunEnd::Interrupted) {
             // The fibers the input left running stop with it; their ids are not
@@ -1068,7 +1068,7 @@ impl Session {
             if !self.reported_tasks.insert(id) {
                 continue;
             }
-            let _ = self.stdout.flush();
+            crate::exit::note_output(self.stdout.flush());
             say!("wo: a task trapped and is not joined (yet):");
             fix(&mut stack);
             report_trap(&trap, &stack);
@@ -1094,13 +1094,13 @@ impl Session {
         match vm.run_to_end(&mut fiber) {
             Status::Done(_) => RunEnd::Done(fiber.into_registers()),
             Status::Trap { trap, mut stack } => {
-                let _ = self.stdout.flush();
+                crate::exit::note_output(self.stdout.flush());
                 fix(&mut stack);
                 report_trap(&trap, &stack);
                 RunEnd::Failed
             }
             Status::Exit(code) => {
-                let _ = self.stdout.flush();
+                crate::exit::note_output(self.stdout.flush());
                 std::process::exit(code);
             }
             Status::Fault(msg) => {
