@@ -1603,6 +1603,53 @@ fn a_damaged_record_of_a_batch_the_note_says_synced_is_damage() {
     );
 }
 
+/// A log cut short of what its own note says was synced is damage (LANGUAGE.md §8):
+/// the start stops with 65, `wo db verify` says so, nothing is cut, and the note that
+/// is the evidence stays (helper-102: a log truncated by a few bytes lost the last
+/// acknowledged transfer with exit 0, `verify` said ok, and the start lowered the
+/// note). Without the lock file, the same bytes are a torn write, cut.
+#[test]
+fn a_log_cut_short_of_its_note_is_damage() {
+    let cwd = fresh_ledger("cut-short");
+    ledger(&cwd, &[], "d", &["stress", "20"]).expect_status(0);
+    let wal = cwd.join("d/wal");
+    let bytes = std::fs::read(&wal).unwrap();
+    let recs = records(&bytes);
+    let (s, e) = recs[recs.len() - 1];
+    let last = u64::from_le_bytes(bytes[s + 8..s + 16].try_into().unwrap());
+    let lock = std::fs::read_to_string(cwd.join("d/lock")).unwrap();
+    assert!(lock.contains(&format!("durable {last:020} ")), "{lock}");
+    std::fs::write(&wal, &bytes[..e - 3]).unwrap();
+
+    let res = ledger(&cwd, &[], "d", &["report"]);
+    res.expect_status(65);
+    assert_contains(
+        "a log cut short",
+        &res,
+        &[&format!(
+            "d/wal: damaged at offset {s}: the log's records end with lsn {}, but the lock file's note says this log had synced records up to lsn {last}",
+            last - 1
+        )],
+    );
+    assert!(res.stdout.is_empty(), "main must not run: {}", res.stdout);
+    db_verify(&cwd.join("d")).expect_status(65);
+    assert_eq!(
+        std::fs::read(&wal).unwrap(),
+        &bytes[..e - 3],
+        "nothing was cut"
+    );
+    let after = std::fs::read_to_string(cwd.join("d/lock")).unwrap();
+    assert!(
+        after.contains(&format!("durable {last:020} ")),
+        "the note is kept (carried over under the new pid): {after}"
+    );
+    // Without the note: a torn write, cut; the last transfer is gone.
+    std::fs::remove_file(cwd.join("d/lock")).unwrap();
+    db_verify(&cwd.join("d")).expect_status(0);
+    let led = read_ledger("no note", &cwd, "d");
+    assert_eq!(led.transfers.len(), 19);
+}
+
 /// A directory named `wal.tmp` (or `checkpoint.tmp`) in the data directory is refused
 /// on open, naming it: the next checkpoint writes a file there after its rename, and
 /// failed then, closing the log for writing (helper-98: exit 74 mid-run).

@@ -72,7 +72,7 @@ impl Storage for Racing {
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
         self.now.lock_holder(path)
     }
-    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, wo_db::durable::Noted)>> {
         self.now.durable_note(path)
     }
 }

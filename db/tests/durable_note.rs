@@ -10,7 +10,7 @@ mod durable_support;
 use std::path::PathBuf;
 
 use durable_support::*;
-use wo_db::durable::{self, Fate, FaultKind, OpKind, OpenError, SimStorage, Storage};
+use wo_db::durable::{self, Fate, FaultKind, Noted, OpKind, OpenError, SimStorage, Storage};
 use wo_db::{Cell, Savepoint};
 
 fn dir() -> PathBuf {
@@ -59,8 +59,11 @@ fn open(sim: &SimStorage) -> Result<usize, OpenError> {
     durable::open(&dir(), one_table_schema("t"), sim_options(sim)).map(|(_, db)| db.len(0))
 }
 
+/// The pid and LSN of the note in the lock file (its salt aside).
 fn note(sim: &SimStorage) -> Option<(u32, u64)> {
-    sim.durable_note(&lock()).unwrap()
+    sim.durable_note(&lock())
+        .unwrap()
+        .map(|(pid, noted)| (pid, noted.lsn))
 }
 
 /// The last two records made one batch (the last claims durable only what came before
@@ -97,21 +100,14 @@ fn each_sync_is_noted_in_the_lock_file_and_a_power_cut_may_lose_the_note() {
     }
     // Unsynced: kept when the writes reach the disk, gone when they do not.
     let kept = sim.crash_image(Fate::KeepAll);
-    assert_eq!(
-        kept.durable_note(&lock()).unwrap(),
-        Some((1111, durable_lsn))
-    );
+    assert_eq!(note(&kept), Some((1111, durable_lsn)));
     let dropped = sim.crash_image(Fate::DropAll);
-    assert_eq!(dropped.durable_note(&lock()).unwrap(), None);
+    assert_eq!(note(&dropped), None);
     // Each write kept, dropped or garbled: the note left whole never says more than
     // was synced (an earlier rewrite may show through), or there is none.
     let (mut whole, mut none) = (0, 0);
     for seed in 0..64 {
-        match sim
-            .crash_image(Fate::Random(seed))
-            .durable_note(&lock())
-            .unwrap()
-        {
+        match note(&sim.crash_image(Fate::Random(seed))) {
             Some((pid, lsn)) => {
                 assert!(
                     pid == 1111 && lsn <= durable_lsn,
@@ -154,9 +150,11 @@ fn a_damaged_record_of_a_batch_the_note_says_synced_is_damage_on_the_simulated_d
     );
 }
 
-/// A log older than the note (put back from a copy) opens, and the note, which names
-/// records this log does not hold, is lowered with one write and one sync of the lock
-/// file, counted: a fault plan can fail them, and the open fails with them.
+/// An older copy of the log put back under a note of the same log is refused (the
+/// records the note says were synced are gone: below); under a note of an earlier
+/// version, which names no log, it opens, and the note, which names records this log
+/// does not hold, is lowered with one write and one sync of the lock file, counted: a
+/// fault plan can fail them, and the open fails with them.
 #[test]
 fn a_note_the_log_does_not_bear_out_is_lowered_by_a_counted_sync() {
     let sim = SimStorage::new();
@@ -175,6 +173,17 @@ fn a_note_the_log_does_not_bear_out_is_lowered_by_a_counted_sync() {
     let (_, newer_lsn) = note(&sim).unwrap();
     assert!(newer_lsn > older_lsn);
     sim.write_file(&dir().join("wal"), &older);
+    match open(&sim) {
+        Err(OpenError::Damaged { what, .. }) => assert!(
+            what.contains(&format!("synced records up to lsn {newer_lsn}")),
+            "{what}"
+        ),
+        other => panic!("an older copy of the log under its note opened: {other:?}"),
+    }
+    // An earlier version's note (no salt) names no log: it proves nothing here.
+    let crc = crc32fast::hash(format!("9 {newer_lsn}").as_bytes());
+    let earlier = format!("9\ndurable {newer_lsn:020} {crc:08x}\n");
+    sim.write_file(&lock(), earlier.as_bytes());
 
     let failing = sim.crash_image(Fate::KeepAll);
     let ops = sim.op_count();
@@ -201,4 +210,68 @@ fn a_note_the_log_does_not_bear_out_is_lowered_by_a_counted_sync() {
     let fired = failing.fault_fired().expect("the planned fault fired");
     let op = &failing.ops()[fired];
     assert_eq!((op.kind, &op.path), (OpKind::Sync, &lock()));
+}
+
+/// A log that ends before the last record its own note says was synced is damage:
+/// cut at a record's start (a clean end), in the middle of a record (a torn end), or
+/// its last record damaged (helper-102: a truncated log lost acknowledged records
+/// with exit 0, `verify` said ok, and the next start lowered the note). Nothing is
+/// cut. Without the note, or under a note of another log generation, the same log is
+/// a torn write, cut.
+#[test]
+fn a_log_cut_short_of_its_note_is_damage() {
+    let sim = SimStorage::new();
+    let last = committed(&sim, 4);
+    let wal = read(&sim, &dir().join("wal"));
+    let recs = records(&wal);
+    let (s, e) = recs[recs.len() - 1];
+    assert_eq!(le64(&wal[s + 8..]), last);
+    let mut flipped = wal[..e].to_vec();
+    flipped[(s + e) / 2] ^= 0x10;
+    for (how, bytes) in [
+        ("cut at a record's start", wal[..s].to_vec()),
+        ("cut in a record", wal[..e - 3].to_vec()),
+        ("its last record damaged", flipped),
+    ] {
+        let copy = sim.crash_image(Fate::KeepAll);
+        copy.write_file(&dir().join("wal"), &bytes);
+        match open(&copy) {
+            Err(OpenError::Damaged { what, offset, .. }) => {
+                assert_eq!(offset, s as u64, "{how}");
+                assert!(
+                    what.contains(&format!(
+                        "the log's records end with lsn {}, but the lock file's note says this log had synced records up to lsn {last}",
+                        last - 1
+                    )),
+                    "{how}: {what}"
+                );
+            }
+            other => panic!("{how}: opened: {other:?}"),
+        }
+        assert_eq!(read(&copy, &dir().join("wal")), bytes, "{how}: nothing cut");
+        assert_eq!(note(&copy).map(|(_, l)| l), Some(last), "{how}: note kept");
+        let rep = durable::verify_with(&copy, &dir()).unwrap();
+        assert!(rep.problem.is_some(), "{how}: verify says ok");
+        // Under a note of another generation: a torn write, cut.
+        let (pid, noted) = copy.durable_note(&lock()).unwrap().unwrap();
+        let other = Noted {
+            salt: noted.salt.map(|s| s ^ 1),
+            ..noted
+        };
+        let crc =
+            crc32fast::hash(format!("{pid} {} {:016x}", other.lsn, other.salt.unwrap()).as_bytes());
+        let text = format!(
+            "{pid}\ndurable {:020} {:016x} {crc:08x}\n",
+            other.lsn,
+            other.salt.unwrap()
+        );
+        copy.write_file(&lock(), text.as_bytes());
+        assert_eq!(copy.durable_note(&lock()).unwrap(), Some((pid, other)));
+        assert_eq!(open(&copy).unwrap(), 3, "{how}: another log's note");
+    }
+    // Without the lock file: a torn write, cut.
+    let copy = sim.crash_image(Fate::KeepAll);
+    copy.write_file(&dir().join("wal"), &wal[..e - 3]);
+    copy.remove(&lock()).unwrap();
+    assert_eq!(open(&copy).unwrap(), 3);
 }

@@ -102,7 +102,7 @@ impl Storage for Counting {
     fn lock_holder(&self, path: &Path) -> io::Result<Option<Option<u32>>> {
         self.sim.lock_holder(path)
     }
-    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, wo_db::durable::Noted)>> {
         self.sim.durable_note(path)
     }
 }

@@ -488,7 +488,8 @@ fn record_lsns(wal: &[u8]) -> Vec<u64> {
 /// hash of the input): one time in three empty (no note); otherwise a whole durable
 /// note (docs/wal-format.md, the `lock` file; pid 1) naming one of the log's records,
 /// as a writer's after a sync, or, one time in eight, a record past the log's last
-/// (another log's note).
+/// (a log cut short, or another log's note); with the log's own salt (half the
+/// time), another salt, or none (an earlier version's note).
 pub fn lock_file_for(wal: &[u8], pick: u32) -> Vec<u8> {
     let lsns = record_lsns(wal);
     if pick.is_multiple_of(3) || lsns.is_empty() {
@@ -500,8 +501,23 @@ pub fn lock_file_for(wal: &[u8], pick: u32) -> Vec<u8> {
     } else {
         lsns[pick / 8 % lsns.len()]
     };
-    let crc = crc32fast::hash(format!("1 {lsn}").as_bytes());
-    format!("1\ndurable {lsn:020} {crc:08x}\n").into_bytes()
+    let own = u64::from_le_bytes(wal[16..24].try_into().expect("8 bytes"));
+    let salt = match pick / 64 % 4 {
+        0 => None,
+        1 => Some(own ^ 1),
+        _ => Some(own),
+    };
+    let line = match salt {
+        Some(salt) => {
+            let crc = crc32fast::hash(format!("1 {lsn} {salt:016x}").as_bytes());
+            format!("durable {lsn:020} {salt:016x} {crc:08x}")
+        }
+        None => {
+            let crc = crc32fast::hash(format!("1 {lsn}").as_bytes());
+            format!("durable {lsn:020} {crc:08x}")
+        }
+    };
+    format!("1\n{line}\n").into_bytes()
 }
 
 /// Rewrites a checkpoint's body length (to what the file holds), header CRC and body

@@ -38,7 +38,7 @@ use syncer::Done;
 use wal::{failure, LogWriter, Tail, WalHeader, FRAME_LEN, HEADER_LEN};
 
 pub use sim::{Fate, FaultKind, OpKind, OpRecord, SimStorage};
-pub use storage::{LockError, LockGuard, RealStorage, Storage, StorageFile};
+pub use storage::{LockError, LockGuard, Noted, RealStorage, Storage, StorageFile};
 
 use checkpoint::Salts;
 pub use migrate::{ColumnEvolution, Evolution, Plan, Step, StepKind, TableEvolution, ROWS_REFUSE};
@@ -520,7 +520,7 @@ fn open_as(
     };
     let wal_path = dir.join("wal");
     let mut files = Files::open(storage.as_ref(), dir)?;
-    files.noted = lock.carried_note().unwrap_or(0);
+    files.noted = lock.carried_note().unwrap_or_default();
     if req.is_some() && files.ckpt.is_none() && files.wal.is_none() {
         return Err(OpenError::NotADataDirectory {
             dir: dir.to_path_buf(),
@@ -611,7 +611,7 @@ fn open_as(
         // A new data directory: the first log generation, made durable by name. (A
         // note carried over from a former holder, whose log is gone, says nothing
         // now.)
-        lock.settle_note(0)
+        lock.settle_note(0, 0)
             .map_err(|(op, e)| io_err(op, &lock_path, &e))?;
         let first = schema_record(&stored);
         let wal = LogWriter::create(
@@ -649,7 +649,7 @@ fn open_as(
         alloc_end = end.end;
     }
     let same = latest.as_ref().is_some_and(|l| same_tables(l, &stored));
-    lock.settle_note(end.last_lsn)
+    lock.settle_note(end.last_lsn, hdr.salt)
         .map_err(|(op, e)| io_err(op, &lock_path, &e))?;
     let wal = LogWriter::resume(
         wal_path,
@@ -760,12 +760,13 @@ struct Files {
     /// The memory this process may use (`Storage::memory_limit`), to refuse id counters
     /// whose slots could not fit.
     memory: Option<u64>,
-    /// The durable LSN the lock file's note states (its last holder's, whoever that
-    /// was; 0 when there is no whole note, or it is not read): damage to a record it
-    /// covers, followed by a valid record, is damage, not a torn write
-    /// (`wal::check_unproven`). Set by `open` (the note its lock carried over) and
-    /// `verify` (the note as it reads it).
-    noted: u64,
+    /// What the lock file's note states (its last holder's, whoever that was; LSN 0
+    /// when there is no whole note, or it is not read): damage to a record it covers,
+    /// followed by a valid record, is damage, not a torn write (`wal::check_unproven`),
+    /// and so is a log of its generation that ends before it (`wal::check_noted_end`).
+    /// Set by `open` (the note its lock carried over) and `verify` (the note as it
+    /// reads it, before the files).
+    noted: Noted,
 }
 
 impl Files {
@@ -783,7 +784,7 @@ impl Files {
             ckpt,
             wal,
             memory: storage.memory_limit(),
-            noted: 0,
+            noted: Noted::default(),
         })
     }
 }
@@ -2234,13 +2235,17 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
         .map_err(|e| io_err("flock", &dir.join("lock"), &e))?;
     let mut previous: Option<(Vec<u8>, Problem)> = None;
     for _ in 0..VERIFY_ATTEMPTS {
+        // The note first: what it says a live writer synced is then in the log read
+        // after it (the writer publishes a sync's LSN after that sync), so a log
+        // ending before it is no race.
+        let noted = storage::stated_durable(storage, dir);
         let mut files = Files::open(storage, dir)?;
         if files.ckpt.is_none() && files.wal.is_none() {
             return Err(OpenError::NotADataDirectory {
                 dir: dir.to_path_buf(),
             });
         }
-        files.noted = storage::stated_durable(storage, dir);
+        files.noted = noted;
         let key = pair_key(&files, dir)?;
         let mut rep = verify_files(dir, &files)?;
         rep.locked_by = locked_by;

@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use super::checkpoint::{self, CKPT_HEADER_LEN};
 use super::codec::{self, Item, Reader, StoredType};
-use super::storage::{RealStorage, Storage, StorageFile};
+use super::storage::{Noted, RealStorage, Storage, StorageFile};
 use super::wal::{LogSource, WalHeader, HEADER_LEN};
 use super::{check_gap, check_tie, damaged, io_err, open_existing, read_header, OpenError};
 use crate::{Cell, RowId};
@@ -378,7 +378,7 @@ fn noted_durable(storage: &dyn Storage, dir: &Path, before: Option<Option<u32>>)
     let Some(holder) = before else {
         return 0;
     };
-    let Ok(Some((by, lsn))) = storage.durable_note(&dir.join("lock")) else {
+    let Ok(Some((by, Noted { lsn, .. }))) = storage.durable_note(&dir.join("lock")) else {
         return 0;
     };
     match holder {
@@ -483,7 +483,8 @@ impl Pair {
         // The lock file's note, as recovery and `verify` take it (whoever wrote it: a
         // live writer's covers only records whole in the file, read after it).
         let noted = super::storage::stated_durable(storage, &self.dir);
-        let Err(e) = super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt, noted)
+        let Err(e) =
+            super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt, noted.lsn)
         else {
             return Ok(());
         };

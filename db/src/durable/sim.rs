@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::storage::{
-    note_line, parse_note, DurableNote, LockError, LockGuard, Storage, StorageFile,
+    note_line, parse_note, DurableNote, LockError, LockGuard, Noted, Storage, StorageFile,
 };
 
 /// The kinds of operation the simulated disk counts (reads are not counted).
@@ -561,8 +561,8 @@ struct SimLock {
     pid: u32,
     /// Where the note goes: after the pid's line.
     note_at: u64,
-    /// The LSN of the former holder's whole note, carried over when the lock was taken.
-    carried: Option<u64>,
+    /// The former holder's whole note, carried over when the lock was taken.
+    carried: Option<Noted>,
 }
 
 impl LockGuard for SimLock {
@@ -574,11 +574,11 @@ impl LockGuard for SimLock {
             at: self.note_at,
         }))
     }
-    fn carried_note(&self) -> Option<u64> {
+    fn carried_note(&self) -> Option<Noted> {
         self.carried
     }
-    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
-        if self.carried.is_some_and(|lsn| lsn > recovered) {
+    fn settle_note(&self, recovered: u64, salt: u64) -> Result<(), (&'static str, io::Error)> {
+        if self.carried.is_some_and(|n| n.lsn > recovered) {
             // As the real lock does: one write and one sync, here counted.
             let mut f = SimFileHandle {
                 sim: self.sim.clone(),
@@ -586,7 +586,11 @@ impl LockGuard for SimLock {
                 path: self.path.clone(),
                 writable: true,
             };
-            let line = note_line(self.pid, recovered);
+            let noted = Noted {
+                lsn: recovered,
+                salt: Some(salt),
+            };
+            let line = note_line(self.pid, noted);
             let short = || io::Error::new(io::ErrorKind::WriteZero, "short write of the note");
             match f.pwrite(line.as_bytes(), self.note_at) {
                 Ok(n) if n == line.len() => {}
@@ -615,11 +619,15 @@ struct SimNote {
 }
 
 impl DurableNote for SimNote {
-    fn publish(&mut self, lsn: u64) {
+    fn publish(&mut self, lsn: u64, salt: u64) {
         let mut g = self.sim.lock_sim();
         // A frozen disk takes nothing more (best effort, as the real note).
         if g.frozen.is_none() {
-            let line = note_line(self.pid, lsn).into_bytes();
+            let noted = Noted {
+                lsn,
+                salt: Some(salt),
+            };
+            let line = note_line(self.pid, noted).into_bytes();
             write_uncounted(&mut g.disk, self.file, self.at, line);
         }
     }
@@ -777,10 +785,10 @@ impl Storage for SimStorage {
             }
         };
         let former = &g.disk.files[file].data;
-        let carried = parse_note(&former[..former.len().min(128)]).map(|(_, lsn)| lsn);
+        let carried = parse_note(&former[..former.len().min(128)]).map(|(_, noted)| noted);
         let pid_line = format!("{pid}\n");
         let text = match carried {
-            Some(lsn) => format!("{pid_line}{}", note_line(pid, lsn)),
+            Some(noted) => format!("{pid_line}{}", note_line(pid, noted)),
             None => pid_line.clone(),
         };
         let cut = Pending::Truncate(0);
@@ -798,7 +806,7 @@ impl Storage for SimStorage {
             carried,
         }))
     }
-    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, Noted)>> {
         let g = self.lock_sim();
         Ok(match g.disk.names.get(path) {
             Some(Entry::File(id)) => {

@@ -96,8 +96,8 @@ pub trait LockGuard: Send + Debug {
     /// holder writes under such a number must not pass for durable before its sync.
     /// An error (the note could not be rewritten), with the call that failed, fails
     /// the open: the note would go on naming records that are not durable.
-    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
-        let _ = recovered;
+    fn settle_note(&self, recovered: u64, salt: u64) -> Result<(), (&'static str, io::Error)> {
+        let _ = (recovered, salt);
         Ok(())
     }
     /// The locked directory's identity (device and inode, from its locked descriptor,
@@ -106,10 +106,10 @@ pub trait LockGuard: Send + Debug {
     fn dir_id(&self) -> Option<(u64, u64)> {
         None
     }
-    /// The durable LSN of the former holder's whole note, carried over when the lock
-    /// was taken: what recovery takes as evidence that the records it covers were
-    /// synced (`wal::check_unproven`). `None` when there was none.
-    fn carried_note(&self) -> Option<u64> {
+    /// The former holder's whole note, carried over when the lock was taken: what
+    /// recovery takes as evidence that the records it covers were synced
+    /// (`wal::check_unproven`, `wal::check_noted_end`). `None` when there was none.
+    fn carried_note(&self) -> Option<Noted> {
         None
     }
 }
@@ -132,41 +132,80 @@ pub trait LockGuard: Send + Debug {
 /// written with `pwritev`, not `pwrite64`, so that fault tests counting the log's
 /// writes count only those.
 pub trait DurableNote: Send + Debug {
-    /// Every record up to `lsn` is durable. Best effort: a failure is ignored (readers
-    /// then fall back to what the log proves).
-    fn publish(&mut self, lsn: u64);
+    /// Every record up to `lsn` of the log generation whose header has `salt` is
+    /// durable. Best effort: a failure is ignored (readers then fall back to what the
+    /// log proves).
+    fn publish(&mut self, lsn: u64, salt: u64);
 }
 
-/// The note's line for `lsn` written by process `pid`.
-pub(crate) fn note_line(pid: u32, lsn: u64) -> String {
-    let crc = crc32fast::hash(format!("{pid} {lsn}").as_bytes());
-    format!("durable {lsn:020} {crc:08x}\n")
+/// What a whole note states: every record up to `lsn` was synced, of the log
+/// generation whose salt is `salt` (`None` in a note of an earlier version, which
+/// did not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Noted {
+    pub lsn: u64,
+    pub salt: Option<u64>,
+}
+
+/// The note's line for `noted` written by process `pid`: `durable <LSN> <salt> <CRC>`
+/// (without the salt in a note carried over from an earlier version's holder).
+pub(crate) fn note_line(pid: u32, noted: Noted) -> String {
+    let lsn = noted.lsn;
+    match noted.salt {
+        Some(salt) => {
+            let crc = crc32fast::hash(format!("{pid} {lsn} {salt:016x}").as_bytes());
+            format!("durable {lsn:020} {salt:016x} {crc:08x}\n")
+        }
+        None => {
+            let crc = crc32fast::hash(format!("{pid} {lsn}").as_bytes());
+            format!("durable {lsn:020} {crc:08x}\n")
+        }
+    }
 }
 
 /// The durable LSN the note in `dir`'s lock file states, whoever wrote it: the
 /// evidence `verify` and the readers take, as recovery takes the note its lock
 /// carried over (`wal::check_unproven`). 0 when there is no whole note, or the lock
 /// file cannot be read.
-pub(crate) fn stated_durable(storage: &dyn Storage, dir: &Path) -> u64 {
+pub(crate) fn stated_durable(storage: &dyn Storage, dir: &Path) -> Noted {
     storage
         .durable_note(&dir.join("lock"))
         .ok()
         .flatten()
-        .map_or(0, |(_, lsn)| lsn)
+        .map_or(Noted::default(), |(_, noted)| noted)
 }
 
-/// The pid and durable LSN a lock file's text states, when its note is whole.
-pub(crate) fn parse_note(text: &[u8]) -> Option<(u32, u64)> {
+/// The pid and the note a lock file's text states, when its note is whole.
+pub(crate) fn parse_note(text: &[u8]) -> Option<(u32, Noted)> {
     let text = std::str::from_utf8(text).ok()?;
     let mut lines = text.split('\n');
     let pid: u32 = lines.next()?.trim().parse().ok()?;
     let note = lines.next()?;
-    let mut words = note.strip_prefix("durable ")?.split(' ');
-    let lsn_text = words.next()?;
+    let words: Vec<&str> = note.strip_prefix("durable ")?.split(' ').collect();
+    let (lsn_text, salt_text, crc_text) = match words[..] {
+        [lsn, crc] => (lsn, None, crc),
+        [lsn, salt, crc] if salt.len() == 16 => (lsn, Some(salt), crc),
+        _ => return None,
+    };
+    if lsn_text.len() != 20 {
+        return None;
+    }
     let lsn: u64 = lsn_text.parse().ok()?;
-    let crc = u32::from_str_radix(words.next()?, 16).ok()?;
-    let whole = lsn_text.len() == 20 && words.next().is_none();
-    (whole && crc32fast::hash(format!("{pid} {lsn}").as_bytes()) == crc).then_some((pid, lsn))
+    let salt = match salt_text {
+        Some(t) => Some(u64::from_str_radix(t, 16).ok()?),
+        None => None,
+    };
+    let crc = u32::from_str_radix(crc_text, 16).ok()?;
+    let noted = Noted { lsn, salt };
+    (note_line(pid, noted) == format!("{note}\n")
+        && crc32fast::hash(
+            match salt {
+                Some(salt) => format!("{pid} {lsn} {salt:016x}"),
+                None => format!("{pid} {lsn}"),
+            }
+            .as_bytes(),
+        ) == crc)
+        .then_some((pid, noted))
 }
 
 /// Why a lock could not be taken.
@@ -211,7 +250,7 @@ pub trait Storage: Send + Sync + Debug {
     /// The note ([`DurableNote`]) in the lock file `path`: the pid that wrote it and
     /// the LSN it says is durable; `None` when there is none or it is not whole.
     /// Writes nothing, creates nothing.
-    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, Noted)>> {
         let _ = path;
         Ok(None)
     }
@@ -283,8 +322,8 @@ struct RealLock {
     pid: u32,
     /// Where the note goes: after the pid's line.
     note_at: u64,
-    /// The LSN of the former holder's note, carried over when the lock was taken.
-    carried: Option<u64>,
+    /// The former holder's note, carried over when the lock was taken.
+    carried: Option<Noted>,
 }
 
 impl LockGuard for RealLock {
@@ -299,12 +338,16 @@ impl LockGuard for RealLock {
             at: self.note_at,
         }))
     }
-    fn carried_note(&self) -> Option<u64> {
+    fn carried_note(&self) -> Option<Noted> {
         self.carried
     }
-    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
-        if self.carried.is_some_and(|lsn| lsn > recovered) {
-            write_note(&self.fd, self.pid, self.note_at, recovered).map_err(|e| ("pwritev", e))?;
+    fn settle_note(&self, recovered: u64, salt: u64) -> Result<(), (&'static str, io::Error)> {
+        if self.carried.is_some_and(|n| n.lsn > recovered) {
+            let noted = Noted {
+                lsn: recovered,
+                salt: Some(salt),
+            };
+            write_note(&self.fd, self.pid, self.note_at, noted).map_err(|e| ("pwritev", e))?;
             // Synced, this once: a higher note left on the disk would pass a torn
             // write of this log's first batches for damage after a power cut
             // (helper-99). (Rare: the log was removed, or replaced by an older copy.)
@@ -322,17 +365,21 @@ struct RealNote {
 }
 
 impl DurableNote for RealNote {
-    fn publish(&mut self, lsn: u64) {
+    fn publish(&mut self, lsn: u64, salt: u64) {
         // (A note that could not be written stays lower: readers wait for more.)
-        let _ = write_note(&self.fd, self.pid, self.at, lsn);
+        let noted = Noted {
+            lsn,
+            salt: Some(salt),
+        };
+        let _ = write_note(&self.fd, self.pid, self.at, noted);
     }
 }
 
 /// Writes the note for `lsn` by process `pid` at offset `at` of the lock file. One
 /// call, all or nothing to a reader that checks the CRC; a short write leaves a note
 /// that does not check, which readers ignore, and is an error here.
-fn write_note(fd: &OwnedFd, pid: u32, at: u64, lsn: u64) -> io::Result<()> {
-    let line = note_line(pid, lsn);
+fn write_note(fd: &OwnedFd, pid: u32, at: u64, noted: Noted) -> io::Result<()> {
+    let line = note_line(pid, noted);
     let n = retry(|| rustix::io::pwritev(fd, &[io::IoSlice::new(line.as_bytes())], at))?;
     if n != line.len() {
         return Err(io::Error::new(
@@ -620,9 +667,9 @@ impl Storage for RealStorage {
         let pid_line = format!("{pid}\n");
         let mut former = [0u8; 128];
         let n = retry(|| rustix::io::pread(&fd, &mut former, 0)).unwrap_or(0);
-        let carried = parse_note(&former[..n]).map(|(_, lsn)| lsn);
+        let carried = parse_note(&former[..n]).map(|(_, noted)| noted);
         let text = match carried {
-            Some(lsn) => format!("{pid_line}{}", note_line(pid, lsn)),
+            Some(noted) => format!("{pid_line}{}", note_line(pid, noted)),
             None => pid_line.clone(),
         };
         rustix::fs::ftruncate(&fd, 0).map_err(|e| LockError::Io("ftruncate", e.into()))?;
@@ -675,7 +722,7 @@ impl Storage for RealStorage {
     fn namespace_pids(&self, pid: u32) -> Vec<u32> {
         namespace_pids(pid)
     }
-    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, u64)>> {
+    fn durable_note(&self, path: &Path) -> io::Result<Option<(u32, Noted)>> {
         let fd = match rustix::fs::open(
             path,
             OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
@@ -694,12 +741,24 @@ impl Storage for RealStorage {
 
 #[cfg(test)]
 mod tests {
-    use super::{note_line, parse_note};
+    use super::{note_line, parse_note, Noted};
+
+    const SALT: u64 = 0x0123_4567_89ab_cdef;
+
+    fn noted(lsn: u64) -> Noted {
+        Noted {
+            lsn,
+            salt: Some(SALT),
+        }
+    }
 
     #[test]
     fn a_note_is_trusted_only_whole() {
-        let file = |pid: u32, lsn: u64| format!("{pid}\n{}", note_line(pid, lsn));
-        assert_eq!(parse_note(file(4242, 17).as_bytes()), Some((4242, 17)));
+        let file = |pid: u32, lsn: u64| format!("{pid}\n{}", note_line(pid, noted(lsn)));
+        assert_eq!(
+            parse_note(file(4242, 17).as_bytes()),
+            Some((4242, noted(17)))
+        );
         assert_eq!(parse_note(b"4242\n"), None, "no note yet");
         // A rewrite from 99 to 100 read half old, half new: the digits say 199.
         let old = file(7, 99);
@@ -708,12 +767,27 @@ mod tests {
         assert_ne!(torn, old);
         assert_eq!(parse_note(torn.as_bytes()), None, "{torn:?}");
         // Another holder's pid over a note it did not write.
-        let stale = format!("8\n{}", note_line(7, 100));
+        let stale = format!("8\n{}", note_line(7, noted(100)));
         assert_eq!(parse_note(stale.as_bytes()), None);
         // Cut short, or with more after it.
         let whole = file(7, 100);
         assert_eq!(parse_note(&whole.as_bytes()[..whole.len() - 2]), None);
-        assert_eq!(parse_note(format!("{whole}x").as_bytes()), Some((7, 100)));
+        assert_eq!(
+            parse_note(format!("{whole}x").as_bytes()),
+            Some((7, noted(100)))
+        );
         assert_eq!(parse_note(b"7\ndurable 100 00000000\n"), None);
+        // Another salt under the same CRC: not whole.
+        let other = whole.replace("0123456789abcdef", "0123456789abcdee");
+        assert_eq!(parse_note(other.as_bytes()), None);
+        // An earlier version's note, without the salt, is read as such.
+        let crc = crc32fast::hash(b"7 100");
+        let earlier = format!("7\ndurable {:020} {crc:08x}\n", 100);
+        let without = Noted {
+            lsn: 100,
+            salt: None,
+        };
+        assert_eq!(parse_note(earlier.as_bytes()), Some((7, without)));
+        assert_eq!(format!("7\n{}", note_line(7, without)), earlier);
     }
 }

@@ -37,8 +37,9 @@ use super::wal::LogWriter;
 
 /// What the program's thread asks of the log thread.
 pub(crate) enum Request {
-    /// Make the log durable up to record `lsn`, which ends at byte `end`.
-    Sync { lsn: u64, end: u64 },
+    /// Make the log durable up to record `lsn`, which ends at byte `end`, of the
+    /// generation whose salt is `salt` (what the note says).
+    Sync { lsn: u64, end: u64, salt: u64 },
     /// From now on sync this file (a new log generation).
     Switch(Box<dyn StorageFile>),
     /// Sync a written checkpoint, put it in charge and start the next log generation
@@ -88,14 +89,14 @@ impl Syncer {
         })
     }
 
-    /// Asks for a sync covering record `lsn` (ending at byte `end`). A request for an
-    /// LSN already asked for sends nothing.
-    pub(crate) fn request(&mut self, lsn: u64, end: u64) {
+    /// Asks for a sync covering record `lsn` (ending at byte `end`) of the generation
+    /// whose salt is `salt`. A request for an LSN already asked for sends nothing.
+    pub(crate) fn request(&mut self, lsn: u64, end: u64, salt: u64) {
         if lsn <= self.requested {
             return;
         }
         self.requested = lsn;
-        self.send(Request::Sync { lsn, end });
+        self.send(Request::Sync { lsn, end, salt });
     }
 
     /// Hands the thread a written checkpoint to put in charge ([`Done::Checkpoint`]).
@@ -168,13 +169,13 @@ fn log_thread(
         // Block for a request, then take every one that queued meanwhile: they all
         // share the next sync.
         let Ok(first) = requests.recv() else { return };
-        let mut want: Option<(u64, u64)> = None;
+        let mut want: Option<(u64, u64, u64)> = None;
         let mut switch = None;
         for r in std::iter::once(first).chain(std::iter::from_fn(|| requests.try_recv().ok())) {
             match r {
-                Request::Sync { lsn, end } => {
-                    if want.is_none_or(|(l, _)| lsn > l) {
-                        want = Some((lsn, end));
+                Request::Sync { lsn, end, salt } => {
+                    if want.is_none_or(|(l, _, _)| lsn > l) {
+                        want = Some((lsn, end, salt));
                     }
                 }
                 Request::Switch(f) => {
@@ -189,14 +190,14 @@ fn log_thread(
                 }
             }
         }
-        if let Some((lsn, end)) = want {
+        if let Some((lsn, end, salt)) = want {
             let res = if skip_sync { Ok(()) } else { file.fdatasync() };
             let answer = match res {
                 Ok(()) => {
                     // Published before the program hears of it: an export started
                     // after an acknowledgement includes the acknowledged change.
                     if let Some(n) = note.as_mut() {
-                        n.publish(lsn);
+                        n.publish(lsn, salt);
                     }
                     Done::Durable { lsn, end }
                 }

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use super::codec::{Item, Reader, StoredTable};
+use super::storage::Noted;
 use super::wal;
 use super::{
     checkpoint, damaged, derived_schema, io_err, open, read_all, read_header, CheckpointStats,
@@ -51,7 +52,7 @@ pub fn stored_schema(dir: &Path, options: &Options) -> Result<Schema, OpenError>
         // Only schema items matter here; damage is reported by `open`, which follows.
         // Those of records the checkpoint covers are older than its schema.
         let mut src = wal::LogSource::new(f.as_ref(), *len);
-        let _ = wal::scan(&mut src, &hdr, 0, |fr, payload| {
+        let _ = wal::scan(&mut src, &hdr, Noted::default(), |fr, payload| {
             if fr.lsn <= ckpt_lsn {
                 return Ok(());
             }

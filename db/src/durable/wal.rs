@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::storage::{DurableNote, Storage, StorageFile};
+use super::storage::{DurableNote, Noted, Storage, StorageFile};
 use super::syncer::{Done, Syncer};
 use super::Failure;
 
@@ -302,14 +302,16 @@ impl<'f> LogSource<'f> {
 /// record's frame and payload, in order. Stops with `Err` at the first damage: a
 /// record out of sequence, an error returned by `f`, or an invalid record that a later
 /// valid record of this generation proves was acknowledged (its "durable up to" LSN
-/// reaches the invalid record's LSN), or that the lock file's note (`noted`, the
-/// durable LSN its last holder published; 0 when none) says was synced while a valid
-/// record follows it. Invalid bytes that nothing proves acknowledged are a torn tail.
-/// Memory: the largest record, whatever the log's length.
+/// reaches the invalid record's LSN), or that the lock file's note (`noted`, what its
+/// last holder published; LSN 0 when none) says was synced while a valid record
+/// follows it; and a log that ends (cleanly or not) before the last record the note
+/// says this very generation synced ([`check_noted_end`]). Invalid bytes that nothing
+/// proves acknowledged are a torn tail. Memory: the largest record, whatever the
+/// log's length.
 pub(crate) fn scan(
     src: &mut LogSource<'_>,
     hdr: &WalHeader,
-    noted: u64,
+    noted: Noted,
     mut f: impl FnMut(&Frame, &[u8]) -> Result<(), Damage>,
 ) -> Result<ScanEnd, ScanError> {
     let mut pos = HEADER_LEN as u64;
@@ -319,6 +321,7 @@ pub(crate) fn scan(
     let mut records = 0u64;
     loop {
         if pos >= src.len() {
+            check_noted_end(noted, hdr, pos, expect - 1)?;
             return Ok(ScanEnd {
                 end: pos,
                 last_lsn: expect - 1,
@@ -347,16 +350,47 @@ pub(crate) fn scan(
                     tail: Tail::Torn,
                 };
                 if src.zeros_from(pos)? {
+                    check_noted_end(noted, hdr, pos, expect - 1)?;
                     return Ok(ScanEnd {
                         tail: Tail::Zeros,
                         ..end
                     });
                 }
-                check_unproven(src, pos, expect, hdr.salt, noted)?;
+                check_unproven(src, pos, expect, hdr.salt, noted.lsn)?;
+                check_noted_end(noted, hdr, pos, expect - 1)?;
                 return Ok(end);
             }
         }
     }
+}
+
+/// The end of a log's valid records, at byte `pos` after record `last`: damage when
+/// the lock file's note says that this very generation (the note names the header's
+/// salt) synced records past `last`. Synced records do not vanish, so the log was cut
+/// short, or its last records damaged, after they were acknowledged (helper-102: a
+/// truncated log, or one bit flipped in its last record, lost acknowledged records
+/// with exit 0, `verify` said ok, and the next start lowered the note that said so). A note of another generation (a checkpoint since, a log
+/// put back or started again) or of an earlier version (no salt) proves nothing
+/// here.
+pub(crate) fn check_noted_end(
+    noted: Noted,
+    hdr: &WalHeader,
+    pos: u64,
+    last: u64,
+) -> Result<(), ScanError> {
+    if noted.salt != Some(hdr.salt) || noted.lsn <= last {
+        return Ok(());
+    }
+    Err(ScanError::Damage((
+        pos,
+        format!(
+            "the log's records end with lsn {last}, but the lock file's note says this log had \
+             synced records up to lsn {}: the log was cut short or its last records damaged \
+             (for a copy taken while its program ran, or an older log put back on purpose, \
+             remove the `lock` file to take the log as it is)",
+            noted.lsn
+        ),
+    )))
 }
 
 /// At `pos`, where the bytes are not the valid record `expect`: `Err` when a later
@@ -836,7 +870,7 @@ impl LogWriter {
         let end = self.end;
         self.start_syncer()?;
         if let Some(s) = self.syncer.as_mut() {
-            s.request(lsn, end);
+            s.request(lsn, end, self.salt);
         }
         Ok(())
     }
