@@ -1381,6 +1381,22 @@ fn records(wal: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// Rewrites the lock file's note to say records up to `lsn` were synced (as it would
+/// if the later ones had not been), under the same pid and log salt.
+fn set_note(dir: &Path, lsn: u64) {
+    let text = std::fs::read_to_string(dir.join("lock")).unwrap();
+    let mut lines = text.lines();
+    let pid = lines.next().unwrap().to_string();
+    let salt = lines.next().unwrap().split(' ').nth(2).unwrap().to_string();
+    assert_eq!(salt.len(), 16, "{text}");
+    let crc = crc32fast::hash(format!("{pid} {lsn} {salt}").as_bytes());
+    std::fs::write(
+        dir.join("lock"),
+        format!("{pid}\ndurable {lsn:020} {salt} {crc:08x}\n"),
+    )
+    .unwrap();
+}
+
 fn db_verify(dir: &Path) -> Outcome {
     let mut cmd = common::wo();
     cmd.args(["db", "verify"]).arg(dir);
@@ -1487,6 +1503,9 @@ fn torn_tail_is_dropped_and_overwritten() {
         let mut bytes = std::fs::read(&wal).unwrap();
         let recs = records(&bytes);
         let (start, end) = *recs.last().unwrap();
+        // A torn write is of a record no sync covered: the note names the one before.
+        let last = u64::from_le_bytes(bytes[start + 8..start + 16].try_into().unwrap());
+        set_note(&cwd.join("d"), last - 1);
         if how == "truncate" {
             bytes.truncate(start + (end - start) / 2);
         } else {
@@ -2704,6 +2723,30 @@ fn a_carried_note_is_lowered_to_the_log_that_was_recovered() {
     add(7); // LSN 11, noted
     assert_eq!(noted(), Some(11));
     std::fs::copy(cwd.join("wal.old"), dir.join("wal")).unwrap();
+    // An older copy of this very log under its note: the acknowledged records 5 to
+    // 11 are gone, and the start says so (65) rather than go on without them.
+    let mut cmd = common::wo();
+    cmd.arg("run")
+        .arg(&prog)
+        .arg("--data")
+        .arg(&dir)
+        .arg("--")
+        .arg("a");
+    let res = output(cmd);
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .contains("the lock file's note says this log had synced records up to lsn 11"),
+        "{}",
+        res.stderr
+    );
+    // An earlier version's note (no salt) names no log: carried over, then lowered.
+    let crc = crc32fast::hash(b"4242 11");
+    std::fs::write(
+        dir.join("lock"),
+        format!("4242\ndurable {:020} {crc:08x}\n", 11),
+    )
+    .unwrap();
     assert_eq!(hold("3"), Some(4), "the note says more than the log holds");
     std::fs::remove_file(dir.join("wal")).unwrap();
     assert_eq!(hold("0"), Some(0), "the note outlived the log it spoke of");

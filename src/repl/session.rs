@@ -435,10 +435,12 @@ impl Session {
         // A class declared from the data directory has no field defaults (the
         // directory does not keep them): say so where one is missed.
         for d in &mut diags {
+            // (One field or several: helper-102 left out two, and the note did not
+            // come.)
             let Some(class) = d
                 .message
-                .strip_prefix("missing field `")
-                .and_then(|m| m.split_once("` in `"))
+                .strip_prefix("missing field")
+                .and_then(|m| m.rsplit_once(" in `"))
                 .and_then(|(_, rest)| rest.strip_suffix("` literal"))
             else {
                 continue;

@@ -611,7 +611,7 @@ fn open_as(
         // A new data directory: the first log generation, made durable by name. (A
         // note carried over from a former holder, whose log is gone, says nothing
         // now.)
-        lock.settle_note(0, 0)
+        lock.settle_note(0)
             .map_err(|(op, e)| io_err(op, &lock_path, &e))?;
         let first = schema_record(&stored);
         let wal = LogWriter::create(
@@ -649,7 +649,7 @@ fn open_as(
         alloc_end = end.end;
     }
     let same = latest.as_ref().is_some_and(|l| same_tables(l, &stored));
-    lock.settle_note(end.last_lsn, hdr.salt)
+    lock.settle_note(end.last_lsn)
         .map_err(|(op, e)| io_err(op, &lock_path, &e))?;
     let wal = LogWriter::resume(
         wal_path,

@@ -577,7 +577,7 @@ impl LockGuard for SimLock {
     fn carried_note(&self) -> Option<Noted> {
         self.carried
     }
-    fn settle_note(&self, recovered: u64, salt: u64) -> Result<(), (&'static str, io::Error)> {
+    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
         if self.carried.is_some_and(|n| n.lsn > recovered) {
             // As the real lock does: one write and one sync, here counted.
             let mut f = SimFileHandle {
@@ -586,9 +586,10 @@ impl LockGuard for SimLock {
                 path: self.path.clone(),
                 writable: true,
             };
+            // Without the salt, as the real lock does (the log may not be synced).
             let noted = Noted {
                 lsn: recovered,
-                salt: Some(salt),
+                salt: None,
             };
             let line = note_line(self.pid, noted);
             let short = || io::Error::new(io::ErrorKind::WriteZero, "short write of the note");

@@ -94,10 +94,13 @@ pub trait LockGuard: Send + Debug {
     /// it says more. The log may hold fewer records than the former holder synced (it
     /// was removed to start again, or replaced by an older copy), and a record this
     /// holder writes under such a number must not pass for durable before its sync.
-    /// An error (the note could not be rewritten), with the call that failed, fails
-    /// the open: the note would go on naming records that are not durable.
-    fn settle_note(&self, recovered: u64, salt: u64) -> Result<(), (&'static str, io::Error)> {
-        let _ = (recovered, salt);
+    /// The lowered note names no log generation: the recovered log may not be synced
+    /// yet (put back with `cp`), so it must not say this log's records are
+    /// (helper-103); the log thread's first sync says so. An error (the note could
+    /// not be rewritten), with the call that failed, fails the open: the note would go
+    /// on naming records that are not durable.
+    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
+        let _ = recovered;
         Ok(())
     }
     /// The locked directory's identity (device and inode, from its locked descriptor,
@@ -341,11 +344,11 @@ impl LockGuard for RealLock {
     fn carried_note(&self) -> Option<Noted> {
         self.carried
     }
-    fn settle_note(&self, recovered: u64, salt: u64) -> Result<(), (&'static str, io::Error)> {
+    fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
         if self.carried.is_some_and(|n| n.lsn > recovered) {
             let noted = Noted {
                 lsn: recovered,
-                salt: Some(salt),
+                salt: None,
             };
             write_note(&self.fd, self.pid, self.note_at, noted).map_err(|e| ("pwritev", e))?;
             // Synced, this once: a higher note left on the disk would pass a torn
