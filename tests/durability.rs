@@ -1813,13 +1813,13 @@ fn creating_a_directory_syncs_its_parent() {
     }
 }
 
-/// `N records` from `wo db verify`'s `log:` line.
+/// `N records` (or `1 record`) from `wo db verify`'s `log:` line.
 fn log_records(report: &str) -> u64 {
     let line = report
         .lines()
         .find(|l| l.starts_with("log:"))
         .unwrap_or_else(|| panic!("a log line in:\n{report}"));
-    let before = line.split(" records").next().unwrap();
+    let before = line.split(" record").next().unwrap();
     before.rsplit(' ').next().unwrap().parse().unwrap()
 }
 

@@ -110,7 +110,7 @@ fn a_program_declaring_some_of_the_stored_tables_runs_and_keeps_the_others() {
     assert_eq!(res.stdout, "3\n");
     let v = run_wo(&dir, &["db", "verify", "d"]);
     assert!(
-        v.stdout.contains("log: ") && v.stdout.contains("1 records"),
+        v.stdout.contains("log: ") && v.stdout.contains("1 record in"),
         "{}",
         v.stdout
     );

@@ -2177,9 +2177,10 @@ impl fmt::Display for Report {
         if self.log_bytes == 0 && self.problem.is_some() {
             writeln!(f, "log: not read (the problem below comes first)")?;
         } else {
+            let s = if self.log_records == 1 { "" } else { "s" };
             writeln!(
                 f,
-                "log: {} records in {} bytes ({} allocated), lsn {}..{}",
+                "log: {} record{s} in {} bytes ({} allocated), lsn {}..{}",
                 self.log_records, self.log_used, self.log_bytes, self.log_first_lsn, self.last_lsn
             )?;
         }
@@ -2187,9 +2188,10 @@ impl fmt::Display for Report {
             writeln!(f, "torn tail at offset {t} (cut on the next open)")?;
         }
         for t in &self.tables {
+            let s = if t.rows == 1 { "" } else { "s" };
             writeln!(
                 f,
-                "table {}: {} rows, next id {}",
+                "table {}: {} row{s}, next id {}",
                 t.name, t.rows, t.next_id
             )?;
         }
@@ -2232,7 +2234,9 @@ pub fn verify_with(storage: &dyn Storage, dir: &Path) -> Result<Report, OpenErro
     }
     let locked_by = storage
         .lock_holder(&dir.join("lock"))
-        .map_err(|e| io_err("flock", &dir.join("lock"), &e))?;
+        // (No lock is taken: the holder is looked up, which opens the directory;
+        // helper-102 was told "flock failed" of a directory it could not read.)
+        .map_err(|e| io_err("open", dir, &e))?;
     let mut previous: Option<(Vec<u8>, Problem)> = None;
     for _ in 0..VERIFY_ATTEMPTS {
         // The note first: what it says a live writer synced is then in the log read

@@ -357,10 +357,10 @@ impl Window<'_> {
 /// Whether a process holds the directory's lock (read from `/proc/locks`), and its
 /// pid when known.
 fn holder(storage: &dyn Storage, dir: &Path) -> Result<Option<Option<u32>>, OpenError> {
-    let lock = dir.join("lock");
+    // (No lock is taken: the holder is looked up, which opens the directory.)
     storage
-        .lock_holder(&lock)
-        .map_err(|e| io_err("flock", &lock, &e))
+        .lock_holder(&dir.join("lock"))
+        .map_err(|e| io_err("open", dir, &e))
 }
 
 /// The LSN up to which the holder of the directory's lock has said (in the lock file's
