@@ -24,13 +24,23 @@ fn repl(dir: &Path, args: &[&str], input: &str) -> (Option<i32>, String, String)
 
 /// [`repl`] of input that need not be UTF-8.
 fn repl_bytes(dir: &Path, args: &[&str], input: &[u8]) -> (Option<i32>, String, String) {
+    let out = repl_to(dir, args, input, Stdio::piped());
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `wo repl` with `input` on stdin and its stdout going to `stdout`.
+fn repl_to(dir: &Path, args: &[&str], input: &[u8], stdout: Stdio) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
         .arg("repl")
         .args(args)
         .current_dir(dir)
         .env_remove("WO_DATA")
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
         .expect("start wo repl");
@@ -40,12 +50,7 @@ fn repl_bytes(dir: &Path, args: &[&str], input: &[u8]) -> (Option<i32>, String, 
         .expect("stdin is piped")
         .write_all(input)
         .expect("write the input");
-    let out = child.wait_with_output().expect("wait for wo repl");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    child.wait_with_output().expect("wait for wo repl")
 }
 
 /// Runs a program with `wo run --data d` in `dir` (to fill a data directory).
@@ -1169,22 +1174,7 @@ fn output_that_cannot_be_written_is_an_io_error() {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wo"))
-        .arg("repl")
-        .current_dir(&dir)
-        .env_remove("WO_DATA")
-        .stdin(Stdio::piped())
-        .stdout(full)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start wo repl");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(b"print(\"hi\")\n\"x\"\n")
-        .expect("write the input");
-    let out = child.wait_with_output().expect("wo repl ends");
+    let out = repl_to(&dir, &[], b"print(\"hi\")\n\"x\"\n", Stdio::from(full));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(74), "{err}");
     assert!(

@@ -258,13 +258,7 @@ fn a_log_cut_short_of_its_note_is_damage() {
             salt: noted.salt.map(|s| s ^ 1),
             ..noted
         };
-        let crc =
-            crc32fast::hash(format!("{pid} {} {:016x}", other.lsn, other.salt.unwrap()).as_bytes());
-        let text = format!(
-            "{pid}\ndurable {:020} {:016x} {crc:08x}\n",
-            other.lsn,
-            other.salt.unwrap()
-        );
+        let text = format!("{pid}\n{}", durable::note_line(pid, other));
         copy.write_file(&lock(), text.as_bytes());
         assert_eq!(copy.durable_note(&lock()).unwrap(), Some((pid, other)));
         assert_eq!(open(&copy).unwrap(), 3, "{how}: another log's note");

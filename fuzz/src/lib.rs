@@ -507,17 +507,8 @@ pub fn lock_file_for(wal: &[u8], pick: u32) -> Vec<u8> {
         1 => Some(own ^ 1),
         _ => Some(own),
     };
-    let line = match salt {
-        Some(salt) => {
-            let crc = crc32fast::hash(format!("1 {lsn} {salt:016x}").as_bytes());
-            format!("durable {lsn:020} {salt:016x} {crc:08x}")
-        }
-        None => {
-            let crc = crc32fast::hash(format!("1 {lsn}").as_bytes());
-            format!("durable {lsn:020} {crc:08x}")
-        }
-    };
-    format!("1\n{line}\n").into_bytes()
+    let line = wo_db::durable::note_line(1, wo_db::durable::Noted { lsn, salt });
+    format!("1\n{line}").into_bytes()
 }
 
 /// Rewrites a checkpoint's body length (to what the file holds), header CRC and body

@@ -38,7 +38,7 @@ use syncer::Done;
 use wal::{failure, LogWriter, Tail, WalHeader, FRAME_LEN, HEADER_LEN};
 
 pub use sim::{Fate, FaultKind, OpKind, OpRecord, SimStorage};
-pub use storage::{LockError, LockGuard, Noted, RealStorage, Storage, StorageFile};
+pub use storage::{note_line, LockError, LockGuard, Noted, RealStorage, Storage, StorageFile};
 
 use checkpoint::Salts;
 pub use migrate::{ColumnEvolution, Evolution, Plan, Step, StepKind, TableEvolution, ROWS_REFUSE};

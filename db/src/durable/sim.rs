@@ -642,6 +642,16 @@ fn write_uncounted(disk: &mut Disk, file: usize, off: u64, data: Vec<u8>) {
     f.pending.push(p);
 }
 
+/// A new empty file named `path` (the name not durable until a directory sync).
+fn new_file(disk: &mut Disk, path: &Path) -> usize {
+    disk.files.push(SimFile::default());
+    let id = disk.files.len() - 1;
+    disk.names.insert(path.to_path_buf(), Entry::File(id));
+    disk.ns_pending
+        .push(NsOp::Set(path.to_path_buf(), Entry::File(id)));
+    id
+}
+
 fn parent_exists(disk: &Disk, path: &Path) -> bool {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => matches!(disk.names.get(p), Some(Entry::Dir)),
@@ -661,13 +671,7 @@ impl Storage for SimStorage {
                     return Err(errno(ENOENT));
                 }
                 self.op(&mut g, OpKind::Create, path)?;
-                g.disk.files.push(SimFile::default());
-                let id = g.disk.files.len() - 1;
-                g.disk.names.insert(path.to_path_buf(), Entry::File(id));
-                g.disk
-                    .ns_pending
-                    .push(NsOp::Set(path.to_path_buf(), Entry::File(id)));
-                id
+                new_file(&mut g.disk, path)
             }
         };
         Ok(Box::new(SimFileHandle {
@@ -775,15 +779,7 @@ impl Storage for SimStorage {
             None if !parent_exists(&g.disk, path) => {
                 return Err(LockError::Io("open", errno(ENOENT)))
             }
-            None => {
-                g.disk.files.push(SimFile::default());
-                let id = g.disk.files.len() - 1;
-                g.disk.names.insert(path.to_path_buf(), Entry::File(id));
-                g.disk
-                    .ns_pending
-                    .push(NsOp::Set(path.to_path_buf(), Entry::File(id)));
-                id
-            }
+            None => new_file(&mut g.disk, path),
         };
         let former = &g.disk.files[file].data;
         let carried = parse_note(&former[..former.len().min(128)]).map(|(_, noted)| noted);

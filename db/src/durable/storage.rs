@@ -151,8 +151,9 @@ pub struct Noted {
 }
 
 /// The note's line for `noted` written by process `pid`: `durable <LSN> <salt> <CRC>`
-/// (without the salt in a note carried over from an earlier version's holder).
-pub(crate) fn note_line(pid: u32, noted: Noted) -> String {
+/// (without the salt in a note carried over from an earlier version's holder). Public
+/// for tests and the fuzz targets, which write lock files.
+pub fn note_line(pid: u32, noted: Noted) -> String {
     let lsn = noted.lsn;
     match noted.salt {
         Some(salt) => {
