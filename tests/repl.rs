@@ -425,11 +425,11 @@ fn a_line_that_is_not_utf8_is_an_error_of_its_input_only() {
 /// The input a bad line is part of is dropped whole: its lines after the bad one too,
 /// with the `else` that continues it (helper-102: only the lines up to the bad one
 /// were dropped, and the rest ran as inputs of their own, the body of an `if false`
-/// that deleted every row among them).
+/// that deleted every row among them). A dot-command is one line.
 #[test]
 fn an_input_with_a_line_that_is_not_utf8_is_dropped_whole() {
     let dir = scratch("not-utf8-whole");
-    let lines: [&[u8]; 17] = [
+    let lines: [&[u8]; 18] = [
         b"let rows = [1, 2]",
         b"if false {",
         b"  print(\"d\xe9j\xe0\")",
@@ -446,6 +446,7 @@ fn an_input_with_a_line_that_is_not_utf8_is_dropped_whole() {
         b"else { -- \xff",
         b"  print(2)",
         b"}",
+        b".load caf\xe9.wo",
         b"print(\"end\")",
     ];
     let mut input = lines.join(&b'\n');
@@ -457,7 +458,8 @@ fn an_input_with_a_line_that_is_not_utf8_is_dropped_whole() {
         err,
         "repl:3:11: error: the input is not valid UTF-8: the byte 0xE9 (the input it is part of is dropped)\n\
          repl:8:16: error: the input is not valid UTF-8: the byte 0xE9 (the input it is part of is dropped)\n\
-         repl:14:11: error: the input is not valid UTF-8: the byte 0xFF (the input it is part of is dropped)\n"
+         repl:14:11: error: the input is not valid UTF-8: the byte 0xFF (the input it is part of is dropped)\n\
+         repl:17:10: error: the input is not valid UTF-8: the byte 0xE9 (the input it is part of is dropped)\n"
     );
 }
 

@@ -275,6 +275,9 @@ impl Repl {
             };
             if !dropped {
                 self.n_lines += 1;
+            } else if first.trim_start().starts_with('.') {
+                // A dot-command is one line: nothing after it is its.
+                continue;
             }
             let start = self.n_lines;
             if !dropped && first.trim_start().starts_with('.') {
