@@ -35,7 +35,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::storage::{
-    note_line, parse_note, DurableNote, LockError, LockGuard, Noted, Storage, StorageFile,
+    lowered, note_line, parse_note, taken_lock_text, DurableNote, LockError, LockGuard, Noted,
+    Storage, StorageFile, LOCK_TEXT_MAX,
 };
 
 /// The kinds of operation the simulated disk counts (reads are not counted).
@@ -578,18 +579,13 @@ impl LockGuard for SimLock {
         self.carried
     }
     fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
-        if self.carried.is_some_and(|n| n.lsn > recovered) {
+        if let Some(noted) = lowered(self.carried, recovered) {
             // As the real lock does: one write and one sync, here counted.
             let mut f = SimFileHandle {
                 sim: self.sim.clone(),
                 id: self.file,
                 path: self.path.clone(),
                 writable: true,
-            };
-            // Without the salt, as the real lock does (the log may not be synced).
-            let noted = Noted {
-                lsn: recovered,
-                salt: None,
             };
             let line = note_line(self.pid, noted);
             let short = || io::Error::new(io::ErrorKind::WriteZero, "short write of the note");
@@ -781,13 +777,7 @@ impl Storage for SimStorage {
             }
             None => new_file(&mut g.disk, path),
         };
-        let former = &g.disk.files[file].data;
-        let carried = parse_note(&former[..former.len().min(128)]).map(|(_, noted)| noted);
-        let pid_line = format!("{pid}\n");
-        let text = match carried {
-            Some(noted) => format!("{pid_line}{}", note_line(pid, noted)),
-            None => pid_line.clone(),
-        };
+        let (text, note_at, carried) = taken_lock_text(pid, &g.disk.files[file].data);
         let cut = Pending::Truncate(0);
         let f = &mut g.disk.files[file];
         apply(&mut f.data, &cut);
@@ -799,7 +789,7 @@ impl Storage for SimStorage {
             path: path.to_path_buf(),
             file,
             pid,
-            note_at: pid_line.len() as u64,
+            note_at,
             carried,
         }))
     }
@@ -808,7 +798,7 @@ impl Storage for SimStorage {
         Ok(match g.disk.names.get(path) {
             Some(Entry::File(id)) => {
                 let data = &g.disk.files[*id].data;
-                parse_note(&data[..data.len().min(128)])
+                parse_note(&data[..data.len().min(LOCK_TEXT_MAX)])
             }
             _ => None,
         })

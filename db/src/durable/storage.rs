@@ -179,6 +179,10 @@ pub(crate) fn stated_durable(storage: &dyn Storage, dir: &Path) -> Noted {
         .map_or(Noted::default(), |(_, noted)| noted)
 }
 
+/// A lock file's pid line and note fit in this many bytes; what lies past them is
+/// not read (a longer file holds no note).
+pub(crate) const LOCK_TEXT_MAX: usize = 128;
+
 /// The pid and the note a lock file's text states, when its note is whole.
 pub(crate) fn parse_note(text: &[u8]) -> Option<(u32, Noted)> {
     let text = std::str::from_utf8(text).ok()?;
@@ -186,30 +190,44 @@ pub(crate) fn parse_note(text: &[u8]) -> Option<(u32, Noted)> {
     let pid: u32 = lines.next()?.trim().parse().ok()?;
     let note = lines.next()?;
     let words: Vec<&str> = note.strip_prefix("durable ")?.split(' ').collect();
-    let (lsn_text, salt_text, crc_text) = match words[..] {
-        [lsn, crc] => (lsn, None, crc),
-        [lsn, salt, crc] if salt.len() == 16 => (lsn, Some(salt), crc),
+    let (lsn, salt) = match words[..] {
+        [lsn, _crc] => (lsn, None),
+        [lsn, salt, _crc] => (lsn, Some(u64::from_str_radix(salt, 16).ok()?)),
         _ => return None,
     };
-    if lsn_text.len() != 20 {
-        return None;
-    }
-    let lsn: u64 = lsn_text.parse().ok()?;
-    let salt = match salt_text {
-        Some(t) => Some(u64::from_str_radix(t, 16).ok()?),
-        None => None,
+    let noted = Noted {
+        lsn: lsn.parse().ok()?,
+        salt,
     };
-    let crc = u32::from_str_radix(crc_text, 16).ok()?;
-    let noted = Noted { lsn, salt };
-    (note_line(pid, noted) == format!("{note}\n")
-        && crc32fast::hash(
-            match salt {
-                Some(salt) => format!("{pid} {lsn} {salt:016x}"),
-                None => format!("{pid} {lsn}"),
-            }
-            .as_bytes(),
-        ) == crc)
-        .then_some((pid, noted))
+    // Whole when it is the line this pid writes for this note, digit for digit: the
+    // widths, the case and the CRC.
+    (note_line(pid, noted) == format!("{note}\n")).then_some((pid, noted))
+}
+
+/// What a new holder of the lock writes in the lock file, given the file's former
+/// text: its pid's line, then the former holder's whole note carried over under its
+/// own pid (what a sync made durable stays durable; until this holder's first sync,
+/// which may never come, readers beside it would otherwise take the former holder's
+/// last acknowledged records for in doubt). Also where the note goes (after the pid's
+/// line) and the note carried. Both storages write it, so it is written one way.
+pub(crate) fn taken_lock_text(pid: u32, former: &[u8]) -> (String, u64, Option<Noted>) {
+    let carried = parse_note(&former[..former.len().min(LOCK_TEXT_MAX)]).map(|(_, n)| n);
+    let pid_line = format!("{pid}\n");
+    let note_at = pid_line.len() as u64;
+    let text = match carried {
+        Some(noted) => pid_line + &note_line(pid, noted),
+        None => pid_line,
+    };
+    (text, note_at, carried)
+}
+
+/// The note [`LockGuard::settle_note`] writes: the carried note lowered to
+/// `recovered` when it says more, naming no log generation; `None` when it stays.
+pub(crate) fn lowered(carried: Option<Noted>, recovered: u64) -> Option<Noted> {
+    carried.filter(|n| n.lsn > recovered).map(|_| Noted {
+        lsn: recovered,
+        salt: None,
+    })
 }
 
 /// Why a lock could not be taken.
@@ -346,11 +364,7 @@ impl LockGuard for RealLock {
         self.carried
     }
     fn settle_note(&self, recovered: u64) -> Result<(), (&'static str, io::Error)> {
-        if self.carried.is_some_and(|n| n.lsn > recovered) {
-            let noted = Noted {
-                lsn: recovered,
-                salt: None,
-            };
+        if let Some(noted) = lowered(self.carried, recovered) {
             write_note(&self.fd, self.pid, self.note_at, noted).map_err(|e| ("pwritev", e))?;
             // Synced, this once: a higher note left on the disk would pass a torn
             // write of this log's first batches for damage after a power cut
@@ -663,19 +677,9 @@ impl Storage for RealStorage {
             Err(e) => return Err(LockError::Io("flock", e.into())),
         }
         // The pid is informative only: plain `write` (not `pwrite64`), never synced.
-        // The former holder's whole note is carried over under the new pid: what a
-        // sync made durable stays durable, and until this holder's first sync (which
-        // may never come: a program that only reads, `wo db migrate` planning) readers
-        // beside it would otherwise take the former holder's last acknowledged
-        // records for in doubt and leave them out.
-        let pid_line = format!("{pid}\n");
-        let mut former = [0u8; 128];
+        let mut former = [0u8; LOCK_TEXT_MAX];
         let n = retry(|| rustix::io::pread(&fd, &mut former, 0)).unwrap_or(0);
-        let carried = parse_note(&former[..n]).map(|(_, noted)| noted);
-        let text = match carried {
-            Some(noted) => format!("{pid_line}{}", note_line(pid, noted)),
-            None => pid_line.clone(),
-        };
+        let (text, note_at, carried) = taken_lock_text(pid, &former[..n]);
         rustix::fs::ftruncate(&fd, 0).map_err(|e| LockError::Io("ftruncate", e.into()))?;
         rustix::io::write(&fd, text.as_bytes()).map_err(|e| LockError::Io("write", e.into()))?;
         // A marker for readers that cannot see the flocks: the kernel's table of
@@ -692,7 +696,7 @@ impl Storage for RealStorage {
             _dir: dir_fd,
             fd: Arc::new(fd),
             pid,
-            note_at: pid_line.len() as u64,
+            note_at,
             carried,
         }))
     }
@@ -736,8 +740,7 @@ impl Storage for RealStorage {
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
-        // A pid's line and the note fit in 128 bytes; a larger file is not a note.
-        let mut buf = [0u8; 128];
+        let mut buf = [0u8; LOCK_TEXT_MAX];
         let n = retry(|| rustix::io::pread(&fd, &mut buf, 0))?;
         Ok(parse_note(&buf[..n]))
     }
