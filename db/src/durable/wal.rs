@@ -319,15 +319,14 @@ pub(crate) fn scan(
     // byte, so `expect` cannot overflow.
     let mut expect = hdr.first_lsn;
     let mut records = 0u64;
-    loop {
+    let end = loop {
         if pos >= src.len() {
-            check_noted_end(noted, hdr, pos, expect - 1)?;
-            return Ok(ScanEnd {
+            break ScanEnd {
                 end: pos,
                 last_lsn: expect - 1,
                 records,
                 tail: Tail::Clean,
-            });
+            };
         }
         match src.frame_at(pos, hdr.salt)? {
             Some((fr, payload)) if fr.lsn == expect => {
@@ -343,25 +342,24 @@ pub(crate) fn scan(
                 )));
             }
             None => {
-                let end = ScanEnd {
+                let tail = if src.zeros_from(pos)? {
+                    Tail::Zeros
+                } else {
+                    check_unproven(src, pos, expect, hdr.salt, noted.lsn)?;
+                    Tail::Torn
+                };
+                break ScanEnd {
                     end: pos,
                     last_lsn: expect - 1,
                     records,
-                    tail: Tail::Torn,
+                    tail,
                 };
-                if src.zeros_from(pos)? {
-                    check_noted_end(noted, hdr, pos, expect - 1)?;
-                    return Ok(ScanEnd {
-                        tail: Tail::Zeros,
-                        ..end
-                    });
-                }
-                check_unproven(src, pos, expect, hdr.salt, noted.lsn)?;
-                check_noted_end(noted, hdr, pos, expect - 1)?;
-                return Ok(end);
             }
         }
-    }
+    };
+    // However the records end: not before the note says this generation synced.
+    check_noted_end(noted, hdr, end.end, end.last_lsn)?;
+    Ok(end)
 }
 
 /// The end of a log's valid records, at byte `pos` after record `last`: damage when
@@ -369,9 +367,9 @@ pub(crate) fn scan(
 /// salt) synced records past `last`. Synced records do not vanish, so the log was cut
 /// short, or its last records damaged, after they were acknowledged (helper-102: a
 /// truncated log, or one bit flipped in its last record, lost acknowledged records
-/// with exit 0, `verify` said ok, and the next start lowered the note that said so). A note of another generation (a checkpoint since, a log
-/// put back or started again) or of an earlier version (no salt) proves nothing
-/// here.
+/// with exit 0, `verify` said ok, and the next start lowered the note that said so).
+/// A note of another generation (a checkpoint since, a log put back or started
+/// again) or of an earlier version (no salt) proves nothing here.
 pub(crate) fn check_noted_end(
     noted: Noted,
     hdr: &WalHeader,
