@@ -186,11 +186,10 @@ struct Repl {
     /// The rest of a paste of several lines, not yet taken (each is an input's line,
     /// as if typed).
     queued: VecDeque<String>,
-    /// A line read ahead (after an `if` that could have gone on with `else`).
-    ahead: Option<String>,
-    /// A line read ahead that is not UTF-8 (said already): the first line of an
-    /// input to drop.
-    ahead_dropped: Option<String>,
+    /// A line read ahead (after an `if` that could have gone on with `else`): a
+    /// `Read::Line`, or a `Read::Dropped` (not UTF-8, said already: the first line of
+    /// an input to drop).
+    ahead: Option<Read>,
 }
 
 /// `wo repl [--data DIR]`.
@@ -234,7 +233,6 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         timer: false,
         queued: VecDeque::new(),
         ahead: None,
-        ahead_dropped: None,
     };
     repl.run()?;
     crate::exit::note_output(repl.session.stdout.flush());
@@ -323,8 +321,8 @@ impl Repl {
                             self.n_lines += 1;
                             break;
                         }
-                        Read::Line(l) => {
-                            self.ahead = Some(l);
+                        line @ Read::Line(_) => {
+                            self.ahead = Some(line);
                             break;
                         }
                         // (`} else {` with a bad byte is this input's; any other line
@@ -334,8 +332,8 @@ impl Repl {
                             text.push_str(&l);
                             text.push('\n');
                         }
-                        Read::Dropped(l) => {
-                            self.ahead_dropped = Some(l);
+                        line @ Read::Dropped(_) => {
+                            self.ahead = Some(line);
                             break;
                         }
                         Read::Cancel | Read::NotUtf8 { .. } => {
@@ -386,11 +384,8 @@ impl Repl {
     /// editor hands a bracketed paste over whole) is taken a line at a time, so a
     /// paste of declarations and statements runs as if typed line by line.
     fn read(&mut self, prompt: &str) -> Result<Read, Failure> {
-        if let Some(line) = self.ahead.take() {
-            return Ok(Read::Line(line));
-        }
-        if let Some(line) = self.ahead_dropped.take() {
-            return Ok(Read::Dropped(line));
+        if let Some(read) = self.ahead.take() {
+            return Ok(read);
         }
         if !self.queued.is_empty() && self.session.interrupt.swap(false, Ordering::Relaxed) {
             // Ctrl-C between two of a paste's inputs drops the rest of the paste.
