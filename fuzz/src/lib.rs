@@ -440,12 +440,9 @@ pub fn reseal_wal_but(wal: &mut [u8], skip: Option<usize>) {
     let crc = crc32fast::hash(&wal[..32]);
     wal[32..36].copy_from_slice(&crc.to_le_bytes());
     let salt: [u8; 8] = wal[16..24].try_into().expect("8 bytes");
-    let mut off = WAL_HEADER;
-    let mut index = 0;
-    while off + FRAME <= wal.len() {
-        let n = u32::from_le_bytes(wal[off..off + 4].try_into().expect("4 bytes")) as usize;
-        if n == 0 || off + FRAME + n > wal.len() {
-            return;
+    for (index, (off, n)) in frames(wal).into_iter().enumerate() {
+        if skip == Some(index) {
+            continue;
         }
         let mut h = crc32fast::Hasher::new();
         h.update(&salt);
@@ -453,35 +450,38 @@ pub fn reseal_wal_but(wal: &mut [u8], skip: Option<usize>) {
         h.update(&wal[off + 8..off + 24]);
         h.update(&wal[off + FRAME..off + FRAME + n]);
         let crc = h.finalize();
-        if skip != Some(index) {
-            wal[off + 4..off + 8].copy_from_slice(&crc.to_le_bytes());
-        }
-        index += 1;
-        off += FRAME + n;
+        wal[off + 4..off + 8].copy_from_slice(&crc.to_le_bytes());
     }
 }
 
-/// The number of records of a log, walking the lengths as written (those
-/// [`reseal_wal_but`] counts).
-pub fn record_count(wal: &[u8]) -> usize {
-    record_lsns(wal).len()
-}
-
-/// The LSN of each record of a log, walking the lengths as written.
-fn record_lsns(wal: &[u8]) -> Vec<u64> {
-    let mut lsns = Vec::new();
+/// The frames of a log, walking the lengths as written: each frame's offset and its
+/// payload's length, up to the first length that is 0 or runs past the end. The one
+/// walk [`reseal_wal_but`], [`record_count`] and [`lock_file_for`] share.
+fn frames(wal: &[u8]) -> Vec<(usize, usize)> {
+    let mut frames = Vec::new();
     let mut off = WAL_HEADER;
     while off + FRAME <= wal.len() {
         let n = u32::from_le_bytes(wal[off..off + 4].try_into().expect("4 bytes")) as usize;
         if n == 0 || off + FRAME + n > wal.len() {
             break;
         }
-        lsns.push(u64::from_le_bytes(
-            wal[off + 8..off + 16].try_into().expect("8 bytes"),
-        ));
+        frames.push((off, n));
         off += FRAME + n;
     }
-    lsns
+    frames
+}
+
+/// The number of records of a log (those [`reseal_wal_but`] reseals).
+pub fn record_count(wal: &[u8]) -> usize {
+    frames(wal).len()
+}
+
+/// The LSN of each record of a log.
+fn record_lsns(wal: &[u8]) -> Vec<u64> {
+    frames(wal)
+        .into_iter()
+        .map(|(off, _)| u64::from_le_bytes(wal[off + 8..off + 16].try_into().expect("8 bytes")))
+        .collect()
 }
 
 /// The lock file the data-directory target puts beside a log, chosen by `pick` (a
