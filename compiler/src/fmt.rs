@@ -507,6 +507,9 @@ fn layout(src: &str, module: &Module) -> String {
                             // `else if` is, not as a continuation (helper-90: it went
                             // one level in while its block stayed).
                             || (matches!(pt, Tok::Else) && matches!(t.tok, Tok::If))
+                            // `} else -- a comment⏎ {`: the `{` where the `}` is
+                            // (helper-101: it went one level in as a continuation).
+                            || (matches!(pt, Tok::Else) && matches!(t.tok, Tok::LBrace))
                     }
                 };
                 let cont = top.stmts && !boundary;
@@ -849,6 +852,12 @@ mod tests {
         // block's `}` is (helper-90: it went one level in, as a continuation).
         let src = "fn main() {\n  if a {\n    f()\n  } else -- b\n  if b {\n    g()\n  }\n}\n";
         assert_eq!(fmt(src), src);
+        // `else`, a comment, and its `{` on the next line: the `{` where the `}` is
+        // (helper-101: it went one level in, as a continuation).
+        let src = "fn main() {\n  if a {\n    f()\n  } else -- b\n  {\n    g()\n  }\n}\n";
+        assert_eq!(fmt(src), src);
+        let messy = "fn main() {\n    if a {\n        f()\n    } else -- b\n        {\n    g()\n    }\n}\n";
+        assert_eq!(fmt(messy), src);
     }
 
     #[test]
