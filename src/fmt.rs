@@ -3,6 +3,9 @@
 //! file under it, as a program's sources are found). A file that does not parse is
 //! reported with its diagnostics and left as it is (exit 65); with `--check` nothing
 //! is written, the files that would change are listed on stdout and the status is 1.
+//! A PATH of `-` is standard input, formatted to standard output (for editors and
+//! pipes); with `--check` nothing is printed but its name, `<stdin>`, when it would
+//! change.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,31 +30,44 @@ fn files_of(path: &Path) -> Result<Vec<PathBuf>, Failure> {
         .collect())
 }
 
-/// Formats one file; `Ok(true)` when it is (or would be) changed.
-fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure> {
-    let bytes = wo_compiler::read_program_file(path).map_err(crate::program::load_error)?;
+/// The name standard input goes by in diagnostics and `--check`'s list.
+const STDIN: &str = "<stdin>";
+
+/// The source `bytes` of `name` and its formatted text; a source that does not
+/// parse is reported with its diagnostics.
+fn format_source(
+    name: &Path,
+    bytes: Vec<u8>,
+    tally: &mut Tally,
+) -> Result<(String, String), Failure> {
     if bytes.starts_with(crate::program::MAGIC) {
         return Err(Failure::Refused(format!(
             "`{}` is a bytecode image, not a source file",
-            path.display()
+            name.display()
         )));
     }
     let src =
-        wo_compiler::decode_source(path, bytes).map_err(|e| Failure::BadSource(e.to_string()))?;
-    let formatted = match wo_compiler::fmt::format_checked(&path.display().to_string(), &src) {
-        Ok(text) => text,
+        wo_compiler::decode_source(name, bytes).map_err(|e| Failure::BadSource(e.to_string()))?;
+    match wo_compiler::fmt::format_checked(&name.display().to_string(), &src) {
+        Ok(text) => Ok((src, text)),
         Err(diags) => {
             let mut sources = SourceMap::default();
             let body = src.strip_prefix('\u{feff}').unwrap_or(&src);
-            sources.add(path.display().to_string(), body);
+            sources.add(name.display().to_string(), body);
             tally.add(&diags);
             let _ = std::io::stderr()
                 .lock()
                 .write_all(render_all(&sources, &diags).as_bytes());
-            say!("wo: `{}` not formatted", path.display());
-            return Err(Failure::Reported(DATAERR));
+            say!("wo: `{}` not formatted", name.display());
+            Err(Failure::Reported(DATAERR))
         }
-    };
+    }
+}
+
+/// Formats one file; `Ok(true)` when it is (or would be) changed.
+fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure> {
+    let bytes = wo_compiler::read_program_file(path).map_err(crate::program::load_error)?;
+    let (src, formatted) = format_source(path, bytes, tally)?;
     if formatted == src {
         return Ok(false);
     }
@@ -68,6 +84,25 @@ fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure
     Ok(true)
 }
 
+/// Formats standard input to standard output (with `--check`, prints nothing but
+/// its name when it would change); `Ok(true)` when it is (or would be) changed.
+/// Standard output gets the text only when all of it is formatted: on an error
+/// nothing, so `wo fmt - < a.wo > b.wo` leaves no half a program.
+fn fmt_stdin(check: bool, tally: &mut Tally) -> Result<bool, Failure> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+        .map_err(|e| Failure::Input(format!("cannot read standard input: {e}")))?;
+    let (src, formatted) = format_source(Path::new(STDIN), bytes, tally)?;
+    if check {
+        if formatted != src {
+            out!("{STDIN}");
+        }
+    } else {
+        out_part!("{formatted}");
+    }
+    Ok(formatted != src)
+}
+
 /// `wo fmt [--check] PATH…`. Every file is tried; the status is the worst failure
 /// (an unreadable input 66, a file that does not parse 65), else 1 when `--check`
 /// found a file to change, else 0.
@@ -81,7 +116,19 @@ pub fn fmt(paths: &[PathBuf], check: bool) -> Result<(), Failure> {
         }
         worst = worst.max(failure.status());
     };
+    if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(Failure::Refused(String::from(
+            "`-` (standard input) is named more than once",
+        )));
+    }
     for path in paths {
+        if path.as_os_str() == "-" {
+            match fmt_stdin(check, &mut tally) {
+                Ok(changed) => n_changed += usize::from(changed),
+                Err(failure) => note(failure),
+            }
+            continue;
+        }
         let files = match files_of(path) {
             Ok(files) => files,
             Err(failure) => {

@@ -129,7 +129,8 @@ enum Command {
         /// Write nothing; list the files that would change and exit 1 if any would.
         #[arg(long)]
         check: bool,
-        /// .wo files, or directories (every .wo file under them).
+        /// .wo files, or directories (every .wo file under them); `-` formats
+        /// standard input to standard output.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },

@@ -156,6 +156,37 @@ fn fmt_refuses_a_file_that_does_not_parse() {
     run_wo(&dir, &["fmt"]).expect_status(64);
 }
 
+/// `wo fmt -`: standard input formatted to standard output, for editors and pipes;
+/// with `--check`, its name when it would change; nothing on stdout when it does
+/// not parse.
+#[test]
+fn fmt_of_standard_input_writes_standard_output() {
+    let dir = scratch_dir("fmt-stdin");
+    let fmt_from = |text: &str, args: &[&str]| {
+        let input = dir.join("input");
+        std::fs::write(&input, text).expect("write");
+        let mut cmd = common::wo();
+        cmd.current_dir(&dir)
+            .args(args)
+            .stdin(std::fs::File::open(&input).expect("open"));
+        common::output(cmd)
+    };
+    let res = fmt_from(MESSY, &["fmt", "-"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, TIDY);
+    let res = fmt_from(MESSY, &["fmt", "--check", "-"]);
+    res.expect_status(1);
+    assert_eq!(res.stdout, "<stdin>\n");
+    let res = fmt_from(TIDY, &["fmt", "--check", "-"]);
+    res.expect_status(0);
+    assert_eq!(res.stdout, "");
+    let res = fmt_from("fn main( {\n}\n", &["fmt", "-"]);
+    res.expect_status(65);
+    assert_eq!(res.stdout, "", "no half a program on stdout");
+    assert!(res.stderr.contains("<stdin>:1:10: error:"), "{}", res.stderr);
+    fmt_from(MESSY, &["fmt", "-", "-"]).expect_status(64);
+}
+
 /// A write that fails leaves the file as it was (it was truncated to what fitted: a
 /// file size limit of 2 KiB kept half of a 4 KiB program), and no stray file; a file
 /// reached through a symbolic link is formatted where it lives, its mode kept.
