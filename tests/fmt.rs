@@ -183,7 +183,11 @@ fn fmt_of_standard_input_writes_standard_output() {
     let res = fmt_from("fn main( {\n}\n", &["fmt", "-"]);
     res.expect_status(65);
     assert_eq!(res.stdout, "", "no half a program on stdout");
-    assert!(res.stderr.contains("<stdin>:1:10: error:"), "{}", res.stderr);
+    assert!(
+        res.stderr.contains("<stdin>:1:10: error:"),
+        "{}",
+        res.stderr
+    );
     fmt_from(MESSY, &["fmt", "-", "-"]).expect_status(64);
 }
 

@@ -1173,6 +1173,32 @@ fn closing_a_document_clears_its_diagnostics() {
     c.stop();
 }
 
+/// A document of another language (a client that sends every file it opens) is
+/// left alone: no diagnostics for a README; a `.wo` file is analysed whatever
+/// language the client names.
+#[test]
+fn documents_of_other_languages_are_not_analysed() {
+    let dir = scratch("languages");
+    let readme = uri_of(&dir.join("README.md"));
+    let plain = uri_of(&dir.join("app.wo"));
+    let mut c = Client::start();
+    let doc = json!({ "uri": readme, "languageId": "markdown", "version": 1, "text": "# app\n\nRun it.\n" });
+    c.notify("textDocument/didOpen", json!({ "textDocument": doc }));
+    let doc = json!({ "uri": plain, "languageId": "plaintext", "version": 1, "text": "fn main() {\n  let x: Int = \"no\"\n  print(x)\n}\n" });
+    c.notify("textDocument/didOpen", json!({ "textDocument": doc }));
+    assert_eq!(c.diagnostics(&plain).len(), 1);
+    let hover = c.hover(&readme, (0, 2));
+    assert_eq!(hover, "");
+    assert!(
+        !c.notifications
+            .iter()
+            .any(|n| n["params"]["uri"] == json!(readme)),
+        "{:?}",
+        c.notifications
+    );
+    c.stop();
+}
+
 /// A `Content-Length` that is not a number ends the session (65), and the message
 /// names the header.
 #[test]

@@ -856,7 +856,8 @@ mod tests {
         // (helper-101: it went one level in, as a continuation).
         let src = "fn main() {\n  if a {\n    f()\n  } else -- b\n  {\n    g()\n  }\n}\n";
         assert_eq!(fmt(src), src);
-        let messy = "fn main() {\n    if a {\n        f()\n    } else -- b\n        {\n    g()\n    }\n}\n";
+        let messy =
+            "fn main() {\n    if a {\n        f()\n    } else -- b\n        {\n    g()\n    }\n}\n";
         assert_eq!(fmt(messy), src);
     }
 

@@ -312,7 +312,12 @@ fn notify(world: &mut World, n: Notification) -> Option<Url> {
                 n.extract::<lsp_types::DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD)
             {
                 let d = p.text_document;
-                world.open(d.uri, d.text, d.version);
+                // Only wo's documents: a client that sends every file it opens
+                // (a README, a log) gets no wo diagnostics on them (helper-101). A
+                // `.wo` file is wo's whatever the client calls its language.
+                if d.language_id == "wo" || d.uri.path().ends_with(".wo") {
+                    world.open(d.uri, d.text, d.version);
+                }
             }
         }
         DidChangeTextDocument::METHOD => {
