@@ -742,6 +742,26 @@ t
     let (status, out, err) = repl(&dir, &[], input);
     assert_eq!(status, Some(0), "{err}");
     assert_eq!(out, "49\n17\ntask\n", "stderr:\n{err}");
+    assert!(!err.contains("still alive"), "{err}");
+}
+
+/// Tasks still alive when the session ends stop with it, as when a program's `main`
+/// returns, and the session says so (helper-102: a task spawned by the last piped
+/// input never ran, without a word); the status is not changed by it.
+#[test]
+fn tasks_alive_at_the_end_of_a_session_are_named() {
+    let dir = scratch("alive");
+    let input = "use time\nfn work() {\n  time.sleep(60)\n  print(\"done\")\n}\nlet t = spawn work()\nlet u = spawn work()\nprint(\"end\")\n";
+    let (status, out, err) = repl(&dir, &[], input);
+    assert_eq!(status, Some(0), "{err}");
+    assert_eq!(out, "end\n");
+    assert!(
+        err.contains("note: 2 tasks still alive at the end of the session were stopped"),
+        "{err}"
+    );
+    let (status, _, err) = repl(&dir, &[], &input.replace("print(\"end\")", ".quit"));
+    assert_eq!(status, Some(0), "{err}");
+    assert!(err.contains("note: 2 tasks still alive"), "{err}");
 }
 
 /// The REPL on a pseudo-terminal, as a person uses it: rexpect forks the real binary

@@ -248,6 +248,18 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         );
         repl.n_errors += 1;
     }
+    // As when a program's `main` returns, tasks still alive end with the session;
+    // said, since a session's tasks run only while an input runs (helper-102: one
+    // spawned by the last piped input never ran, without a word).
+    let alive = repl.session.alive_tasks();
+    if alive > 0 {
+        say!(
+            "note: {alive} task{} still alive at the end of the session {} stopped unfinished \
+             (`join` a task to wait for it)",
+            if alive == 1 { "" } else { "s" },
+            if alive == 1 { "was" } else { "were" }
+        );
+    }
     if repl.n_errors > 0 && !interactive {
         return Err(Failure::Reported(INPUT_ERROR));
     }

@@ -179,6 +179,12 @@ impl Wrapped<'_> {
 }
 
 impl Session {
+    /// The tasks of the session still alive (running, asleep or waiting): what its
+    /// end stops unfinished.
+    pub fn alive_tasks(&self) -> usize {
+        self.fibers.as_ref().map_or(0, wo_vm::Fibers::alive)
+    }
+
     pub fn new(stdout: SharedStdout, interrupt: Arc<AtomicBool>) -> Session {
         Session {
             chunks: Vec::new(),

@@ -50,6 +50,12 @@ pub struct Fibers {
 }
 
 impl Fibers {
+    /// How many fibers are alive (running, ready, asleep or waiting): those the end
+    /// of a `wo repl` session stops unfinished.
+    pub fn alive(&self) -> usize {
+        self.sched.fibers.len()
+    }
+
     /// The same session's fibers with every fiber stopped (Ctrl-C in `wo repl`): the
     /// ids go on from where they were, so a task handle kept from before never names
     /// a fiber spawned after (its `join` can never complete: deadlock, `FAIL`).
