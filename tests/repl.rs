@@ -210,6 +210,23 @@ fn session_messages_speak_of_the_session() {
     }
 }
 
+/// `.load` takes the rest of its line as the file name, spaces and all, with or
+/// without quotes (helper-102: `.load my file.wo` was "takes at most one argument").
+#[test]
+fn load_takes_a_file_name_with_spaces() {
+    let dir = scratch("load-spaces");
+    std::fs::create_dir_all(dir.join("my lib")).unwrap();
+    std::fs::write(dir.join("my lib/x y.wo"), "fn hi() -> Int { return 7 }\n").unwrap();
+    let (status, out, err) = repl(
+        &dir,
+        &[],
+        ".load my lib/x y.wo\nhi()\n.load  \"my lib/x y.wo\" \nhi() + 1\n.load 'my lib/x y.wo'\nhi() + 2\n.load my lib/none.wo\n",
+    );
+    assert_eq!(out, "7\n8\n9\n", "{err}");
+    assert_eq!(status, Some(1), "{err}");
+    assert!(err.contains("cannot read `my lib/none.wo`"), "{err}");
+}
+
 /// Functions typed (or piped) one input at a time may call functions declared later,
 /// as a program's may: `even` calling `odd` waits for it, and both are declared when
 /// `odd` comes. Until December 3 `even` was refused ("unknown function `odd`"), and

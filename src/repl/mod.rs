@@ -506,8 +506,14 @@ impl Repl {
     fn command(&mut self, line: &str) -> bool {
         let mut words = line.split_whitespace();
         let cmd = words.next().unwrap_or("");
-        let arg = words.next();
-        let extra = words.next();
+        let mut arg = words.next();
+        let mut extra = words.next();
+        if cmd == ".load" && arg.is_some() {
+            // A file name is the rest of the line, spaces and all, or written in
+            // quotes as a shell would (helper-102: `.load my file.wo` was refused).
+            arg = Some(load_argument(&line.trim()[cmd.len()..]));
+            extra = None;
+        }
         let mut out = self.session.stdout.clone();
         let mut error: Option<String> = None;
         if extra.is_some() {
@@ -641,4 +647,16 @@ fn is_blank(text: &str) -> bool {
         wo_compiler::lexer::Mode::File,
     );
     lexed.toks.is_empty() && lexed.diags.is_empty()
+}
+
+/// The file name of `.load`: the rest of its line, trimmed, without the quotes (`"…"`
+/// or `'…'`) around it, if any.
+fn load_argument(rest: &str) -> &str {
+    let rest = rest.trim();
+    for q in ['"', '\''] {
+        if let Some(inner) = rest.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    rest
 }
