@@ -110,6 +110,9 @@ enum Command {
         /// Directory of the durable database (also WO_DATA).
         #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
         data: Option<String>,
+        /// A .wo file whose functions, classes and constants are declared first, as
+        /// `.load FILE` does.
+        file: Option<PathBuf>,
     },
     /// Run every `test_…` function of the programs, each in a fresh VM with an empty
     /// in-memory database (`main` is not run).
@@ -220,7 +223,7 @@ fn dispatch(cmd: Command) -> Result<(), exit::Failure> {
         Command::Build { path, output } => commands::build(&path, output),
         Command::Check { paths } => commands::check(&paths),
         Command::Disasm { path } => commands::disasm(&path),
-        Command::Repl { data } => repl::repl(data.map(PathBuf::from)),
+        Command::Repl { data, file } => repl::repl(data.map(PathBuf::from), file.as_deref()),
         Command::Test {
             paths,
             filter,

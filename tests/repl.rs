@@ -227,6 +227,28 @@ fn load_takes_a_file_name_with_spaces() {
     assert!(err.contains("cannot read `my lib/none.wo`"), "{err}");
 }
 
+/// `wo repl FILE` declares the file first, as `.load FILE` (helper-102: it was a
+/// usage error); a file that is not there is 66 before the session starts, one that
+/// does not compile is reported and the session goes on.
+#[test]
+fn a_file_named_on_the_command_line_is_loaded_first() {
+    let dir = scratch("repl-file");
+    std::fs::write(
+        dir.join("app.wo"),
+        "fn hi() -> Int { return 3 }\nfn main() { print(hi()) }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("bad.wo"), "fn f( {\n").unwrap();
+    let (status, out, err) = repl(&dir, &["app.wo"], "hi() + 1\nmain()\n");
+    assert_eq!((status, out.as_str()), (Some(0), "4\n3\n"), "{err}");
+    let (status, _, err) = repl(&dir, &["none.wo"], "1\n");
+    assert_eq!(status, Some(66), "{err}");
+    assert!(err.contains("cannot read `none.wo`"), "{err}");
+    let (status, out, err) = repl(&dir, &["bad.wo"], "1 + 1\n");
+    assert_eq!((status, out.as_str()), (Some(1), "2\n"), "{err}");
+    assert!(err.contains("bad.wo:1:8: error:"), "{err}");
+}
+
 /// Functions typed (or piped) one input at a time may call functions declared later,
 /// as a program's may: `even` calling `odd` waits for it, and both are declared when
 /// `odd` comes. Until December 3 `even` was refused ("unknown function `odd`"), and

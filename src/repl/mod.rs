@@ -192,8 +192,14 @@ struct Repl {
     ahead: Option<Read>,
 }
 
-/// `wo repl [--data DIR]`.
-pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
+/// `wo repl [--data DIR] [FILE]`.
+pub fn repl(data: Option<PathBuf>, file: Option<&Path>) -> Result<(), Failure> {
+    // A file that is not there ends it before it starts (66); one that does not
+    // compile is reported, and the session goes on, to be fixed and loaded again.
+    if let Some(f) = file {
+        std::fs::metadata(f)
+            .map_err(|e| Failure::Input(format!("cannot read `{}`: {e}", f.display())))?;
+    }
     let interrupt = Arc::new(AtomicBool::new(false));
     handle_interrupts(&interrupt);
     // On a terminal, output appears line by line while an input runs (a BufWriter
@@ -234,6 +240,9 @@ pub fn repl(data: Option<PathBuf>) -> Result<(), Failure> {
         queued: VecDeque::new(),
         ahead: None,
     };
+    if let Some(f) = file {
+        repl.load(f);
+    }
     repl.run()?;
     crate::exit::note_output(repl.session.stdout.flush());
     // A function still waiting was never declared: what it calls never came (a typo
