@@ -1454,6 +1454,15 @@ fn a_table_named_on_the_command_line_that_is_not_stored_is_a_usage_error() {
         "{}",
         res.stderr
     );
+    // The class's name, or another case: the stored name is suggested (helper-102).
+    let res = run_wo(&dir, &["db", "export", "d", "--table", "T"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr
+            .contains("no table `T` (did you mean `t`?); its one table is `t`"),
+        "{}",
+        res.stderr
+    );
     for apply in [false, true] {
         let mut args = vec!["db", "migrate", "d", "p.wo", "--drop", "nosuch"];
         if apply {

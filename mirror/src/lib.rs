@@ -31,7 +31,7 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
     /// A table named on the command line is not in the directory.
-    #[error("{} has no table `{table}`; {}", dir.display(), stored_names(stored))]
+    #[error("{} has no table `{table}`{}; {}", dir.display(), near_name(table, stored), stored_names(stored))]
     NoTable {
         table: String,
         dir: PathBuf,
@@ -112,6 +112,20 @@ impl Error {
             other => other,
         }
     }
+}
+
+/// " (did you mean `items`?)" when a stored name is `table` but for case or a plural
+/// `s` (`--table Items`, `--table Item` for the class `Item` stored as `items`), else
+/// nothing (helper-102).
+fn near_name(table: &str, stored: &[String]) -> String {
+    let key = |n: &str| {
+        let lower = n.to_lowercase();
+        lower.strip_suffix('s').map(str::to_string).unwrap_or(lower)
+    };
+    stored
+        .iter()
+        .find(|n| key(n) == key(table))
+        .map_or(String::new(), |n| format!(" (did you mean `{n}`?)"))
 }
 
 /// "its tables are `a`, `b`" (by their stored names, which `--table` takes).
