@@ -1614,6 +1614,9 @@ fn a_damaged_record_of_a_batch_the_note_says_synced_is_damage() {
     // Without the note, nothing proves the batch synced: a torn write, cut.
     std::fs::remove_file(cwd.join("d/lock")).unwrap();
     db_verify(&cwd.join("d")).expect_status(0);
+    let mut cmd = common::wo();
+    cmd.args(["db", "export"]).arg(cwd.join("d"));
+    output(cmd).expect_status(0);
     let led = read_ledger("no note", &cwd, "d");
     assert_eq!(
         led.transfers.len(),
@@ -1652,6 +1655,18 @@ fn a_log_cut_short_of_its_note_is_damage() {
     );
     assert!(res.stdout.is_empty(), "main must not run: {}", res.stdout);
     db_verify(&cwd.join("d")).expect_status(65);
+    // The readers too, with no writer (until December 6 an export showed the rows
+    // before the cut and exited 0).
+    let mut cmd = common::wo();
+    cmd.args(["db", "export"]).arg(cwd.join("d"));
+    let res = output(cmd);
+    res.expect_status(65);
+    assert_contains(
+        "an export of a log cut short",
+        &res,
+        &["but the lock file's note says this log had synced records up to"],
+    );
+    assert!(res.stdout.is_empty(), "{}", res.stdout);
     assert_eq!(
         std::fs::read(&wal).unwrap(),
         &bytes[..e - 3],

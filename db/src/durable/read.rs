@@ -473,6 +473,7 @@ impl Pair {
     /// when read again after it: the proof was written after the record it names was
     /// whole and synced, so a record that is there now was there when the proof was.
     fn check_end(&self, storage: &dyn Storage, at: Pos) -> Result<(), OpenError> {
+        self.check_noted_end(storage, at)?;
         let path = self.wal_path();
         let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
         let mut src = LogSource::new(self.wal.as_ref(), len);
@@ -488,6 +489,37 @@ impl Pair {
         else {
             return Ok(());
         };
+        self.confirm(at, e)
+    }
+
+    /// Where the records end, with no writer: damage when the lock file's note says
+    /// this very generation synced records past the end, as recovery and `verify` find
+    /// (`wal::check_noted_end`: a log cut short, or its last records damaged). A
+    /// snapshot or mirror of it would otherwise hand out fewer rows than were
+    /// acknowledged, without a word. Beside a live writer the note runs ahead of
+    /// what was read (it syncs and notes records written after the scan), so the
+    /// rule is applied only when no process holds the lock, before the note is read
+    /// and after; and a writer that came and went in between appended the record
+    /// expected at the end, which the last look finds.
+    fn check_noted_end(&self, storage: &dyn Storage, at: Pos) -> Result<(), OpenError> {
+        if holder(storage, &self.dir)?.is_some() {
+            return Ok(());
+        }
+        let noted = super::storage::stated_durable(storage, &self.dir);
+        let Err(e) = super::wal::check_noted_end(noted, &self.hdr, at.offset, at.lsn - 1) else {
+            return Ok(());
+        };
+        if holder(storage, &self.dir)?.is_some() {
+            return Ok(());
+        }
+        self.confirm(at, e)
+    }
+
+    /// `e`, the damage found where the records end (`at`), unless the record expected
+    /// there is there when read again: a writer appended it since the scan, and what
+    /// was taken for proof of damage was written after it.
+    fn confirm(&self, at: Pos, e: super::wal::ScanError) -> Result<(), OpenError> {
+        let path = self.wal_path();
         let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
         let mut again = LogSource::new(self.wal.as_ref(), len);
         match again.frame_at(at.offset, self.hdr.salt) {

@@ -395,9 +395,8 @@ pub(crate) fn check_noted_end(
 /// valid record of this generation proves that record was acknowledged (damage, not
 /// a torn tail). Recovery's rule, which the readers of `export` and `mirror` share so
 /// that they never show less than the next recovery would refuse to open for damage
-/// in the log. (They do not share [`check_noted_end`]: beside a live writer the note
-/// runs ahead of what they read; a log cut short is refused by recovery and `verify`
-/// only.)
+/// in the log. (They apply [`check_noted_end`] only when no process holds the lock:
+/// beside a live writer the note runs ahead of what they read.)
 ///
 /// When the lock file's note says record `expect` was synced (`noted >= expect`) and
 /// the record the note names is in this log after it, valid, that is proof enough: a
