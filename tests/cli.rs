@@ -57,7 +57,7 @@ fn usage_errors_exit_64() {
     write(&dir, "app.wo", "fn main() {\n}\n");
     let cases: &[&[&str]] = &[
         &[],
-        &["repl", "stray"],
+        &["repl", "app.wo", "stray"],
         &["db"],
         &["db", "verify"],
         &["db", "frobnicate", "x"],

@@ -473,23 +473,22 @@ impl Pair {
     /// when read again after it: the proof was written after the record it names was
     /// whole and synced, so a record that is there now was there when the proof was.
     fn check_end(&self, storage: &dyn Storage, at: Pos) -> Result<(), OpenError> {
-        self.check_noted_end(storage, at)?;
         let path = self.wal_path();
         let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
         let mut src = LogSource::new(self.wal.as_ref(), len);
-        // The usual end: the preallocated zeros (read, not checksummed).
-        if src.zeros_from(at.offset).map_err(|e| self.scan_error(e))? {
-            return Ok(());
-        }
-        // The lock file's note, as recovery and `verify` take it (whoever wrote it: a
+        // The usual end: the preallocated zeros (read, not checksummed). Otherwise
+        // the lock file's note, as recovery and `verify` take it (whoever wrote it: a
         // live writer's covers only records whole in the file, read after it).
-        let noted = super::storage::stated_durable(storage, &self.dir);
-        let Err(e) =
-            super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt, noted.lsn)
-        else {
-            return Ok(());
-        };
-        self.confirm(at, e)
+        if !src.zeros_from(at.offset).map_err(|e| self.scan_error(e))? {
+            let noted = super::storage::stated_durable(storage, &self.dir);
+            let unproven =
+                super::wal::check_unproven(&mut src, at.offset, at.lsn, self.hdr.salt, noted.lsn);
+            if let Err(e) = unproven {
+                self.confirm(at, e)?;
+            }
+        }
+        // Then, as recovery's scan does, the end against the note.
+        self.check_noted_end(storage, at)
     }
 
     /// Where the records end, with no writer: damage when the lock file's note says
