@@ -1189,6 +1189,13 @@ fn documents_of_other_languages_are_not_analysed() {
     assert_eq!(c.diagnostics(&plain).len(), 1);
     let hover = c.hover(&readme, (0, 2));
     assert_eq!(hover, "");
+    // Formatting it is no error (an editor would show a failed format): no edits.
+    let r = c.request(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": readme }, "options": { "tabSize": 2, "insertSpaces": true } }),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    assert_eq!(r["result"], Value::Null, "{r}");
     assert!(
         !c.notifications
             .iter()

@@ -475,18 +475,19 @@ impl World {
     }
 
     /// The edits that put an open document in `wo fmt`'s layout (none when it already
-    /// is); the first syntax error when it does not parse.
-    pub fn format(&mut self, uri: &Url) -> Result<Vec<TextEdit>, String> {
-        let doc = self
-            .docs
-            .get(uri)
-            .ok_or_else(|| format!("`{uri}` is not open"))?;
+    /// is); the first syntax error when it does not parse. `None` for a document
+    /// that is not wo's open one (another language's, left alone: helper-105, the
+    /// answer was an error "is not open", which editors show as a failed format).
+    pub fn format(&mut self, uri: &Url) -> Result<Option<Vec<TextEdit>>, String> {
+        let Some(doc) = self.docs.get(uri) else {
+            return Ok(None);
+        };
         match wo_compiler::fmt::format_checked(uri.path(), &doc.text) {
-            Ok(text) if text == doc.text => Ok(Vec::new()),
-            Ok(text) => Ok(vec![TextEdit {
+            Ok(text) if text == doc.text => Ok(Some(Vec::new())),
+            Ok(text) => Ok(Some(vec![TextEdit {
                 range: doc.range(0, doc.text.len(), self.enc),
                 new_text: text,
-            }]),
+            }])),
             Err(diags) if diags.iter().any(|d| d.code == "internal") => {
                 Err(diags.iter().map(|d| d.message.as_str()).collect())
             }
