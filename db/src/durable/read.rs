@@ -472,6 +472,8 @@ impl Pair {
     /// So a proof found is damage only if the bytes at `at` are still not that record
     /// when read again after it: the proof was written after the record it names was
     /// whole and synced, so a record that is there now was there when the proof was.
+    /// Then, with no writer, the end against the lock file's note
+    /// ([`Pair::check_noted_end`]), as recovery's scan checks it after the first.
     fn check_end(&self, storage: &dyn Storage, at: Pos) -> Result<(), OpenError> {
         let path = self.wal_path();
         let len = self.wal.len().map_err(|e| io_err("fstat", &path, &e))?;
