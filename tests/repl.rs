@@ -247,6 +247,25 @@ fn a_file_named_on_the_command_line_is_loaded_first() {
     let (status, out, err) = repl(&dir, &["bad.wo"], "1 + 1\n");
     assert_eq!((status, out.as_str()), (Some(1), "2\n"), "{err}");
     assert!(err.contains("bad.wo:1:8: error:"), "{err}");
+    // A directory is refused before the session starts (helper-105: it started, and
+    // spoke of `.load`); a bytecode image is named as one, not as text that is not
+    // UTF-8.
+    std::fs::create_dir_all(dir.join("prog")).unwrap();
+    let (status, _, err) = repl(&dir, &["prog"], "1\n");
+    assert_eq!(status, Some(64), "{err}");
+    assert!(
+        err.contains("`prog` is a directory: `wo repl FILE` declares one file"),
+        "{err}"
+    );
+    std::fs::write(dir.join("app.wob"), b"WOB\0\x01\x02").unwrap();
+    let (status, _, err) = repl(&dir, &["app.wob"], ".load app.wob\n");
+    assert_eq!(status, Some(1), "{err}");
+    assert_eq!(
+        err.matches("`app.wob` is a bytecode image, not a source file")
+            .count(),
+        2,
+        "{err}"
+    );
 }
 
 /// Functions typed (or piped) one input at a time may call functions declared later,

@@ -197,8 +197,15 @@ pub fn repl(data: Option<PathBuf>, file: Option<&Path>) -> Result<(), Failure> {
     // A file that is not there ends it before it starts (66); one that does not
     // compile is reported, and the session goes on, to be fixed and loaded again.
     if let Some(f) = file {
-        std::fs::metadata(f)
+        let meta = std::fs::metadata(f)
             .map_err(|e| Failure::Input(format!("cannot read `{}`: {e}", f.display())))?;
+        if meta.is_dir() {
+            // (`wo run DIR` runs a program of several files; a session loads files.)
+            return Err(Failure::Refused(format!(
+                "`{}` is a directory: `wo repl FILE` declares one file (`.load` each file of a program of several)",
+                f.display()
+            )));
+        }
     }
     let interrupt = Arc::new(AtomicBool::new(false));
     handle_interrupts(&interrupt);
@@ -610,8 +617,25 @@ impl Repl {
             self.n_errors += 1;
             return;
         }
-        let read = wo_compiler::read_program_file(path)
-            .and_then(|bytes| wo_compiler::decode_source(path, bytes));
+        let read = wo_compiler::read_program_file(path).map(|bytes| {
+            // (Not "not valid UTF-8 … save the file as UTF-8": helper-105.)
+            if bytes.starts_with(crate::program::MAGIC) {
+                return None;
+            }
+            Some(wo_compiler::decode_source(path, bytes))
+        });
+        let read = match read {
+            Ok(None) => {
+                say!(
+                    "error: `{}` is a bytecode image, not a source file: `.load` declares the functions of a `.wo` file",
+                    path.display()
+                );
+                self.n_errors += 1;
+                return;
+            }
+            Ok(Some(decoded)) => decoded,
+            Err(e) => Err(e),
+        };
         let text = match read {
             // (A byte order mark, as `wo run` takes it, helper-78.)
             Ok(t) => match t.strip_prefix('\u{feff}') {
