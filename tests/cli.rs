@@ -1477,6 +1477,17 @@ fn a_table_named_on_the_command_line_that_is_not_stored_is_a_usage_error() {
             res.stderr
         );
     }
+    // A near name among those `--drop` can take is suggested (helper-105).
+    write(&dir, "none.wo", "fn main() {\n}\n");
+    let res = run_wo(&dir, &["db", "migrate", "d", "none.wo", "--drop", "Ts"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr.contains(
+            "--drop Ts: d stores no table `Ts` (did you mean `t`?); the one it stores that the program does not declare is `t`"
+        ),
+        "{}",
+        res.stderr
+    );
 }
 
 /// A program read from a FIFO or a pipe is read once (helper-55: `wo run` opened it

@@ -114,17 +114,11 @@ impl Error {
     }
 }
 
-/// " (did you mean `items`?)" when a stored name is `table` but for case or a plural
-/// `s` (`--table Items`, `--table Item` for the class `Item` stored as `items`), else
-/// nothing (helper-102).
+/// " (did you mean `items`?)" when a stored name is close to `table`
+/// ([`wo_db::durable::near_table_name`]), else nothing.
 fn near_name(table: &str, stored: &[String]) -> String {
-    let key = |n: &str| {
-        let lower = n.to_lowercase();
-        lower.strip_suffix('s').map(str::to_string).unwrap_or(lower)
-    };
-    stored
-        .iter()
-        .find(|n| key(n) == key(table))
+    let names: Vec<&str> = stored.iter().map(String::as_str).collect();
+    wo_db::durable::near_table_name(table, &names)
         .map_or(String::new(), |n| format!(" (did you mean `{n}`?)"))
 }
 

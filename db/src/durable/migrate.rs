@@ -449,11 +449,14 @@ pub(crate) fn plan(
             None => {
                 // What `--drop` could take: the stored tables the program leaves
                 // undeclared (helper-88: a misspelt name said only "no table").
-                let droppable: Vec<String> = stored
+                let droppable: Vec<&str> = stored
                     .iter()
                     .filter(|n| !declared(n))
-                    .map(|n| format!("`{n}`"))
+                    .map(String::as_str)
                     .collect();
+                let near = super::tools::near_table_name(name, &droppable)
+                    .map_or(String::new(), |n| format!(" (did you mean `{n}`?)"));
+                let droppable: Vec<String> = droppable.iter().map(|n| format!("`{n}`")).collect();
                 let which = match droppable.as_slice() {
                     [] => "the program declares every table it stores, so none can be dropped"
                         .to_string(),
@@ -466,7 +469,7 @@ pub(crate) fn plan(
                     ),
                 };
                 return Err(OpenError::Usage {
-                    message: format!("--drop {name}: {d} stores no table `{name}`; {which}"),
+                    message: format!("--drop {name}: {d} stores no table `{name}`{near}; {which}"),
                 });
             }
         }

@@ -42,7 +42,7 @@ pub use storage::{note_line, LockError, LockGuard, Noted, RealStorage, Storage, 
 
 use checkpoint::Salts;
 pub use migrate::{ColumnEvolution, Evolution, Plan, Step, StepKind, TableEvolution, ROWS_REFUSE};
-pub use tools::{checkpoint_dir, stored_schema, CheckpointDirError};
+pub use tools::{checkpoint_dir, near_table_name, stored_schema, CheckpointDirError};
 
 use crate::{Change, ColType, Db, RowId, Savepoint, Schema, TableId};
 

@@ -92,3 +92,60 @@ pub fn checkpoint_dir(dir: &Path, options: Options) -> Result<CheckpointStats, C
     let (mut data, db) = open(dir, schema, options)?;
     data.checkpoint(&db).map_err(CheckpointDirError::Write)
 }
+
+/// The stored table name a name given on the command line (`--table`, `--drop`)
+/// probably meant: one that differs only in case (`Items` for `items`), else one
+/// that differs in case and an English plural (`Item`, `boxes` for `box`, `categories`
+/// for `category`; the class name of a table stored under its plural). `None` when
+/// none is that close (helper-102, helper-105).
+pub fn near_table_name<'a>(name: &str, stored: &[&'a str]) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    if let Some(n) = stored.iter().find(|n| n.to_lowercase() == lower) {
+        return Some(n);
+    }
+    let mine = singulars(&lower);
+    stored
+        .iter()
+        .find(|n| {
+            singulars(&n.to_lowercase())
+                .iter()
+                .any(|s| mine.contains(s))
+        })
+        .copied()
+}
+
+/// A lower-case name and what it would be without a plural ending: `notes` → `note`
+/// (and `not`), `boxes` → `box`, `categories` → `category`.
+fn singulars(lower: &str) -> Vec<String> {
+    let mut all = vec![lower.to_string()];
+    if let Some(s) = lower.strip_suffix("ies") {
+        all.push(format!("{s}y"));
+    }
+    if let Some(s) = lower.strip_suffix("es") {
+        all.push(s.to_string());
+    }
+    if let Some(s) = lower.strip_suffix('s') {
+        all.push(s.to_string());
+    }
+    all
+}
+
+#[cfg(test)]
+mod near_name_tests {
+    use super::near_table_name;
+
+    #[test]
+    fn case_first_then_plurals() {
+        let stored = [
+            "item", "Items", "ITEM", "boxes", "Category", "notes", "data",
+        ];
+        assert_eq!(near_table_name("items", &stored), Some("Items"));
+        assert_eq!(near_table_name("ITEMS", &stored), Some("Items"));
+        assert_eq!(near_table_name("Item", &stored), Some("item"));
+        assert_eq!(near_table_name("box", &stored), Some("boxes"));
+        assert_eq!(near_table_name("categories", &stored), Some("Category"));
+        assert_eq!(near_table_name("Note", &stored), Some("notes"));
+        assert_eq!(near_table_name("Datum", &stored), None);
+        assert_eq!(near_table_name("zebra", &stored), None);
+    }
+}
