@@ -326,6 +326,12 @@ impl<'a> Checker<'a> {
                 None if self.self_field(n).is_some() => {
                     format!("; {}", self.self_field(n).unwrap_or_default())
                 }
+                None if self.class_stored_as(n).is_some() => {
+                    let class = self.class_stored_as(n).unwrap_or_default();
+                    format!(
+                        "; `{n}` is the name table `{class}` is stored under (what `.tables` and `wo db` show): in a program a table is named by its class, `from x in {class}`"
+                    )
+                }
                 None if ended => format!(
                     "; `{n}` belongs to the query before it, which ends with its `select` value: to select two values, select the row (`select {n}`) or a text (`select \"${{{n}.a}} ${{{n}.b}}\"`)"
                 ),
@@ -355,6 +361,15 @@ impl<'a> Checker<'a> {
             self.err("name", span, format!("unknown variable `{n}`{hint}"));
         }
         self.unknown(span)
+    }
+
+    /// The class of the table stored under `name`, when that is not its class's name
+    /// (`@table(name: "items") class Item`, a data directory's `items` in `wo repl`).
+    fn class_stored_as(&self, name: &str) -> Option<String> {
+        self.classes
+            .iter()
+            .find(|c| c.name != name && c.table.as_ref().is_some_and(|t| t.name == name))
+            .map(|c| c.name.clone())
     }
 
     pub(super) fn module_member(&mut self, m: &str, name: &ast::Ident, span: Span) -> Expr {
