@@ -752,12 +752,13 @@ fn dot_commands() {
 from x in Note where x.title == \"b\" select x.id
 from t in Tag select t.label
 .schema Nothing
+.schema tag
 .bogus
 .quit
 print(\"not run\")
 ";
     let (status, out, err) = repl(&dir, &["--data", "d"], input);
-    assert_eq!(status, Some(1), "two bad commands; {err}");
+    assert_eq!(status, Some(1), "three bad commands; {err}");
     for cmd in [".help", ".tables", ".schema", ".timer", ".load", ".quit"] {
         assert!(out.contains(cmd), ".help lists {cmd}: {out}");
     }
@@ -777,7 +778,14 @@ print(\"not run\")
     );
     assert!(out.ends_with("[2]\n[\"x\"]\n"), "{out}");
     assert!(!out.contains("not run"), "{out}");
-    assert!(err.contains("nothing named `Nothing`"), "{err}");
+    assert!(
+        err.contains("nothing named `Nothing` is declared\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("nothing named `tag` is declared (did you mean `Tag`?)"),
+        "{err}"
+    );
     assert!(err.contains("unknown command `.bogus`"), "{err}");
 }
 

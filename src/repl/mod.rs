@@ -574,7 +574,17 @@ impl Repl {
                     })
                     .collect();
                 if let (true, Some(n)) = (chunks.is_empty(), name) {
-                    set(&mut error, format!("nothing named `{n}` is declared"));
+                    // A table's name in another case or number (`.schema person`
+                    // for `Person`, helper-105).
+                    let names: Vec<&str> = self
+                        .session
+                        .chunks
+                        .iter()
+                        .flat_map(|c| std::iter::once(c.key.as_str()).chain(c.table.as_deref()))
+                        .collect();
+                    let near = wo_vm::durable::near_table_name(n, &names)
+                        .map_or(String::new(), |m| format!(" (did you mean `{m}`?)"));
+                    set(&mut error, format!("nothing named `{n}` is declared{near}"));
                 }
                 let mut text = String::new();
                 for c in chunks {
