@@ -797,6 +797,7 @@ fn sq(n: Int) -> Int {
   return n * n
 }
 join(spawn sq(7))
+spawn sq(5)
 let t = spawn sq(3)
 fn cube(n: Int) -> Int {
   return n * n * n
@@ -807,6 +808,8 @@ t
 ";
     let (status, out, err) = repl(&dir, &[], input);
     assert_eq!(status, Some(0), "{err}");
+    // A lone `spawn` prints nothing (its `task` told nothing: helper-105); a task
+    // asked for prints.
     assert_eq!(out, "49\n17\ntask\n", "stderr:\n{err}");
     assert!(!err.contains("still alive"), "{err}");
 }

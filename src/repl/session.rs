@@ -1293,7 +1293,9 @@ fn rename_ref(text: &str, old: &str, new: &str) -> String {
     out
 }
 
-/// Whether a statement input is a lone expression (its value is printed).
+/// Whether a statement input is a lone expression (its value is printed). Not a
+/// lone `spawn f()`: its value would print as `task`, which tells nothing
+/// (helper-105); a task kept in a variable prints when asked for.
 fn is_expression(body: &str) -> bool {
     let src = format!("{}{body}\n}}\n", wo_compiler::repl_input::PARSE_HEADER);
     let (m, d) = wo_compiler::parse(&src, FileId(0));
@@ -1302,7 +1304,9 @@ fn is_expression(body: &str) -> bool {
     }
     match m.items.first() {
         Some(ast::Item::Fn(f)) => {
-            f.body.stmts.len() == 1 && matches!(f.body.stmts[0].kind, StmtKind::Expr(_))
+            f.body.stmts.len() == 1
+                && matches!(&f.body.stmts[0].kind,
+                    StmtKind::Expr(e) if !matches!(e.kind, ExprKind::Spawn { .. }))
         }
         _ => false,
     }
