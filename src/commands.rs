@@ -240,6 +240,11 @@ pub(crate) fn clock_seed() -> u64 {
 /// by default next to PATH with the extension `.wob`. An existing OUT is replaced only
 /// if it is a wo image: `-o prog.wo` would destroy a source.
 pub fn build(path: &Path, out: Option<PathBuf>) -> Result<(), Failure> {
+    if program::is_stdin(path) && out.is_none() {
+        return Err(Failure::Refused(String::from(
+            "`wo build -` reads the program from standard input: name the image with `-o OUT`",
+        )));
+    }
     let out = out.unwrap_or_else(|| default_image_path(path));
     refuse_to_overwrite(path, &out)?;
     let program = program::load(path)?;

@@ -42,12 +42,38 @@ impl Sources {
     fn load(self, path: &Path) -> Result<SourceMap, Failure> {
         match self {
             Sources::Dir => wo_compiler::load_sources(path).map_err(load_error),
-            Sources::File(bytes) => wo_compiler::source_of_bytes(path, bytes).map_err(load_error),
+            Sources::File(bytes) => {
+                wo_compiler::source_of_bytes(shown(path), bytes).map_err(load_error)
+            }
         }
     }
 }
 
+/// The PATH `-`: the program is read from standard input (`wo check -`, `wo run -`:
+/// an editor's linter sends its buffer so), and called `<stdin>` in messages.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// How PATH is named in messages: `<stdin>` for `-`.
+pub fn shown(path: &Path) -> &Path {
+    if is_stdin(path) {
+        Path::new("<stdin>")
+    } else {
+        path
+    }
+}
+
 fn classify(path: &Path) -> Result<Input, Failure> {
+    if is_stdin(path) {
+        let bytes =
+            wo_compiler::read_program(std::io::stdin().lock(), shown(path)).map_err(load_error)?;
+        return Ok(if bytes.starts_with(MAGIC) {
+            Input::Image(bytes)
+        } else {
+            Input::Program(Sources::File(bytes))
+        });
+    }
     let meta = std::fs::metadata(path).map_err(|e| input_error(path, &e))?;
     if meta.is_dir() {
         return Ok(Input::Program(Sources::Dir));
@@ -85,7 +111,7 @@ pub fn load_error(e: LoadError) -> Failure {
 
 /// Reads and verifies an image from bytes known to start with the magic.
 pub fn read_image(path: &Path, bytes: &[u8]) -> Result<Image, Failure> {
-    wo_bytecode::format::read_image(bytes).map_err(|e| Failure::invalid_image(path, e))
+    wo_bytecode::format::read_image(bytes).map_err(|e| Failure::invalid_image(shown(path), e))
 }
 
 /// Compiles a program's sources. Diagnostics (all of them: the errors, or the warnings

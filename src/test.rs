@@ -190,7 +190,20 @@ fn compile(
             path.display()
         )));
     }
-    let mut sources = wo_compiler::load_sources(path).map_err(crate::program::load_error)?;
+    let mut sources = if crate::program::is_stdin(path) {
+        // `-`: a program of one file on standard input, as `wo check -` reads it.
+        let name = crate::program::shown(path);
+        let bytes = wo_compiler::read_program(std::io::stdin().lock(), name)
+            .map_err(crate::program::load_error)?;
+        if bytes.starts_with(crate::program::MAGIC) {
+            return Err(Failure::Refused(String::from(
+                "standard input holds a bytecode image; tests run from a program's sources",
+            )));
+        }
+        wo_compiler::source_of_bytes(name, bytes).map_err(crate::program::load_error)?
+    } else {
+        wo_compiler::load_sources(path).map_err(crate::program::load_error)?
+    };
     let (tests, mut diags, has_main) = find_tests(&sources);
     if !has_main {
         sources.add("<wo test>", STAND_IN_MAIN);

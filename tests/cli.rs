@@ -1535,6 +1535,61 @@ fn a_program_from_a_fifo_is_read_once() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
+/// `-` is a program on standard input (helper-105: an editor's linter pipes its
+/// buffer to `wo check -`), named `<stdin>` in messages: `check`, `run`, `test`,
+/// `disasm`, and `build` with `-o` (without, the image would have no name).
+#[test]
+fn a_program_on_standard_input() {
+    let dir = scratch_dir("stdin-program");
+    write(
+        &dir,
+        "ok.wo",
+        "fn main() {\n  print(7)\n}\nfn test_t() {\n  assert(1 == 1)\n}\n",
+    );
+    write(&dir, "bad.wo", "fn main() {\n  print(y)\n}\n");
+    let with_stdin = |args: &[&str], file: &str| {
+        let mut cmd = common::wo();
+        cmd.current_dir(&dir)
+            .args(args)
+            .stdin(std::fs::File::open(dir.join(file)).expect("open"));
+        common::output(cmd)
+    };
+    let res = with_stdin(&["check", "-"], "ok.wo");
+    res.expect_status(0);
+    let res = with_stdin(&["check", "-"], "bad.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .starts_with("<stdin>:2:9: error: unknown variable `y`"),
+        "{}",
+        res.stderr
+    );
+    let res = with_stdin(&["run", "-"], "ok.wo");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "7\n");
+    let res = with_stdin(&["test", "-"], "ok.wo");
+    res.expect_status(0);
+    assert!(
+        res.stdout.contains("ok     <stdin>:4 test_t"),
+        "{}",
+        res.stdout
+    );
+    let res = with_stdin(&["disasm", "-"], "ok.wo");
+    res.expect_status(0);
+    assert!(res.stdout.contains("fn main"), "{}", res.stdout);
+    let res = with_stdin(&["build", "-"], "ok.wo");
+    res.expect_status(64);
+    assert!(
+        res.stderr.contains("name the image with `-o OUT`"),
+        "{}",
+        res.stderr
+    );
+    with_stdin(&["build", "-", "-o", "ok.wob"], "ok.wo").expect_status(0);
+    let res = with_stdin(&["run", "-"], "ok.wob");
+    res.expect_status(0);
+    assert_eq!(res.stdout, "7\n");
+}
+
 /// A program's arguments written without `--` get the fixed command line after clap's
 /// usage error (helper-55: `wo run f.wo arg` said only "unexpected argument").
 #[test]

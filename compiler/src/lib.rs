@@ -20,7 +20,9 @@ pub const BUILTIN_TYPES: [&str; 5] = ["Int", "Float", "Bool", "Text", "Error"];
 
 pub use diag::{Diagnostic, FileId, Severity, SourceFile, SourceMap, Span};
 pub use parser::parse;
-pub use sources::{decode_source, load_sources, read_program_file, source_of_bytes, LoadError};
+pub use sources::{
+    decode_source, load_sources, read_program, read_program_file, source_of_bytes, LoadError,
+};
 
 use wo_bytecode::Image;
 

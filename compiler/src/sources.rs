@@ -40,14 +40,24 @@ pub const MAX_PROGRAM_FILE: u64 = 256 << 20;
 
 /// Reads a program file (source or image) whole, up to [`MAX_PROGRAM_FILE`] bytes.
 pub fn read_program_file(path: &Path) -> Result<Vec<u8>, LoadError> {
+    let file = std::fs::File::open(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read_program(file, path)
+}
+
+/// [`read_program_file`] of an open reader (standard input, for `wo check -`), named
+/// `path` in errors.
+pub fn read_program(input: impl std::io::Read, path: &Path) -> Result<Vec<u8>, LoadError> {
     use std::io::Read;
     let io = |source| LoadError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::new();
-    file.take(MAX_PROGRAM_FILE + 1)
+    input
+        .take(MAX_PROGRAM_FILE + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
     if bytes.len() as u64 > MAX_PROGRAM_FILE {
