@@ -1206,6 +1206,31 @@ fn documents_of_other_languages_are_not_analysed() {
     c.stop();
 }
 
+/// A document that is not a file (a diff view's `git:` URI) is analysed alone, from
+/// its own text: its path named the file on disk, whose program was analysed instead
+/// (helper-105: diagnostics for files not open, and no hover on the document).
+#[test]
+fn a_document_that_is_not_a_file_is_analysed_alone() {
+    let dir = scratch("git-view");
+    std::fs::write(dir.join("main.wo"), "fn main() {\n  print(nope)\n}\n").unwrap();
+    std::fs::write(dir.join("other.wo"), "fn f() {\n  print(nope)\n}\n").unwrap();
+    let path = dir.join("main.wo").display().to_string();
+    let uri = format!("git:{path}?ref=HEAD");
+    let mut c = Client::start();
+    c.open(&uri, "fn main() {\n  let x = 1\n  print(x)\n}\n");
+    assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
+    let hover = c.hover(&uri, (2, 8));
+    assert!(hover.contains("Int"), "{hover}");
+    assert!(
+        !c.notifications.iter().any(|n| n["params"]["uri"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("file:"))),
+        "{:?}",
+        c.notifications
+    );
+    c.stop();
+}
+
 /// A `Content-Length` that is not a number ends the session (65), and the message
 /// names the header.
 #[test]

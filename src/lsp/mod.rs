@@ -401,7 +401,12 @@ fn to_json(v: impl serde::Serialize) -> serde_json::Value {
 }
 
 /// The file a `file:` URI names (`None` for other schemes: such a document is analysed
-/// alone).
+/// alone). The scheme is checked here: `Url::to_file_path` does not, and a diff view's
+/// `git:/…/main.wo?ref=HEAD` was taken for the file on disk, whose program was
+/// analysed instead of the document (helper-105).
 fn path_of(uri: &Url) -> Option<PathBuf> {
+    if uri.scheme() != "file" {
+        return None;
+    }
     uri.to_file_path().ok()
 }
