@@ -2491,6 +2491,62 @@ fn run_with_data(prog: &Path, dir: &Path) -> Outcome {
     output(cmd)
 }
 
+/// A program whose runs are short still checkpoints: one that passes the threshold
+/// and ends at once writes the checkpoint under way to its end before it exits
+/// (helper-106: it was abandoned at exit, so a batch run again and again never
+/// checkpointed, and its log grew without bound, each start replaying it all).
+#[test]
+fn a_short_run_past_the_threshold_checkpoints_before_it_exits() {
+    let cwd = scratch("short_checkpoint");
+    let prog = cwd.join("batch.wo");
+    std::fs::write(
+        &prog,
+        "@table\nclass R {\n  n: Int\n  t: Text\n}\n\nfn main() {\n  transaction {\n    for i in range(5000) {\n      insert R { n: i, t: \"a row of the batch\" }\n    }\n  }\n}\n",
+    )
+    .unwrap();
+    let dir = cwd.join("d");
+    for run in 1..=6 {
+        let mut cmd = common::wo();
+        cmd.arg("run")
+            .arg(&prog)
+            .arg("--data")
+            .arg(&dir)
+            .env("WO_CHECKPOINT_MIN", "65536");
+        output(cmd).expect_status(0);
+        assert!(dir.join("checkpoint").exists(), "run {run}: no checkpoint");
+        assert!(
+            !dir.join("checkpoint.tmp").exists(),
+            "run {run}: a checkpoint was left half written"
+        );
+        let res = db_verify(&dir);
+        res.expect_status(0);
+        assert!(
+            res.stdout
+                .contains(&format!("table R: {} rows", run * 5000)),
+            "{}",
+            res.stdout
+        );
+        // The log stays bounded: the threshold is the larger of the minimum and the
+        // last checkpoint's size, which a run passes by at most its one batch.
+        let number_before = |text: &str, key: &str| -> u64 {
+            let at = text.find(key).unwrap_or_else(|| panic!("{key}: {text}"));
+            let digits: String = text[..at]
+                .chars()
+                .rev()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.chars().rev().collect::<String>().parse().unwrap()
+        };
+        let ckpt = number_before(&res.stdout, " bytes, up to lsn");
+        let log = number_before(&res.stdout, " bytes (");
+        assert!(
+            log <= ckpt.max(65536) + 100_000,
+            "run {run}: the log grows past its threshold: {}",
+            res.stdout
+        );
+    }
+}
+
 /// `wo db export` of a log damaged in the middle (a synced record overwritten: bit rot,
 /// a stray write) streamed the rows before the damage and exited 0, while `wo run`
 /// and `wo db verify` refused the directory (65): a backup taken so looked complete.
