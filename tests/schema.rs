@@ -889,6 +889,34 @@ fn a_unique_index_is_dropped_only_by_migrate_apply() {
     run_wo(&dir, &["run", "plain.wo", "--data", "d", "--", "a@x"]).expect_status(0);
 }
 
+/// An older program run on a directory a newer one migrated (`city` renamed to
+/// `town`): the refusal of its new column says that a stored column of its type may
+/// be it under another name, and how to keep its values; the other lines do not send
+/// the user to `--apply`, which the refusal refuses too (helper-106: they did, and the
+/// only hint, a default, would have dropped every `town`).
+#[test]
+fn an_older_program_on_a_renamed_column_is_told_of_the_stored_name() {
+    let (dir, _) = planned(
+        "older-program",
+        "@table\nclass C {\n  name: Text\n  city: Text\n}\n\nfn main() {\n  insert C { name: \"a\", city: \"x\" }\n}\n",
+        "@table\nclass C {\n  name: Text\n  town: Text @was(\"city\")\n}\n\nfn main() {}\n",
+    );
+    run(&dir, "v2.wo").expect_status(0);
+    let res = run(&dir, "v1.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("or, if it is the stored Text column `town` under another name (renamed by a newer program, or to be renamed now), keep its values: declare `town: Text`, or `city: Text @was(\"town\")`"),
+        "{}",
+        res.stderr
+    );
+    assert!(
+        res.stderr.contains("column `town` Text removed (its values are dropped) (1 row): not applied on open (`wo db migrate … --apply` applies it once nothing is refused)"),
+        "{}",
+        res.stderr
+    );
+    assert!(!res.stderr.contains("to apply it"), "{}", res.stderr);
+}
+
 /// A `@was` that is not used because both the old and the new name are stored says
 /// so in the plan (it was silently ignored): the new column keeps its own values, the
 /// old one is a removed column. Likewise `@table(was:)`.

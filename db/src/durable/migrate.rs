@@ -521,6 +521,8 @@ pub(crate) fn plan(
         let t = &pt.name;
         let mut cols = Vec::with_capacity(pt.columns.len());
         let mut used = vec![false; sd.columns.len()];
+        // Refused new columns (their step, name and type), for the hint of a rename.
+        let mut unfilled: Vec<(usize, String, String)> = Vec::new();
         for (c, pc) in pt.columns.iter().enumerate() {
             let cev = ev.column(i, c);
             let by_name = sd.columns.iter().position(|o| o.name == pc.name);
@@ -660,6 +662,7 @@ pub(crate) fn plan(
                             cols.push(ColSource::Fill(Cell::Nil));
                         }
                         None => {
+                            unfilled.push((steps.len(), pc.name.clone(), ty.clone()));
                             steps.push(Step {
                                 what: format!(
                                     "`{t}`: new column `{}` {ty} has no value for the stored rows (only a literal default, such as `= 0`, is given to them), and the table has rows",
@@ -675,6 +678,27 @@ pub(crate) fn plan(
                             cols.push(ColSource::Fill(Cell::Nil));
                         }
                     }
+                }
+            }
+        }
+        // A stored column of the same type that the program leaves out may be the
+        // new one under another name: renamed by a newer program (this one is older
+        // than the data), or to be renamed now. A default would instead drop its
+        // values (helper-106: an older program run on a directory that had renamed
+        // `city` to `town` was told to give `city` a default).
+        for (step, name, ty) in unfilled {
+            let same: Vec<&str> = sd
+                .columns
+                .iter()
+                .enumerate()
+                .filter(|&(k, sc)| !used[k] && describe(dbs, sc) == ty)
+                .map(|(_, sc)| sc.name.as_str())
+                .collect();
+            if let [stored, ..] = same[..] {
+                if let Some(h) = steps[step].hint.as_mut() {
+                    h.push_str(&format!(
+                        "; or, if it is the stored {ty} column `{stored}` under another name (renamed by a newer program, or to be renamed now), keep its values: declare `{stored}: {ty}`, or `{name}: {ty} @was(\"{stored}\")`"
+                    ));
                 }
             }
         }
@@ -843,6 +867,9 @@ pub(crate) fn plan(
 /// migration does.
 pub(crate) fn refusal(plan: &Plan, apply: bool, dir: &Path, program: &str) -> Option<OpenError> {
     let d = dir.display();
+    // With a refused difference, `--apply` is refused too: the other lines do not send
+    // the user to it (helper-106: four lines said to run it).
+    let refused = plan.steps.iter().any(|s| s.kind == StepKind::Refused);
     let mut lines: Vec<String> = plan
         .steps
         .iter()
@@ -855,6 +882,11 @@ pub(crate) fn refusal(plan: &Plan, apply: bool, dir: &Path, program: &str) -> Op
             (StepKind::Refused, Some(h)) => {
                 format!("{d}: {} ({}): refused; {h}", s.what, rows_text(s.rows))
             }
+            _ if refused => format!(
+                "{d}: {} ({}): not applied on open (`wo db migrate … --apply` applies it once nothing is refused)",
+                s.what,
+                rows_text(s.rows),
+            ),
             _ => format!(
                 "{d}: {} ({}): not applied on open; run `wo db migrate {} {} --apply` to apply it",
                 s.what,
