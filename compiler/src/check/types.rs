@@ -64,6 +64,11 @@ impl Checker<'_> {
                     Ty::Float => "0.0".to_string(),
                     Ty::Text => "\"\"".to_string(),
                     Ty::Bool => "false".to_string(),
+                    // A row of a table is made by `insert` (helper-106: `Box { … }`
+                    // on a table class is itself an error).
+                    Ty::Class(c) if self.classes[*c].table.is_some() => {
+                        format!("insert {} {{ … }}", self.class_names[*c])
+                    }
                     Ty::Class(c) => format!("{} {{ … }}", self.class_names[*c]),
                     _ => "…".to_string(),
                 };
