@@ -1454,6 +1454,16 @@ fn a_table_named_on_the_command_line_that_is_not_stored_is_a_usage_error() {
         "{}",
         res.stderr
     );
+    // CSV needs one table: the message names those it could take (helper-106).
+    let res = run_wo(&dir, &["db", "export", "d", "--format", "csv"]);
+    res.expect_status(64);
+    assert!(
+        res.stderr.contains(
+            "--format csv needs --table NAME (a CSV file holds one table); d: its one table is `t`"
+        ),
+        "{}",
+        res.stderr
+    );
     // The class's name, or another case: the stored name is suggested (helper-102).
     let res = run_wo(&dir, &["db", "export", "d", "--table", "T"]);
     res.expect_status(64);

@@ -53,7 +53,22 @@ pub fn export_in(
     out: &mut dyn Write,
 ) -> Result<Summary, Error> {
     if format == Format::Csv && table.is_none() {
-        return Err(Error::Usage("--format csv needs --table NAME".into()));
+        // The names `--table` takes, when the directory can say (helper-106).
+        let options = wo_db::durable::Options {
+            storage: storage.clone(),
+            ..wo_db::durable::Options::default()
+        };
+        let names = wo_db::durable::stored_schema(dir, &options)
+            .map(|s| s.tables.into_iter().map(|t| t.name).collect::<Vec<_>>())
+            .unwrap_or_default();
+        let which = if names.is_empty() {
+            String::new()
+        } else {
+            format!("; {}: {}", dir.display(), crate::stored_names(&names))
+        };
+        return Err(Error::Usage(format!(
+            "--format csv needs --table NAME (a CSV file holds one table){which}"
+        )));
     }
     let mut sum = Summary::default();
     let mut current: Option<Table> = None;

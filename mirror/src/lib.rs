@@ -123,7 +123,7 @@ fn near_name(table: &str, stored: &[String]) -> String {
 }
 
 /// "its tables are `a`, `b`" (by their stored names, which `--table` takes).
-fn stored_names(names: &[String]) -> String {
+pub(crate) fn stored_names(names: &[String]) -> String {
     match names {
         [] => "it has no tables".to_string(),
         [one] => format!("its one table is `{one}` (tables are named as stored)"),
