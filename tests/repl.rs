@@ -214,6 +214,21 @@ fn session_messages_speak_of_the_session() {
     }
 }
 
+/// A data directory the session makes (a mistyped path, most likely) is said, once
+/// (helper-106: an empty `.tables` and status 0 looked like lost data).
+#[test]
+fn a_data_directory_the_session_makes_is_said() {
+    let dir = scratch("new-data");
+    let (status, _, err) = repl(&dir, &["--data", "typo.d"], ".tables\n");
+    assert_eq!(status, Some(0), "{err}");
+    assert!(
+        err.contains("wo: note: `typo.d` did not exist: a new, empty data directory was made"),
+        "{err}"
+    );
+    let (_, _, err) = repl(&dir, &["--data", "typo.d"], ".tables\n");
+    assert!(!err.contains("did not exist"), "{err}");
+}
+
 /// `.load` takes the rest of its line as the file name, spaces and all, with or
 /// without quotes (helper-102: `.load my file.wo` was "takes at most one argument").
 #[test]

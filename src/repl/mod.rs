@@ -219,7 +219,17 @@ pub fn repl(data: Option<PathBuf>, file: Option<&Path>) -> Result<(), Failure> {
     let stdout = SharedStdout::new(capacity);
     let mut session = Session::new(stdout, interrupt);
     if let Some(dir) = data_dir(data) {
+        // A session explores data: a new, empty directory is more likely a mistyped
+        // path than a wish, so it is said (helper-106: `.tables` printed nothing, and
+        // the data seemed gone).
+        let existed = dir.exists();
         session.open_data(&dir)?;
+        if !existed {
+            say!(
+                "wo: note: `{}` did not exist: a new, empty data directory was made",
+                dir.display()
+            );
+        }
     }
     let interactive = std::io::stdin().is_terminal();
     session.reads_stdin = interactive;
