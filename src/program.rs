@@ -4,7 +4,7 @@
 //! file named `*.wob` without them is an invalid image rather than a source file.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use wo_bytecode::Image;
 use wo_compiler::{LoadError, SourceMap};
@@ -156,8 +156,26 @@ pub fn hint_compiled_alone(path: &Path, diags: &[wo_compiler::Diagnostic]) {
         d.severity == wo_compiler::Severity::Error
             && UNKNOWN.iter().any(|u| d.message.starts_with(u))
     });
-    if !unknown || !path.is_file() {
+    if !unknown {
         return;
+    }
+    if let Some((dir, others)) = program_around(path) {
+        let files = if others == 1 { "file" } else { "files" };
+        say!(
+            "wo: note: `{}` was compiled alone; its directory holds {others} more `.wo` {files}, \
+             and a directory is one program: name `{}` to compile them together",
+            path.display(),
+            dir.display()
+        );
+    }
+}
+
+/// When the file at `path` is one of a directory program's files: the directory and
+/// how many other `.wo` files it holds. Only a directory that is one program: at most
+/// one `main` in all its files (a directory of programs, each with its own, is not).
+pub fn program_around(path: &Path) -> Option<(PathBuf, usize)> {
+    if !path.is_file() {
+        return None;
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -170,22 +188,11 @@ pub fn hint_compiled_alone(path: &Path, diags: &[wo_compiler::Diagnostic]) {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "wo") && p.file_name() != path.file_name())
         .collect();
-    // Only a directory that is one program: at most one `main` in all its files (a
-    // directory of programs, each with its own, is not).
     let mains = std::iter::once(path)
         .chain(others.iter().map(|p| p.as_path()))
         .filter(|p| has_main(p))
         .count();
-    let others = others.len();
-    if others > 0 && mains <= 1 {
-        let files = if others == 1 { "file" } else { "files" };
-        say!(
-            "wo: note: `{}` was compiled alone; its directory holds {others} more `.wo` {files}, \
-             and a directory is one program: name `{}` to compile them together",
-            path.display(),
-            dir.display()
-        );
-    }
+    (!others.is_empty() && mains <= 1).then(|| (dir.to_path_buf(), others.len()))
 }
 
 /// Whether the source file at `path` declares `fn main` (unreadable: no).

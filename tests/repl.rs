@@ -266,6 +266,27 @@ fn a_file_named_on_the_command_line_is_loaded_first() {
     let (status, out, err) = repl(&dir, &["bad.wo"], "1 + 1\n");
     assert_eq!((status, out.as_str()), (Some(1), "2\n"), "{err}");
     assert!(err.contains("bad.wo:1:8: error:"), "{err}");
+    // One file of a directory program, loaded alone: the note says where the rest
+    // is, and how to load it (helper-106).
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    std::fs::write(
+        dir.join("app/schema.wo"),
+        "@table\nclass Item {\n  n: Int\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("app/main.wo"),
+        "fn main() {\n  insert Item { n: 1 }\n  print(count(from i in Item select i))\n}\n",
+    )
+    .unwrap();
+    let (status, _, err) = repl(&dir, &["app/main.wo"], "1\n");
+    assert_eq!(status, Some(1), "{err}");
+    assert!(
+        err.contains("note: `app/main.wo` was loaded alone; its directory `app` holds 1 more `.wo` file of its program"),
+        "{err}"
+    );
+    let (status, out, err) = repl(&dir, &["app/schema.wo"], ".load app/main.wo\nmain()\n");
+    assert_eq!((status, out.as_str()), (Some(0), "1\n"), "{err}");
     // A directory is refused before the session starts (helper-105: it started, and
     // spoke of `.load`); a bytecode image is named as one, not as text that is not
     // UTF-8.

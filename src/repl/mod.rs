@@ -681,6 +681,16 @@ impl Repl {
         }
         if self.session.declare(&text, &name, 1) != Outcome::Ok {
             self.n_errors += 1;
+            // One file of a directory program: what it uses may be in the others
+            // (helper-106: thirteen errors and no word of them, where `wo run`,
+            // `check` and `test` say so).
+            if let Some((dir, others)) = crate::program::program_around(path) {
+                let files = if others == 1 { "file" } else { "files" };
+                say!(
+                    "note: `{name}` was loaded alone; its directory `{}` holds {others} more `.wo` {files} of its program: `.load` first the files that declare what it uses (its classes, then the functions it calls)",
+                    dir.display()
+                );
+            }
         }
     }
 }
