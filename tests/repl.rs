@@ -206,7 +206,7 @@ fn session_messages_speak_of_the_session() {
         "repl:6:1: error: `Note` is a table of this session, and stays one",
         "a session cannot drop a table (repl:1)",
         "repl:9:1: error: `io.read_line` needs `use io`: type it as an input of its own first",
-        "error: `lib` is a directory; `.load` takes one file",
+        "error: no .wo files under `lib`",
         // At the class, not at the comments before it.
         "plain.wo:4:1: error: `Note` is a table of this session, and stays one",
     ] {
@@ -282,21 +282,20 @@ fn a_file_named_on_the_command_line_is_loaded_first() {
     let (status, _, err) = repl(&dir, &["app/main.wo"], "1\n");
     assert_eq!(status, Some(1), "{err}");
     assert!(
-        err.contains("note: `app/main.wo` was loaded alone; its directory `app` holds 1 more `.wo` file of its program"),
+        err.contains("note: `app/main.wo` was loaded alone; its directory holds 1 more `.wo` file of its program: `.load app` loads them together"),
         "{err}"
     );
     let (status, out, err) = repl(&dir, &["app/schema.wo"], ".load app/main.wo\nmain()\n");
     assert_eq!((status, out.as_str()), (Some(0), "1\n"), "{err}");
-    // A directory is refused before the session starts (helper-105: it started, and
-    // spoke of `.load`); a bytecode image is named as one, not as text that is not
-    // UTF-8.
-    std::fs::create_dir_all(dir.join("prog")).unwrap();
-    let (status, _, err) = repl(&dir, &["prog"], "1\n");
-    assert_eq!(status, Some(64), "{err}");
-    assert!(
-        err.contains("`prog` is a directory: `wo repl FILE` declares one file"),
-        "{err}"
-    );
+    // A directory program's files are declared together, as `wo run DIR` compiles
+    // them (helper-106: loaded one by one, a file using another's class failed).
+    let (status, out, err) = repl(&dir, &["app"], "main()\n.load app\nmain()\n");
+    assert_eq!((status, out.as_str()), (Some(0), "1\n2\n"), "{err}");
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let (status, _, err) = repl(&dir, &["empty"], "1\n");
+    assert_eq!(status, Some(1), "{err}");
+    assert!(err.contains("no .wo files under `empty`"), "{err}");
+    // A bytecode image is named as one, not as text that is not UTF-8.
     std::fs::write(dir.join("app.wob"), b"WOB\0\x01\x02").unwrap();
     let (status, _, err) = repl(&dir, &["app.wob"], ".load app.wob\n");
     assert_eq!(status, Some(1), "{err}");

@@ -197,15 +197,8 @@ pub fn repl(data: Option<PathBuf>, file: Option<&Path>) -> Result<(), Failure> {
     // A file that is not there ends it before it starts (66); one that does not
     // compile is reported, and the session goes on, to be fixed and loaded again.
     if let Some(f) = file {
-        let meta = std::fs::metadata(f)
+        std::fs::metadata(f)
             .map_err(|e| Failure::Input(format!("cannot read `{}`: {e}", f.display())))?;
-        if meta.is_dir() {
-            // (`wo run DIR` runs a program of several files; a session loads files.)
-            return Err(Failure::Refused(format!(
-                "`{}` is a directory: `wo repl FILE` declares one file (`.load` each file of a program of several)",
-                f.display()
-            )));
-        }
     }
     let interrupt = Arc::new(AtomicBool::new(false));
     handle_interrupts(&interrupt);
@@ -627,14 +620,47 @@ impl Repl {
         true
     }
 
-    /// `.load FILE`: the file's declarations join the session.
-    fn load(&mut self, path: &Path) {
-        if path.is_dir() {
+    /// `.load DIR`: the declarations of a directory program's files join the session
+    /// together, as `wo run DIR` compiles them (helper-106: loaded one by one, a file
+    /// that used another's classes did not compile).
+    fn load_dir(&mut self, dir: &Path) {
+        let sources = match wo_compiler::load_sources(dir) {
+            Ok(s) => s,
+            Err(e) => {
+                say!("error: {e}");
+                self.n_errors += 1;
+                return;
+            }
+        };
+        let files: Vec<(&str, &str, usize)> = sources
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.src.strip_prefix('\u{feff}').unwrap_or(&f.src),
+                    f.name.as_str(),
+                    1,
+                )
+            })
+            .filter(|(text, _, _)| !is_blank(text))
+            .collect();
+        if let Some((_, name, _)) = files.iter().find(|(text, _, _)| !is_declaration(text)) {
             say!(
-                "error: `{}` is a directory; `.load` takes one file (for a program of several files, `.load` each)",
-                path.display()
+                "error: `{name}` does not start with a declaration; `.load` takes a program's functions, classes and constants"
             );
             self.n_errors += 1;
+            return;
+        }
+        if !files.is_empty() && self.session.declare_all(&files) != Outcome::Ok {
+            self.n_errors += 1;
+        }
+    }
+
+    /// `.load FILE`: the file's declarations join the session (a directory: all its
+    /// files, [`Repl::load_dir`]).
+    fn load(&mut self, path: &Path) {
+        if path.is_dir() {
+            self.load_dir(path);
             return;
         }
         let read = wo_compiler::read_program_file(path).map(|bytes| {
@@ -687,7 +713,7 @@ impl Repl {
             if let Some((dir, others)) = crate::program::program_around(path) {
                 let files = if others == 1 { "file" } else { "files" };
                 say!(
-                    "note: `{name}` was loaded alone; its directory `{}` holds {others} more `.wo` {files} of its program: `.load` first the files that declare what it uses (its classes, then the functions it calls)",
+                    "note: `{name}` was loaded alone; its directory holds {others} more `.wo` {files} of its program: `.load {}` loads them together",
                     dir.display()
                 );
             }

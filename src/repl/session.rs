@@ -466,9 +466,21 @@ impl Session {
         (sources, diags)
     }
 
-    /// One declaration input (from `file`, starting at `line`): each item replaces the
-    /// one of the same name (or the same stored table), or is added.
-    pub fn declare(&mut self, text: &str, file: &str, line: usize) -> Outcome {
+    /// Places the items of one file's declarations in `chunks` (each replaces the one
+    /// of the same name or stored table, or is added), noting what it replaced and
+    /// renamed and where the new ones are; `false` (reported) when the text does not
+    /// parse, or declares a table of the session again as a plain class.
+    #[allow(clippy::too_many_arguments)]
+    fn place_items(
+        &self,
+        text: &str,
+        file: &str,
+        line: usize,
+        chunks: &mut Vec<Chunk>,
+        replaced: &mut Vec<String>,
+        renamed: &mut Vec<(String, String)>,
+        new_chunks: &mut Vec<usize>,
+    ) -> bool {
         // A declaration that does not parse is reported whole: the parser's recovery
         // may leave no item at all (`fn f() -> { … }`), and the input must not pass
         // in silence.
@@ -478,15 +490,9 @@ impl Session {
             let mut sources = SourceMap::default();
             sources.add(file, src);
             say_part!("{}", render_all(&sources, &diags));
-            return Outcome::Failed;
+            return false;
         }
         let items = split_items(text);
-        let mut chunks = self.chunks.clone();
-        let mut replaced: Vec<String> = Vec::new();
-        // Stored tables declared again under another class name: (old, new).
-        let mut renamed: Vec<(String, String)> = Vec::new();
-        // Where this input's declarations are in `chunks`.
-        let mut new_chunks: Vec<usize> = Vec::new();
         // (The items come in order: each line count goes on from the last, or a
         // `.load` of 16,000 functions read the file 16,000 times.)
         let mut counted = (0, line);
@@ -529,7 +535,7 @@ impl Session {
                     let mut sources = SourceMap::default();
                     sources.add(file, src.clone());
                     say_part!("{}", render_all(&sources, &[d]));
-                    return Outcome::Failed;
+                    return false;
                 }
             }
             match at {
@@ -545,6 +551,39 @@ impl Session {
                     new_chunks.push(chunks.len());
                     chunks.push(chunk);
                 }
+            }
+        }
+        true
+    }
+
+    /// One declaration input (from `file`, starting at `line`): each item replaces the
+    /// one of the same name (or the same stored table), or is added.
+    pub fn declare(&mut self, text: &str, file: &str, line: usize) -> Outcome {
+        self.declare_all(&[(text, file, line)])
+    }
+
+    /// The declarations of several files as one input (a directory program's files,
+    /// `wo repl DIR`): they compile together, so a file may use what another declares,
+    /// as in `wo run DIR`. Each item keeps its file and line for messages.
+    pub fn declare_all(&mut self, files: &[(&str, &str, usize)]) -> Outcome {
+        let mut chunks = self.chunks.clone();
+        let mut replaced: Vec<String> = Vec::new();
+        // Stored tables declared again under another class name: (old, new).
+        let mut renamed: Vec<(String, String)> = Vec::new();
+        // Where this input's declarations are in `chunks`.
+        let mut new_chunks: Vec<usize> = Vec::new();
+        for &(text, file, line) in files {
+            let placed_ok = self.place_items(
+                text,
+                file,
+                line,
+                &mut chunks,
+                &mut replaced,
+                &mut renamed,
+                &mut new_chunks,
+            );
+            if !placed_ok {
+                return Outcome::Failed;
             }
         }
         // The functions waiting from earlier inputs are tried with this one (unless
