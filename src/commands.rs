@@ -245,6 +245,12 @@ pub fn build(path: &Path, out: Option<PathBuf>) -> Result<(), Failure> {
             "`wo build -` reads the program from standard input: name the image with `-o OUT`",
         )));
     }
+    if out.as_deref().is_some_and(program::is_stdin) {
+        // (Not a file named `-`, which the next `wo build -` would read as this.)
+        return Err(Failure::Refused(String::from(
+            "`-o -`: the image goes to a file; name it (`-o app.wob`)",
+        )));
+    }
     let out = out.unwrap_or_else(|| default_image_path(path));
     refuse_to_overwrite(path, &out)?;
     let program = program::load(path)?;
@@ -323,6 +329,7 @@ fn refuse_to_overwrite(input: &Path, out: &Path) -> Result<(), Failure> {
 /// `wo check PATH…`: every diagnostic of every program, one summary line. The status
 /// is the highest of the individual failures (a missing input outranks a compile error).
 pub fn check(paths: &[PathBuf]) -> Result<(), Failure> {
+    program::stdin_once(paths)?;
     let mut tally = Tally::default();
     let mut worst: Option<Failure> = None;
     for path in paths {

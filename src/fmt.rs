@@ -116,13 +116,9 @@ pub fn fmt(paths: &[PathBuf], check: bool) -> Result<(), Failure> {
         }
         worst = worst.max(failure.status());
     };
-    if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
-        return Err(Failure::Refused(String::from(
-            "`-` (standard input) is named more than once",
-        )));
-    }
+    crate::program::stdin_once(paths)?;
     for path in paths {
-        if path.as_os_str() == "-" {
+        if crate::program::is_stdin(path) {
             match fmt_stdin(check, &mut tally) {
                 Ok(changed) => n_changed += usize::from(changed),
                 Err(failure) => note(failure),

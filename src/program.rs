@@ -55,6 +55,17 @@ pub fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
+/// Standard input can be read once: `-` named twice is refused (helper-107: `wo check
+/// - -` read an empty program the second time).
+pub fn stdin_once(paths: &[PathBuf]) -> Result<(), Failure> {
+    if paths.iter().filter(|p| is_stdin(p)).count() > 1 {
+        return Err(Failure::Refused(String::from(
+            "`-` (standard input) is named more than once",
+        )));
+    }
+    Ok(())
+}
+
 /// How PATH is named in messages: `<stdin>` for `-`.
 pub fn shown(path: &Path) -> &Path {
     if is_stdin(path) {
@@ -174,7 +185,8 @@ pub fn hint_compiled_alone(path: &Path, diags: &[wo_compiler::Diagnostic]) {
 /// how many other `.wo` files it holds. Only a directory that is one program: at most
 /// one `main` in all its files (a directory of programs, each with its own, is not).
 pub fn program_around(path: &Path) -> Option<(PathBuf, usize)> {
-    if !path.is_file() {
+    // (`-` is standard input, whatever file of that name the directory holds.)
+    if is_stdin(path) || !path.is_file() {
         return None;
     }
     let dir = match path.parent() {

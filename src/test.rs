@@ -184,7 +184,7 @@ fn compile(
     filter: Option<&str>,
     tally: &mut Tally,
 ) -> Result<(Vec<TestFn>, usize, Image), Failure> {
-    if crate::program::is_image(path) {
+    if !crate::program::is_stdin(path) && crate::program::is_image(path) {
         return Err(Failure::Refused(format!(
             "`{}` is a bytecode image; tests run from a program's sources",
             path.display()

@@ -1594,6 +1594,23 @@ fn a_program_on_standard_input() {
         "{}",
         res.stderr
     );
+    // Standard input is read once; `-o -` is no file name (helper-107: `wo check - -`
+    // read an empty program the second time, `-o -` made a file named `-`).
+    let res = with_stdin(&["check", "-", "-"], "ok.wo");
+    res.expect_status(64);
+    assert!(
+        res.stderr.contains("named more than once"),
+        "{}",
+        res.stderr
+    );
+    let res = with_stdin(&["build", "-", "-o", "-"], "ok.wo");
+    res.expect_status(64);
+    assert!(!dir.join("-").exists());
+    // A file named `-` is not standard input's stand-in.
+    std::fs::write(dir.join("-"), b"WOB\0").unwrap();
+    let res = with_stdin(&["test", "-"], "ok.wo");
+    res.expect_status(0);
+    std::fs::remove_file(dir.join("-")).unwrap();
     with_stdin(&["build", "-", "-o", "ok.wob"], "ok.wo").expect_status(0);
     let res = with_stdin(&["run", "-"], "ok.wob");
     res.expect_status(0);

@@ -291,6 +291,23 @@ fn a_file_named_on_the_command_line_is_loaded_first() {
     // them (helper-106: loaded one by one, a file using another's class failed).
     let (status, out, err) = repl(&dir, &["app"], "main()\n.load app\nmain()\n");
     assert_eq!((status, out.as_str()), (Some(0), "1\n2\n"), "{err}");
+    // A name declared in two of its files is refused, as `wo run` refuses it
+    // (helper-107: the file sorted last won, silently).
+    std::fs::create_dir_all(dir.join("dup")).unwrap();
+    std::fs::write(
+        dir.join("dup/a.wo"),
+        "fn h() -> Int { return 1 }\nfn main() {}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("dup/b.wo"), "fn h() -> Int { return 2 }\n").unwrap();
+    let (status, out, err) = repl(&dir, &["dup"], "h()\n");
+    assert_eq!((status, out.as_str()), (Some(1), ""), "{err}");
+    assert!(
+        err.contains(
+            "error: `h` is declared twice: dup/a.wo:1 and dup/b.wo:1; nothing was declared"
+        ),
+        "{err}"
+    );
     std::fs::create_dir_all(dir.join("empty")).unwrap();
     let (status, _, err) = repl(&dir, &["empty"], "1\n");
     assert_eq!(status, Some(1), "{err}");

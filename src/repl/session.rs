@@ -538,6 +538,23 @@ impl Session {
                     return false;
                 }
             }
+            // Declared twice in this one input (two files of a directory program, or
+            // one file): refused, as `wo run` refuses it (helper-107: the last one
+            // silently won).
+            if let Some(i) = at.filter(|i| new_chunks.contains(i)) {
+                let first = &chunks[i];
+                let what = if &first.key == key {
+                    format!("`{key}` is declared twice")
+                } else {
+                    format!("`{}` and `{key}` are stored as the same table", first.key)
+                };
+                say!(
+                    "error: {what}: {}:{} and {file}:{l}; nothing was declared",
+                    first.file,
+                    first.line
+                );
+                return false;
+            }
             match at {
                 Some(i) => {
                     replaced.push(chunks[i].key.clone());

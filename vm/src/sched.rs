@@ -538,15 +538,23 @@ impl Vm<'_> {
     /// checkpoint), against LANGUAGE.md §8. Only an interrupt (Ctrl-C: the user wants
     /// out) abandons it: its `checkpoint.tmp` is ignored, and removed by the next open.
     fn finish(&mut self, main: &mut Fiber, end: Status) -> Status {
-        let interrupted = matches!(end, Status::Interrupted);
         let _ = self.request_owed_sync(main);
+        // What the program printed is out before the wait (helper-107: a line
+        // printed last came after the checkpoint's renames).
+        let _ = self.host.out.flush();
         loop {
-            if interrupted {
+            // An interrupt, also one that comes while the checkpoint is written
+            // (helper-107: a Ctrl-C then was swallowed, and a second one ended the
+            // REPL), abandons it; one already handed to the log thread is waited for.
+            if matches!(end, Status::Interrupted) || self.interrupted() {
                 self.database.abandon_checkpoint();
             }
             while let Some(res) = self.database.checkpoint_step() {
                 if let Err(f) = res {
                     self.checkpoint_ended(Some(f));
+                }
+                if self.interrupted() {
+                    self.database.abandon_checkpoint();
                 }
             }
             if !self.database.has_pending() {
