@@ -539,9 +539,8 @@ impl Vm<'_> {
     /// out) abandons it: its `checkpoint.tmp` is ignored, and removed by the next open.
     fn finish(&mut self, main: &mut Fiber, end: Status) -> Status {
         let _ = self.request_owed_sync(main);
-        // What the program printed is out before the wait (helper-107: a line
-        // printed last came after the checkpoint's renames).
-        let _ = self.host.out.flush();
+        // (Stdout is flushed by the caller, which reads a failed flush as the
+        // program's: not here, before the checkpoint.)
         loop {
             // An interrupt, also one that comes while the checkpoint is written
             // (helper-107: a Ctrl-C then was swallowed, and a second one ended the
