@@ -178,6 +178,18 @@ impl Wrapped<'_> {
     }
 }
 
+/// An input's declarations being placed among the session's ([`Session::place_items`]).
+struct Placing {
+    /// The session's chunks with this input's placed so far.
+    chunks: Vec<Chunk>,
+    /// The names of the chunks this input replaced.
+    replaced: Vec<String>,
+    /// Stored tables declared again under another class name: (old, new).
+    renamed: Vec<(String, String)>,
+    /// Where this input's declarations are in `chunks`.
+    new_chunks: Vec<usize>,
+}
+
 impl Session {
     /// The tasks of the session still alive (running, asleep or waiting): what its
     /// end stops unfinished.
@@ -466,21 +478,17 @@ impl Session {
         (sources, diags)
     }
 
-    /// Places the items of one file's declarations in `chunks` (each replaces the one
-    /// of the same name or stored table, or is added), noting what it replaced and
-    /// renamed and where the new ones are; `false` (reported) when the text does not
-    /// parse, or declares a table of the session again as a plain class.
-    #[allow(clippy::too_many_arguments)]
-    fn place_items(
-        &self,
-        text: &str,
-        file: &str,
-        line: usize,
-        chunks: &mut Vec<Chunk>,
-        replaced: &mut Vec<String>,
-        renamed: &mut Vec<(String, String)>,
-        new_chunks: &mut Vec<usize>,
-    ) -> bool {
+    /// Places the items of one file's declarations (from `file`, starting at `line`)
+    /// in `p.chunks` (each replaces the one of the same name or stored table, or is
+    /// added); `false` (reported) when the text does not parse, declares a table of
+    /// the session again as a plain class, or declares a name this input declared.
+    fn place_items(text: &str, file: &str, line: usize, p: &mut Placing) -> bool {
+        let Placing {
+            chunks,
+            replaced,
+            renamed,
+            new_chunks,
+        } = p;
         // A declaration that does not parse is reported whole: the parser's recovery
         // may leave no item at all (`fn f() -> { … }`), and the input must not pass
         // in silence.
@@ -583,26 +591,23 @@ impl Session {
     /// `wo repl DIR`): they compile together, so a file may use what another declares,
     /// as in `wo run DIR`. Each item keeps its file and line for messages.
     pub fn declare_all(&mut self, files: &[(&str, &str, usize)]) -> Outcome {
-        let mut chunks = self.chunks.clone();
-        let mut replaced: Vec<String> = Vec::new();
-        // Stored tables declared again under another class name: (old, new).
-        let mut renamed: Vec<(String, String)> = Vec::new();
-        // Where this input's declarations are in `chunks`.
-        let mut new_chunks: Vec<usize> = Vec::new();
+        let mut placing = Placing {
+            chunks: self.chunks.clone(),
+            replaced: Vec::new(),
+            renamed: Vec::new(),
+            new_chunks: Vec::new(),
+        };
         for &(text, file, line) in files {
-            let placed_ok = self.place_items(
-                text,
-                file,
-                line,
-                &mut chunks,
-                &mut replaced,
-                &mut renamed,
-                &mut new_chunks,
-            );
-            if !placed_ok {
+            if !Session::place_items(text, file, line, &mut placing) {
                 return Outcome::Failed;
             }
         }
+        let Placing {
+            mut chunks,
+            replaced,
+            renamed,
+            mut new_chunks,
+        } = placing;
         // The functions waiting from earlier inputs are tried with this one (unless
         // it declares them again).
         let mut waited: Vec<usize> = Vec::new();
