@@ -1101,6 +1101,7 @@ fn min_and_max_through_a_sorted_index_are_the_scans() {
     agree(&mut db, "empty");
     let values = [
         (None, None),
+        (Some(0.0), Some(3)),
         (Some(1.5), Some(3)),
         (Some(-0.0), Some(-7)),
         (Some(0.0), None),
