@@ -281,7 +281,8 @@ impl Vm<'_> {
             .data_dir()
             .is_some_and(|d| d.fence().is_some());
         let after = if fenced {
-            "the log is closed for writing: every acknowledged commit is durable, and every later change traps IO"
+            // (Also at the end of a run, where no change comes after: helper-108.)
+            "the log is closed for writing: every acknowledged commit is durable; a later change in this process traps IO, and the next run opens the directory as it is"
         } else {
             "the log keeps growing (every commit is still durable) and the checkpoint is tried again when it has grown by another threshold"
         };
