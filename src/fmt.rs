@@ -30,9 +30,6 @@ fn files_of(path: &Path) -> Result<Vec<PathBuf>, Failure> {
         .collect())
 }
 
-/// The name standard input goes by in diagnostics and `--check`'s list.
-const STDIN: &str = "<stdin>";
-
 /// The source `bytes` of `name` and its formatted text; a source that does not
 /// parse is reported with its diagnostics.
 fn format_source(
@@ -89,13 +86,15 @@ fn fmt_file(path: &Path, check: bool, tally: &mut Tally) -> Result<bool, Failure
 /// Standard output gets the text only when all of it is formatted: on an error
 /// nothing, so `wo fmt - < a.wo > b.wo` leaves no half a program.
 fn fmt_stdin(check: bool, tally: &mut Tally) -> Result<bool, Failure> {
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
-        .map_err(|e| Failure::Input(format!("cannot read standard input: {e}")))?;
-    let (src, formatted) = format_source(Path::new(STDIN), bytes, tally)?;
+    // Read as every command reads a program on standard input: bounded, and named
+    // `<stdin>`.
+    let name = crate::program::shown(Path::new("-"));
+    let bytes = wo_compiler::read_program(std::io::stdin().lock(), name)
+        .map_err(crate::program::load_error)?;
+    let (src, formatted) = format_source(name, bytes, tally)?;
     if check {
         if formatted != src {
-            out!("{STDIN}");
+            out!("{}", name.display());
         }
     } else {
         out_part!("{formatted}");
