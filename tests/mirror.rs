@@ -1003,4 +1003,27 @@ fn an_index_change_keeps_the_indexes_a_user_made_and_a_default_reaches_old_rows(
     );
     let (ok, _, err) = pg.psql(&["-c", "UPDATE e SET t = 'A' WHERE id = 2"]);
     assert!(!ok && err.contains("unique"), "{err}");
+    // A sorted index beside the unique one on t: PostgreSQL's unique btree serves
+    // both, so no second index; the unique one dropped, the sorted one is made.
+    let indexes = "SELECT regexp_replace(indexdef, '^.* USING ', '') FROM pg_indexes WHERE tablename = 'e' ORDER BY 1";
+    let v3 = v2.replace("name: \"e\")", "name: \"e\", sorted: [t])");
+    run_src_on(&dir, "v3.wo", &v3, "d");
+    mirror_once(&pg, &dir);
+    assert_eq!(
+        pg.at(indexes),
+        "btree (id)\nbtree (lower(t))\nbtree (t)\nbtree (u, t)",
+        "no second index on t"
+    );
+    let v4 = v3.replace(" @unique", "");
+    std::fs::write(dir.join("v4.wo"), &v4).expect("write v4.wo");
+    run_wo(&dir, &["db", "migrate", "d", "v4.wo", "--apply"]).expect_status(0);
+    let out = mirror_once(&pg, &dir);
+    assert!(!out.stderr.contains("copying"), "{}", out.stderr);
+    assert_eq!(
+        pg.at(indexes),
+        "btree (id)\nbtree (lower(t))\nbtree (t)\nbtree (u, t)",
+        "the sorted index on t"
+    );
+    let (ok, _, err) = pg.psql(&["-c", "UPDATE e SET t = 'A' WHERE id = 2"]);
+    assert!(ok, "the unique constraint went: {err}");
 }

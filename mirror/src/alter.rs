@@ -163,12 +163,12 @@ fn alter_table(
     // dropped, those only the new one has are made; the rest, and every index a user
     // made in PostgreSQL, stay. An index over a dropped column went with it.
     let dropped = |name: &str| !new.columns.iter().any(|n| n.name == name);
-    let mut before: Vec<(Vec<String>, bool)> = index_columns(old, &renamed)
+    let mut before: Vec<(Vec<String>, bool)> = sql::pg_indexes(old, &renamed)
         .into_iter()
         .filter(|(cols, _)| !cols.iter().any(|c| dropped(c)))
         .collect();
     let made = sql::indexes(new);
-    for (k, ix) in index_columns(new, &|c: &str| c.to_string())
+    for (k, ix) in sql::pg_indexes(new, &|c: &str| c.to_string())
         .into_iter()
         .enumerate()
     {
@@ -184,22 +184,6 @@ fn alter_table(
         out.push(drop_index(&new.name, cols, *unique));
     }
     Ok(())
-}
-
-/// The columns of each index of `tab` by name (through `rename`), and whether it is
-/// unique: what PostgreSQL's copy of it is made of ([`sql::indexes`], in that order).
-fn index_columns(tab: &Table, rename: &dyn Fn(&str) -> String) -> Vec<(Vec<String>, bool)> {
-    tab.indexes
-        .iter()
-        .filter_map(|ix| {
-            let cols: Option<Vec<String>> = ix
-                .columns
-                .iter()
-                .map(|&c| tab.columns.get(c).map(|c| rename(&c.name)))
-                .collect();
-            Some((cols?, ix.unique))
-        })
-        .collect()
 }
 
 /// Renames `(from, to)` pairs with `stmt`, through temporary names when one pair's
@@ -411,6 +395,48 @@ mod tests {
         assert!(s[2].contains("contype = 'u'"), "{}", s[2]);
         assert!(s[2].contains("= ARRAY['z']::text[]"), "{}", s[2]);
         assert_eq!(s[3], "CREATE INDEX ON \"t\" (\"b\")");
+    }
+
+    /// PostgreSQL keeps one btree per column list: a plain index beside a unique one
+    /// (or a second plain one) over the same columns is neither made nor dropped, and
+    /// dropping wo's unique one leaves PostgreSQL the plain index it then needs.
+    #[test]
+    fn a_plain_index_over_a_unique_ones_columns_is_not_a_second_index() {
+        let ix = |c, unique| Index {
+            columns: vec![c],
+            unique,
+        };
+        let cols = vec![
+            col("a", ColumnType::Int, false),
+            col("b", ColumnType::Int, false),
+        ];
+        let old = table(
+            "t",
+            cols.clone(),
+            vec![ix(0, true), ix(0, false), ix(1, false), ix(1, false)],
+        );
+        assert_eq!(
+            sql::indexes(&old),
+            [
+                "ALTER TABLE \"t\" ADD UNIQUE (\"a\") DEFERRABLE INITIALLY DEFERRED",
+                "CREATE INDEX ON \"t\" (\"b\")"
+            ]
+        );
+        // One of two plain indexes over b goes in wo: PostgreSQL's one stays.
+        let new = table(
+            "t",
+            cols.clone(),
+            vec![ix(0, true), ix(0, false), ix(1, false)],
+        );
+        let m = migration(vec![old.clone()], vec![new], vec![0]);
+        assert_eq!(statements(&m).unwrap(), Vec::<String>::new());
+        // The unique one goes, the plain one over a stays: PostgreSQL gets it now.
+        let new = table("t", cols, vec![ix(0, false), ix(1, false)]);
+        let m = migration(vec![old], vec![new], vec![0]);
+        let s = statements(&m).unwrap();
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert!(s[0].contains("contype = 'u'"), "{}", s[0]);
+        assert_eq!(s[1], "CREATE INDEX ON \"t\" (\"a\")");
     }
 
     #[test]

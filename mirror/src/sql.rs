@@ -189,27 +189,52 @@ pub fn create_table(t: &Table) -> String {
     s
 }
 
-/// The indexes of a table: `ALTER TABLE … ADD UNIQUE` for a unique one (PostgreSQL,
-/// like wo, lets nulls repeat; checked at commit, so the mirror may apply a batch's
-/// updates in any order), `CREATE INDEX` for the others. Made after the rows.
-pub fn indexes(t: &Table) -> Vec<String> {
-    t.indexes
+/// The indexes PostgreSQL keeps for a table, as (column names through `rename`,
+/// unique), in the table's order. Every one is a btree there, so a plain index over
+/// the same columns as a unique one or an earlier plain one (wo's hash and sorted
+/// indexes on one column, an `index:` beside `@unique` made by an older compiler)
+/// would be a second copy of the same index: it is left out.
+pub fn pg_indexes(t: &Table, rename: &dyn Fn(&str) -> String) -> Vec<(Vec<String>, bool)> {
+    let all: Vec<(Vec<String>, bool)> = t
+        .indexes
         .iter()
         .filter_map(|ix| {
             let cols: Option<Vec<String>> = ix
                 .columns
                 .iter()
-                .map(|&c| t.columns.get(c).map(|c| ident(&c.name)))
+                .map(|&c| t.columns.get(c).map(|c| rename(&c.name)))
                 .collect();
-            let cols = cols?.join(", ");
-            Some(if ix.unique {
+            Some((cols?, ix.unique))
+        })
+        .collect();
+    let mut kept: Vec<(Vec<String>, bool)> = Vec::with_capacity(all.len());
+    for (cols, unique) in &all {
+        let covered = !unique
+            && (all.iter().any(|(c, u)| *u && c == cols) || kept.iter().any(|(c, _)| c == cols));
+        if !covered {
+            kept.push((cols.clone(), *unique));
+        }
+    }
+    kept
+}
+
+/// The indexes of a table ([`pg_indexes`]): `ALTER TABLE … ADD UNIQUE` for a unique
+/// one (PostgreSQL, like wo, lets nulls repeat; checked at commit, so the mirror may
+/// apply a batch's updates in any order), `CREATE INDEX` for the others. Made after
+/// the rows.
+pub fn indexes(t: &Table) -> Vec<String> {
+    pg_indexes(t, &|c: &str| ident(c))
+        .into_iter()
+        .map(|(cols, unique)| {
+            let cols = cols.join(", ");
+            if unique {
                 format!(
                     "ALTER TABLE {} ADD UNIQUE ({cols}) DEFERRABLE INITIALLY DEFERRED",
                     ident(&t.name)
                 )
             } else {
                 format!("CREATE INDEX ON {} ({cols})", ident(&t.name))
-            })
+            }
         })
         .collect()
 }
