@@ -527,11 +527,17 @@ fn sorted_bounds(
         }
     };
     let mut uppers: Vec<(KeyVal, RowId)> = Vec::new();
-    for p in preds
-        .iter()
-        .filter(|p| p.col == Col::At(c) && p.op != CmpOp::Ne)
-    {
+    for p in preds.iter().filter(|p| p.col == Col::At(c)) {
         let a = &args[p.arg];
+        match (p.op, a) {
+            // `!= nil` starts past the nil keys; another `!=` bounds nothing.
+            (CmpOp::Ne, Cell::Nil) => {
+                lower((KeyVal::Nil, RowId::MAX));
+                continue;
+            }
+            (CmpOp::Ne, _) => continue,
+            _ => {}
+        }
         match a {
             Cell::Nil if p.op == CmpOp::Eq => {
                 uppers.push((KeyVal::Nil, RowId::MAX));
