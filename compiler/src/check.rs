@@ -79,6 +79,9 @@ struct FnCtx {
     assigned_log: Vec<LocalId>,
     ret: Option<Ty>,
     loop_depth: usize,
+    /// How many query `where` clauses enclose the expression being checked: inside
+    /// one, an order comparison may take a `?T` ([`BinOp::CmpOrNil`]).
+    in_where: usize,
     /// The variable of each query checked so far and the query's span: a use of the
     /// name after its query ended (`select t.a, t.b`) gets a hint.
     ended_queries: Vec<(String, Span)>,

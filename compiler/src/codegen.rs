@@ -1548,6 +1548,29 @@ impl<'a> Gen<'a> {
                 f.patch(j);
                 return a;
             }
+            BinOp::CmpOrNil(op) => {
+                // False when either side is nil, else the typed comparison.
+                let b = self.expr(f, l, None);
+                let c = self.expr(f, r, None);
+                let a = f.target(dst);
+                let nil_tests: Vec<usize> = [(l, b), (r, c)]
+                    .into_iter()
+                    .filter(|(e, _)| e.ty.is_nullable())
+                    .map(|(_, reg)| f.emit(Op::JumpIfNil { a: reg, t: Pc(0) }))
+                    .collect();
+                f.emit(match l.ty.strip() {
+                    Ty::Float => Op::CmpFloat { a, b, c, op },
+                    Ty::Text => Op::CmpText { a, b, c, op },
+                    _ => Op::CmpInt { a, b, c, op },
+                });
+                let done = f.emit(Op::Jump { t: Pc(0) });
+                for j in nil_tests {
+                    f.patch(j);
+                }
+                f.emit(Op::LoadBool { a, v: false });
+                f.patch(done);
+                return a;
+            }
             BinOp::AddInt | BinOp::SubInt => {
                 if let Some(v) = match r.kind {
                     E::Int(v) => i32::try_from(v).ok(),
@@ -1585,7 +1608,7 @@ impl<'a> Gen<'a> {
             BinOp::Eq => Op::Eq { a, b, c },
             BinOp::Ne => Op::Ne { a, b, c },
             BinOp::Concat => Op::Concat { a, b, c },
-            BinOp::And | BinOp::Or | BinOp::Coalesce => Op::Nop {},
+            BinOp::And | BinOp::Or | BinOp::Coalesce | BinOp::CmpOrNil(_) => Op::Nop {},
         });
         a
     }

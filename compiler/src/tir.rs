@@ -369,6 +369,10 @@ pub enum BinOp {
     CmpInt(Cmp),
     CmpFloat(Cmp),
     CmpText(Cmp),
+    /// `<`, `<=`, `>`, `>=` in a query's `where` with a `?T` operand (Int, Float or
+    /// Text inside): false when either side is nil, as SQL's `WHERE` keeps no row
+    /// whose comparison met a NULL; otherwise the comparison of the values.
+    CmpOrNil(Cmp),
     Eq,
     Ne,
     Concat,

@@ -50,6 +50,14 @@ impl<'a> Checker<'a> {
                     (Ty::Int, Ty::Int) => Some((BinOp::CmpInt(c), Ty::Bool)),
                     (Ty::Float, Ty::Float) => Some((BinOp::CmpFloat(c), Ty::Bool)),
                     (Ty::Text, Ty::Text) => Some((BinOp::CmpText(c), Ty::Bool)),
+                    // In a `where`, `t.due < d` over a `?Int` column: as SQL's WHERE.
+                    (a, b)
+                        if self.ctx.in_where > 0
+                            && a.strip() == b.strip()
+                            && matches!(a.strip(), Ty::Int | Ty::Float | Ty::Text) =>
+                    {
+                        Some((BinOp::CmpOrNil(c), Ty::Bool))
+                    }
                     _ => None,
                 }
             }

@@ -108,6 +108,8 @@ fn pushable(e: &Expr, var: usize) -> Option<(QueryCol, Cmp, Expr)> {
         E::Binary(op, l, r) => {
             let c = match op {
                 BinOp::CmpInt(c) | BinOp::CmpFloat(c) | BinOp::CmpText(c) => *c,
+                // The engine's range predicates match no nil, either side.
+                BinOp::CmpOrNil(c) => *c,
                 BinOp::Eq => Cmp::Eq,
                 BinOp::Ne => Cmp::Ne,
                 _ => return None,
@@ -456,10 +458,12 @@ impl Checker<'_> {
         self.ctx.scopes.push(HashMap::new());
         let var = self.new_local(&q.var.name, q.var.span, var_ty.clone());
         let mut wheres = Vec::new();
+        self.ctx.in_where += 1;
         for w in &q.wheres {
             let c = self.cond(w);
             split_and(c, &mut wheres);
         }
+        self.ctx.in_where -= 1;
         let mut order = Vec::new();
         for k in &q.order {
             let e = self.expr(&k.expr, None);
@@ -641,7 +645,12 @@ impl Checker<'_> {
         };
         let compares = matches!(
             op,
-            BinOp::CmpInt(_) | BinOp::CmpFloat(_) | BinOp::CmpText(_) | BinOp::Eq | BinOp::Ne
+            BinOp::CmpInt(_)
+                | BinOp::CmpFloat(_)
+                | BinOp::CmpText(_)
+                | BinOp::CmpOrNil(_)
+                | BinOp::Eq
+                | BinOp::Ne
         );
         let element = |e: &Expr| match &e.kind {
             E::Local(l) => *l == var,
