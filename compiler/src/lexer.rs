@@ -797,7 +797,7 @@ pub fn tokenize_any(src: &str, file: FileId, base: usize, depth: usize, mode: Mo
         let long_chain = n_else_if.iter().sum::<usize>() > MAX_ELSE_IF;
         if n_depth > MAX_DEPTH || ops.path > MAX_OPS_PER_STMT || long_chain {
             let what = if n_depth > MAX_DEPTH {
-                "brackets are nested too deeply".to_string()
+                format!("brackets are nested too deeply (at most {MAX_DEPTH} levels of `(`, `[` and `{{`)")
             } else if long_chain {
                 let nested = n_else_if.iter().filter(|&&n| n > 0).count() > 1;
                 let around = if nested {
@@ -808,9 +808,12 @@ pub fn tokenize_any(src: &str, file: FileId, base: usize, depth: usize, mode: Mo
                 format!("this `if` has more than {MAX_ELSE_IF} `else if` arms{around}; look the value up in a `map` instead")
             } else if nests_type {
                 // (A type of 300,000 `multi` overflowed the stack of `wo check`.)
-                "type is nested too deeply".to_string()
+                format!(
+                    "type is nested too deeply (about {MAX_OPS_PER_STMT} levels of `multi` or `?`, {} of `map<…>` or `task<…>`)",
+                    MAX_OPS_PER_STMT / 2
+                )
             } else {
-                "statement is too complex (too many operators)".to_string()
+                format!("statement is too complex (more than {MAX_OPS_PER_STMT} operators one inside another; split it over `let`s)")
             };
             errs.push(Diagnostic::error("syntax", Span::new(file, lo, hi), what));
             // The rest of the input is dropped; the parser reports nothing past here.

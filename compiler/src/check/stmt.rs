@@ -59,6 +59,23 @@ impl<'a> Checker<'a> {
             .is_some_and(|f| f.starts_line(sp.lo))
     }
 
+    /// Whether `sp` ends its line (blank space or a comment after it) and a line
+    /// other than a closing `}` comes next: a bare `return` whose value went there.
+    fn value_on_next_line(&self, sp: Span) -> bool {
+        let Some(rest) = self
+            .sources
+            .files
+            .get(sp.file.0 as usize)
+            .and_then(|f| f.src.get(sp.hi as usize..))
+        else {
+            return false;
+        };
+        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+        let line = line.split("--").next().unwrap_or("");
+        let next = after.trim_start();
+        line.trim().is_empty() && !next.is_empty() && !next.starts_with('}')
+    }
+
     /// Whether a comment (`--`) follows `sp` with no space between (`x--`).
     fn followed_by_comment(&self, sp: Span) -> bool {
         self.sources
@@ -411,11 +428,15 @@ impl<'a> Checker<'a> {
             None => {
                 if ret != Ty::Void && ret != Ty::Unknown {
                     let t = self.tyname(&ret);
-                    self.err(
+                    let mut d = Diagnostic::error(
                         "return",
                         span,
                         format!("this function must return a value of type {t}"),
                     );
+                    if self.value_on_next_line(span) {
+                        d = d.with_note("a line break ends the `return`: the value on the next line is a statement of its own; write it on the line of `return` (`return x`)");
+                    }
+                    self.diags.push(d);
                 }
                 push(out, T::Return(None));
             }
