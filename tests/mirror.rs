@@ -1026,4 +1026,23 @@ fn an_index_change_keeps_the_indexes_a_user_made_and_a_default_reaches_old_rows(
     );
     let (ok, _, err) = pg.psql(&["-c", "UPDATE e SET t = 'A' WHERE id = 2"]);
     assert!(ok, "the unique constraint went: {err}");
+    let (ok, _, err) = pg.psql(&["-c", "UPDATE e SET t = 'b' WHERE id = 2"]);
+    assert!(ok, "{err}");
+    // A mirror made before December 6 held a plain btree beside the unique one (one
+    // PostgreSQL index per wo index): made here by hand. When the unique one goes,
+    // the sorted one is not made a second time (helper-110).
+    let v5 = v4.replace("t: Text", "t: Text @unique");
+    std::fs::write(dir.join("v5.wo"), &v5).expect("write v5.wo");
+    run_wo(&dir, &["db", "migrate", "d", "v5.wo", "--apply"]).expect_status(0);
+    mirror_once(&pg, &dir);
+    let (ok, _, err) = pg.psql(&["-c", "CREATE INDEX ON e (t)"]);
+    assert!(ok, "{err}");
+    run_wo(&dir, &["db", "migrate", "d", "v4.wo", "--apply"]).expect_status(0);
+    let out = mirror_once(&pg, &dir);
+    assert!(!out.stderr.contains("copying"), "{}", out.stderr);
+    assert_eq!(
+        pg.at(indexes),
+        "btree (id)\nbtree (lower(t))\nbtree (t)\nbtree (u, t)",
+        "one index on t"
+    );
 }

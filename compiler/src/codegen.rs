@@ -1157,6 +1157,37 @@ impl<'a> Gen<'a> {
                 let op = if when { negate(*op) } else { *op };
                 vec![f.emit(Op::JumpUnlessCmpInt { b, c, op, t: Pc(0) })]
             }
+            E::Binary(BinOp::CmpOrNil(op), l, r) if l.ty.strip() == &Ty::Int => {
+                // A nil side makes it false: when jumping on false, each nil test
+                // jumps too; when jumping on true, they skip the comparison's jump.
+                let mark = f.next;
+                let b = self.expr(f, l, None);
+                let c = self.expr(f, r, None);
+                f.next = mark;
+                let nils: Vec<usize> = [(l, b), (r, c)]
+                    .into_iter()
+                    .filter(|(e, _)| e.ty.is_nullable())
+                    .map(|(_, reg)| f.emit(Op::JumpIfNil { a: reg, t: Pc(0) }))
+                    .collect();
+                let cmp = if when { negate(*op) } else { *op };
+                let j = f.emit(Op::JumpUnlessCmpInt {
+                    b,
+                    c,
+                    op: cmp,
+                    t: Pc(0),
+                });
+                f.cur = saved;
+                if when {
+                    for n in nils {
+                        f.patch(n);
+                    }
+                    vec![j]
+                } else {
+                    let mut js = nils;
+                    js.push(j);
+                    js
+                }
+            }
             E::Binary(op @ (BinOp::Eq | BinOp::Ne), l, r)
                 if Self::literal(r).is_some() || Self::literal(l).is_some() =>
             {

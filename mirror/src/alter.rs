@@ -163,25 +163,65 @@ fn alter_table(
     // dropped, those only the new one has are made; the rest, and every index a user
     // made in PostgreSQL, stay. An index over a dropped column went with it.
     let dropped = |name: &str| !new.columns.iter().any(|n| n.name == name);
+    let live = |cols: &Vec<String>| !cols.iter().any(|c| dropped(c));
     let mut before: Vec<(Vec<String>, bool)> = sql::pg_indexes(old, &renamed)
         .into_iter()
-        .filter(|(cols, _)| !cols.iter().any(|c| dropped(c)))
+        .filter(|(cols, _)| live(cols))
         .collect();
-    let made = sql::indexes(new);
-    for (k, ix) in sql::pg_indexes(new, &|c: &str| c.to_string())
+    // A mirror made before December 6 also holds a plain btree for each of wo's
+    // indexes `pg_indexes` now leaves out: such an index may be there or not.
+    let mut maybe: Vec<Vec<String>> = sql::wo_indexes(old, &renamed)
         .into_iter()
-        .enumerate()
-    {
-        match before.iter().position(|b| *b == ix) {
+        .filter(|(cols, _)| live(cols))
+        .map(|(cols, _)| cols)
+        .collect();
+    for (cols, _) in &before {
+        if let Some(at) = maybe.iter().position(|c| c == cols) {
+            maybe.swap_remove(at);
+        }
+    }
+    let now = sql::pg_indexes(new, &|c: &str| c.to_string());
+    let made = sql::indexes(new);
+    for (k, ix) in now.iter().enumerate() {
+        match before.iter().position(|b| b == ix) {
             // Kept: PostgreSQL follows a renamed column by itself.
             Some(at) => {
                 before.swap_remove(at);
+            }
+            // A plain one that such a mirror may hold already is made only if absent.
+            None if !ix.1 && maybe.contains(&ix.0) => {
+                after.push(create_index_if_absent(&new.name, &ix.0));
             }
             None => after.extend(made.get(k).cloned()),
         }
     }
     for (cols, unique) in &before {
         out.push(drop_index(&new.name, cols, *unique));
+    }
+    // Such a mirror's extra copy goes with the wo index it stood for: when fewer of
+    // wo's plain indexes cover its columns now and none of PostgreSQL's plain ones
+    // does (the oldest plain btree is what a drop takes, and it may be the one kept).
+    let plain_over = |t: &Table, rename: &dyn Fn(&str) -> String, cols: &Vec<String>| {
+        sql::wo_indexes(t, rename)
+            .iter()
+            .filter(|(c, u)| !u && c == cols)
+            .count()
+    };
+    let mut seen: Vec<&Vec<String>> = Vec::new();
+    for cols in &maybe {
+        if seen.contains(&cols) || now.contains(&(cols.clone(), false)) {
+            continue;
+        }
+        seen.push(cols);
+        let gone = plain_over(old, &renamed, cols).saturating_sub(plain_over(
+            new,
+            &|c: &str| c.to_string(),
+            cols,
+        ));
+        let extra = maybe.iter().filter(|c| *c == cols).count();
+        for _ in 0..gone.min(extra) {
+            out.push(drop_index(&new.name, cols, false));
+        }
     }
     Ok(())
 }
@@ -216,6 +256,37 @@ fn rename_all(
     }
 }
 
+/// The `ARRAY(…) = ARRAY[…]` test that the keys `keys` of the relation `rel_col`
+/// name exactly `cols`, in order.
+fn columns_are(keys: &str, rel_col: &str, cols: &[String]) -> String {
+    let names: Vec<String> = cols.iter().map(|c| literal(c)).collect();
+    format!(
+        "ARRAY(SELECT a.attname::text FROM unnest({keys}) WITH ORDINALITY k(n, o) JOIN pg_attribute a ON a.attrelid = {rel_col} AND a.attnum = k.n ORDER BY k.o) = ARRAY[{}]::text[]",
+        names.join(", ")
+    )
+}
+
+/// The rows of `pg_index` (as `i`) that are plain btree indexes of `rel` over exactly
+/// `cols`: not unique, no expression, no predicate; what wo's `CREATE INDEX` makes.
+fn plain_btrees(rel: &str, cols: &[String]) -> String {
+    format!(
+        "FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_am m ON m.oid = x.relam WHERE i.indrelid = {rel}::regclass AND NOT i.indisunique AND NOT i.indisprimary AND i.indexprs IS NULL AND i.indpred IS NULL AND m.amname = 'btree' AND {}",
+        columns_are("i.indkey::int2[]", "i.indrelid", cols)
+    )
+}
+
+/// `CREATE INDEX` over `cols` unless a plain btree over exactly them is there.
+fn create_index_if_absent(table: &str, cols: &[String]) -> String {
+    let rel = literal(&ident(table));
+    let list: Vec<String> = cols.iter().map(|c| ident(c)).collect();
+    let create = format!("CREATE INDEX ON {} ({})", ident(table), list.join(", "));
+    do_block(&format!(
+        "BEGIN IF NOT EXISTS (SELECT 1 {}) THEN EXECUTE {}; END IF; END",
+        plain_btrees(&rel, cols),
+        literal(&create)
+    ))
+}
+
 /// A statement that drops the index wo made of `table` over `cols`, whatever
 /// PostgreSQL named it: for a unique one, the unique constraint over exactly those
 /// columns; otherwise a plain btree index (not unique, no expression, no predicate)
@@ -223,22 +294,15 @@ fn rename_all(
 /// expressions (`lower(t)`), other columns or with another method, are not touched.
 fn drop_index(table: &str, cols: &[String], unique: bool) -> String {
     let rel = literal(&ident(table));
-    let names: Vec<String> = cols.iter().map(|c| literal(c)).collect();
-    let names = format!("ARRAY[{}]::text[]", names.join(", "));
-    let cols_of = |keys: &str, rel_col: &str| {
-        format!(
-            "ARRAY(SELECT a.attname::text FROM unnest({keys}) WITH ORDINALITY k(n, o) JOIN pg_attribute a ON a.attrelid = {rel_col} AND a.attnum = k.n ORDER BY k.o) = {names}"
-        )
-    };
     let body = if unique {
         format!(
             "DECLARE r record; BEGIN SELECT c.conname INTO r FROM pg_constraint c WHERE c.conrelid = {rel}::regclass AND c.contype = 'u' AND {} ORDER BY c.oid LIMIT 1; IF FOUND THEN EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', {rel}, r.conname); END IF; END",
-            cols_of("c.conkey", "c.conrelid")
+            columns_are("c.conkey", "c.conrelid", cols)
         )
     } else {
         format!(
-            "DECLARE r record; BEGIN SELECT i.indexrelid::regclass::text AS n INTO r FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_am m ON m.oid = x.relam WHERE i.indrelid = {rel}::regclass AND NOT i.indisunique AND NOT i.indisprimary AND i.indexprs IS NULL AND i.indpred IS NULL AND m.amname = 'btree' AND {} ORDER BY i.indexrelid LIMIT 1; IF FOUND THEN EXECUTE 'DROP INDEX ' || r.n; END IF; END",
-            cols_of("i.indkey::int2[]", "i.indrelid")
+            "DECLARE r record; BEGIN SELECT i.indexrelid::regclass::text AS n INTO r {} ORDER BY i.indexrelid LIMIT 1; IF FOUND THEN EXECUTE 'DROP INDEX ' || r.n; END IF; END",
+            plain_btrees(&rel, cols)
         )
     };
     do_block(&body)
@@ -430,13 +494,53 @@ mod tests {
         );
         let m = migration(vec![old.clone()], vec![new], vec![0]);
         assert_eq!(statements(&m).unwrap(), Vec::<String>::new());
-        // The unique one goes, the plain one over a stays: PostgreSQL gets it now.
-        let new = table("t", cols, vec![ix(0, false), ix(1, false)]);
+        // The unique one goes, the plain one over a stays: PostgreSQL gets it now,
+        // unless it has it (a mirror made before December 6 made one per wo index).
+        let new = table("t", cols.clone(), vec![ix(0, false), ix(1, false)]);
         let m = migration(vec![old], vec![new], vec![0]);
         let s = statements(&m).unwrap();
         assert_eq!(s.len(), 2, "{s:?}");
         assert!(s[0].contains("contype = 'u'"), "{}", s[0]);
-        assert_eq!(s[1], "CREATE INDEX ON \"t\" (\"a\")");
+        assert!(
+            s[1].starts_with("DO $wo$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_index"),
+            "{}",
+            s[1]
+        );
+        assert!(
+            s[1].contains("EXECUTE 'CREATE INDEX ON \"t\" (\"a\")'"),
+            "{}",
+            s[1]
+        );
+        // Such a mirror's extra copies go with the wo indexes they stood for, and only
+        // then: none while a plain index over their columns stays.
+        let drops = |old: Vec<Index>, new: Vec<Index>| {
+            let m = migration(
+                vec![table("t", cols.clone(), old)],
+                vec![table("t", cols.clone(), new)],
+                vec![0],
+            );
+            let s = statements(&m).unwrap();
+            let plain = s.iter().filter(|s| s.contains("NOT i.indisunique")).count();
+            let unique = s.iter().filter(|s| s.contains("contype = 'u'")).count();
+            (plain, unique, s.len())
+        };
+        assert_eq!(drops(vec![ix(0, false), ix(0, false)], vec![]), (2, 0, 2));
+        assert_eq!(
+            drops(vec![ix(0, true), ix(0, false)], vec![ix(0, true)]),
+            (1, 0, 1)
+        );
+        assert_eq!(drops(vec![ix(0, true), ix(0, false)], vec![]), (1, 1, 2));
+        assert_eq!(
+            drops(vec![ix(0, false), ix(0, false)], vec![ix(0, false)]),
+            (0, 0, 0)
+        );
+        assert_eq!(
+            drops(
+                vec![ix(0, true), ix(0, false)],
+                vec![ix(0, true), ix(0, false)]
+            ),
+            (0, 0, 0)
+        );
     }
 
     #[test]

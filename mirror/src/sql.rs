@@ -189,14 +189,11 @@ pub fn create_table(t: &Table) -> String {
     s
 }
 
-/// The indexes PostgreSQL keeps for a table, as (column names through `rename`,
-/// unique), in the table's order. Every one is a btree there, so a plain index over
-/// the same columns as a unique one or an earlier plain one (wo's hash and sorted
-/// indexes on one column, an `index:` beside `@unique` made by an older compiler)
-/// would be a second copy of the same index: it is left out.
-pub fn pg_indexes(t: &Table, rename: &dyn Fn(&str) -> String) -> Vec<(Vec<String>, bool)> {
-    let all: Vec<(Vec<String>, bool)> = t
-        .indexes
+/// wo's indexes of a table, as (column names through `rename`, unique), in the
+/// table's order: one PostgreSQL index each, as the mirror made them until December
+/// 6 (see [`pg_indexes`]).
+pub fn wo_indexes(t: &Table, rename: &dyn Fn(&str) -> String) -> Vec<(Vec<String>, bool)> {
+    t.indexes
         .iter()
         .filter_map(|ix| {
             let cols: Option<Vec<String>> = ix
@@ -206,7 +203,16 @@ pub fn pg_indexes(t: &Table, rename: &dyn Fn(&str) -> String) -> Vec<(Vec<String
                 .collect();
             Some((cols?, ix.unique))
         })
-        .collect();
+        .collect()
+}
+
+/// The indexes PostgreSQL keeps for a table ([`wo_indexes`] less the redundant
+/// ones). Every one is a btree there, so a plain index over the same columns as a
+/// unique one or an earlier plain one (wo's hash and sorted indexes on one column, a
+/// `sorted:` index beside `@unique`) would be a second copy of the same index: it is
+/// left out.
+pub fn pg_indexes(t: &Table, rename: &dyn Fn(&str) -> String) -> Vec<(Vec<String>, bool)> {
+    let all = wo_indexes(t, rename);
     let mut kept: Vec<(Vec<String>, bool)> = Vec::with_capacity(all.len());
     for (cols, unique) in &all {
         let covered = !unique

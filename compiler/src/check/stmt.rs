@@ -70,10 +70,14 @@ impl<'a> Checker<'a> {
         else {
             return false;
         };
-        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+        let mut lines = rest.lines();
+        let line = lines.next().unwrap_or("");
         let line = line.split("--").next().unwrap_or("");
-        let next = after.trim_start();
-        line.trim().is_empty() && !next.is_empty() && !next.starts_with('}')
+        // The next line with code on it (blank and comment lines skipped).
+        let next = lines
+            .map(str::trim_start)
+            .find(|l| !l.is_empty() && !l.starts_with("--"));
+        line.trim().is_empty() && next.is_some_and(|l| !l.starts_with('}'))
     }
 
     /// Whether a comment (`--`) follows `sp` with no space between (`x--`).

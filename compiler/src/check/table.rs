@@ -407,8 +407,17 @@ impl Checker<'_> {
         )
     }
 
-    /// Checks and plans a query.
+    /// Checks and plans a query. A query inside a `where` is a query of its own: its
+    /// source, `select`, `order by`, `skip` and `take` are outside any `where`
+    /// (helper-110: they took a `?T` in `<` there, and only there).
     pub(super) fn query(&mut self, q: &ast::Query, span: Span) -> Checked {
+        let outer = std::mem::take(&mut self.ctx.in_where);
+        let checked = self.query_parts(q, span);
+        self.ctx.in_where = outer;
+        checked
+    }
+
+    fn query_parts(&mut self, q: &ast::Query, span: Span) -> Checked {
         // The source: a table class, or a list.
         let (table, var_ty, list) = match &q.source.kind {
             A::TypeName(n)
