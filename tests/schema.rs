@@ -1412,3 +1412,30 @@ fn main(args: multi Text) {
     eprintln!("SIGKILL during a migration: {old} times old, {new} times new");
     assert!(old > 0, "some kill came before the migration was in charge");
 }
+
+/// The plan of `wo db migrate` names every refusal of the stored rows at once: each
+/// column's first nil where none may be, and a repeated value under a new unique
+/// index beside them (helper-109: the duplicate showed only once the nil was mended).
+#[test]
+fn the_plan_names_every_refusal_of_the_stored_rows() {
+    let v1 = "@table(name: \"people\")\nclass Person {\n  name: Text\n  age: ?Int\n  town: ?Text\n}\nfn main() {\n  insert Person { name: \"ann\", age: 3, town: \"x\" }\n  insert Person { name: \"bo\", age: nil, town: \"y\" }\n  insert Person { name: \"bo\", age: 4, town: nil }\n}\n";
+    let v2 = "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: Int\n  town: Text\n}\nfn main() {}\n";
+    let (dir, plan) = planned("schema-all-refusals", v1, v2);
+    for said in [
+        "[refused] the stored rows refuse it: people.age would be nil in row 2 (age is not nullable)",
+        "[refused] the stored rows refuse it: people.town would be nil in row 3 (town is not nullable)",
+        "[refused] the stored rows refuse it: duplicate value \"bo\" for unique column people.name (rows 2 and 3)",
+    ] {
+        assert!(plan.stdout.contains(said), "{said}:\n{}", plan.stdout);
+    }
+    // Opening with the new program leaves the change to `--apply` and says all three.
+    let res = run(&dir, "v2.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("since the stored rows refuse it: people.age would be nil in row 2 (age is not nullable); people.town would be nil in row 3 (town is not nullable); duplicate value \"bo\" for unique column people.name (rows 2 and 3); change them"),
+        "{}",
+        res.stderr
+    );
+    // Nothing was written: the old program still runs on the directory.
+    run(&dir, "v1.wo").expect_status(0);
+}

@@ -433,37 +433,8 @@ impl Db {
             }
         }
         // A column becoming non-nullable must hold no nil: say which row does.
-        for (i, src) in sources.iter().enumerate() {
-            if let TableSource::Rebuild { from, cols } = src {
-                let def = &new.schema.tables[i];
-                let tab = &self.tables[*from as usize];
-                for (c, cs) in cols.iter().enumerate() {
-                    let col = &def.columns[c];
-                    if col.nullable {
-                        continue;
-                    }
-                    let nil_at = match cs {
-                        ColSource::From(k) => tab
-                            .live
-                            .ones(0, tab.n)
-                            .find(|&p| matches!(tab.cols[*k].val(p), ValRef::Nil)),
-                        ColSource::Fill(Cell::Nil) => tab.live.ones(0, tab.n).next(),
-                        ColSource::Fill(_) => None,
-                    };
-                    if let Some(p) = nil_at {
-                        return Err(err(
-                            ErrorKind::Db,
-                            format!(
-                                "{}.{} would be nil in row {} ({} is not nullable)",
-                                def.name,
-                                col.name,
-                                p + 1,
-                                col.name
-                            ),
-                        ));
-                    }
-                }
-            }
+        if let Some((_, _, message)) = self.nils_refused(&new.schema, &sources).into_iter().next() {
+            return Err(err(ErrorKind::Db, message));
         }
         // Move the kept tables over; put them back if loading fails.
         let mut moved: Vec<(usize, TableId)> = Vec::new();
@@ -515,6 +486,53 @@ impl Db {
         }
         *self = new;
         Ok(())
+    }
+
+    /// The columns of `schema` that are not nullable but would hold a nil once
+    /// `sources` rebuilt their tables, each as (table, column, what
+    /// [`restructure`](Self::restructure) refuses, naming its first such row).
+    pub fn nils_refused(
+        &self,
+        schema: &Schema,
+        sources: &[TableSource],
+    ) -> Vec<(usize, usize, String)> {
+        let mut out = Vec::new();
+        for (i, src) in sources.iter().enumerate() {
+            let (TableSource::Rebuild { from, cols }, Some(def)) = (src, schema.tables.get(i))
+            else {
+                continue;
+            };
+            let Some(tab) = self.tables.get(*from as usize) else {
+                continue;
+            };
+            for (c, cs) in cols.iter().enumerate() {
+                let Some(col) = def.columns.get(c).filter(|col| !col.nullable) else {
+                    continue;
+                };
+                let nil_at = match cs {
+                    ColSource::From(k) => tab
+                        .live
+                        .ones(0, tab.n)
+                        .find(|&p| matches!(tab.cols[*k].val(p), ValRef::Nil)),
+                    ColSource::Fill(Cell::Nil) => tab.live.ones(0, tab.n).next(),
+                    ColSource::Fill(_) => None,
+                };
+                if let Some(p) = nil_at {
+                    out.push((
+                        i,
+                        c,
+                        format!(
+                            "{}.{} would be nil in row {} ({} is not nullable)",
+                            def.name,
+                            col.name,
+                            p + 1,
+                            col.name
+                        ),
+                    ));
+                }
+            }
+        }
+        out
     }
 
     /// Stores a row (one cell per column, in order) and returns its id.
