@@ -1436,6 +1436,48 @@ fn the_plan_names_every_refusal_of_the_stored_rows() {
         "{}",
         res.stderr
     );
+    // `--apply` is refused naming them all too.
+    let res = run_wo(&dir, &["db", "migrate", "d", "v2.wo", "--apply"]);
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("the migration is refused: people.age would be nil in row 2 (age is not nullable); people.town would be nil in row 3 (town is not nullable); duplicate value \"bo\" for unique column people.name (rows 2 and 3)"),
+        "{}",
+        res.stderr
+    );
+    // Every new unique index's repeated value, of every table (helper-111: one hid
+    // the others).
+    run(&dir, "v1.wo").expect_status(0);
+    write(&dir, "v3.wo", "@table(name: \"people\")\nclass Person {\n  name: Text @unique\n  age: ?Int @unique\n  town: ?Text @unique\n}\nfn main() {}\n");
+    let plan = run_wo(&dir, &["db", "migrate", "d", "v3.wo"]);
+    plan.expect_status(0);
+    for said in [
+        "duplicate value \"bo\" for unique column people.name (rows 2 and 3)",
+        "duplicate value 3 for unique column people.age (rows 1 and 4)",
+        "duplicate value \"x\" for unique column people.town (rows 1 and 4)",
+    ] {
+        assert!(plan.stdout.contains(said), "{said}:\n{}", plan.stdout);
+    }
     // Nothing was written: the old program still runs on the directory.
     run(&dir, "v1.wo").expect_status(0);
+}
+
+/// A new column with a literal default under `@unique`, on a table with two rows or
+/// more, would repeat its default: refused as a change, with advice that fits (the
+/// rows' refusal said to mend them with the old program, which has no such column:
+/// helper-111).
+#[test]
+fn a_new_unique_column_with_a_default_is_refused_on_a_table_with_rows() {
+    let v1 = "@table\nclass A {\n  x: Int\n}\nfn main() {\n  insert A { x: 1 }\n  insert A { x: 2 }\n}\n";
+    let v2 = "@table\nclass A {\n  x: Int\n  code: Int = 7 @unique\n}\nfn main() {}\n";
+    let (dir, plan) = planned("schema-unique-default", v1, v2);
+    assert!(
+        plan.stdout.contains("[refused] `A`: new column `code` Int is unique, but its default 7 would be every stored row's value")
+            && plan.stdout.contains("add it as `code: ?Int` without a default"),
+        "{}",
+        plan.stdout
+    );
+    run(&dir, "v2.wo").expect_status(65);
+    // As a `?Int` without a default, every row gets nil, which may repeat.
+    write(&dir, "v3.wo", &v2.replace("Int = 7", "?Int"));
+    run(&dir, "v3.wo").expect_status(0);
 }

@@ -797,7 +797,7 @@ pub fn tokenize_any(src: &str, file: FileId, base: usize, depth: usize, mode: Mo
         let long_chain = n_else_if.iter().sum::<usize>() > MAX_ELSE_IF;
         if n_depth > MAX_DEPTH || ops.path > MAX_OPS_PER_STMT || long_chain {
             let what = if n_depth > MAX_DEPTH {
-                format!("brackets are nested too deeply (at most {MAX_DEPTH} levels of `(`, `[` and `{{`)")
+                format!("brackets are nested too deeply (at most {MAX_DEPTH} levels of `(`, `[` and `{{`, a function's own `{{` counted)")
             } else if long_chain {
                 let nested = n_else_if.iter().filter(|&&n| n > 0).count() > 1;
                 let around = if nested {
@@ -813,7 +813,7 @@ pub fn tokenize_any(src: &str, file: FileId, base: usize, depth: usize, mode: Mo
                     MAX_OPS_PER_STMT / 2
                 )
             } else {
-                format!("statement is too complex (more than {MAX_OPS_PER_STMT} operators one inside another; split it over `let`s)")
+                format!("statement is too complex (about {MAX_OPS_PER_STMT} operators one inside another; split it over `let`s)")
             };
             errs.push(Diagnostic::error("syntax", Span::new(file, lo, hi), what));
             // The rest of the input is dropped; the parser reports nothing past here.

@@ -281,10 +281,7 @@ impl Db {
                 // The two rows are named: values that print alike (`0.0` and `-0.0`
                 // are one key) are otherwise hard to find.
                 tab.indexes[i] = build_index(tab, ix).map_err(|(pos, first)| {
-                    let mut e = unique_error(def, &ix.columns, |c| tab.cols[c].cell(pos));
-                    e.message
-                        .push_str(&format!(" (rows {first} and {})", pos as RowId + 1));
-                    e
+                    err(ErrorKind::Unique, clash(def, ix, tab, pos, first))
                 })?;
             }
         }
@@ -529,6 +526,22 @@ impl Db {
                             col.name
                         ),
                     ));
+                }
+            }
+        }
+        out
+    }
+
+    /// What the unique indexes of `target` would refuse of the rows this database
+    /// holds, one message per index (the value and both rows, as a load says it):
+    /// `target` is this database's schema with some indexes unique that are plain
+    /// here, so each is checked apart (a migration's plan names them all at once).
+    pub fn unique_clashes(&self, target: &Schema) -> Vec<String> {
+        let mut out = Vec::new();
+        for (def, tab) in target.tables.iter().zip(&self.tables) {
+            for ix in def.indexes.iter().filter(|ix| ix.kind == IndexKind::Unique) {
+                if let Err((pos, first)) = build_index(tab, ix) {
+                    out.push(clash(def, ix, tab, pos, first));
                 }
             }
         }
@@ -1389,6 +1402,14 @@ fn unique_error(def: &TableDef, columns: &[usize], cell: impl Fn(usize) -> Cell)
         }
     }
     err(ErrorKind::Unique, m)
+}
+
+/// What a unique index `ix` of `def` refuses when row position `pos` of `tab` repeats
+/// the key of row `first`: the value and both rows (values that print alike, `0.0`
+/// and `-0.0`, are one key and hard to find otherwise).
+fn clash(def: &TableDef, ix: &IndexDef, tab: &Table, pos: usize, first: RowId) -> String {
+    let e = unique_error(def, &ix.columns, |c| tab.cols[c].cell(pos));
+    format!("{} (rows {first} and {})", e.message, pos as RowId + 1)
 }
 
 /// Builds index `ix` of `tab` from its live rows in one pass: a hash index by

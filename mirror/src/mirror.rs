@@ -364,7 +364,9 @@ fn copy(client: &mut Client, dir: &Path) -> Result<Follower, Error> {
     save_position(&mut tx, follower.salt(), follower.applied())?;
     tx.commit()?;
     eprintln!(
-        "wo: mirror: copied {n_tables} tables, {n_rows} rows (up to lsn {}) in {:.1} s",
+        "wo: mirror: copied {}, {} (up to lsn {}) in {:.1} s",
+        counted(n_tables as u64, "table"),
+        counted(n_rows, "row"),
         follower.applied(),
         started.elapsed().as_secs_f64()
     );
@@ -426,14 +428,19 @@ impl Lag {
             .front()
             .map_or(0.0, |&(_, t)| now.duration_since(t).as_secs_f64());
         eprintln!(
-            "wo: mirror: applied up to lsn {} ({} records since the last report); behind: {} records ({} in doubt), {:.2} s",
+            "wo: mirror: applied up to lsn {} ({} since the last report); behind: {} ({} in doubt), {:.2} s",
             self.applied,
-            self.n_applied,
-            self.last_lsn.saturating_sub(self.applied),
+            counted(self.n_applied as u64, "record"),
+            counted(self.last_lsn.saturating_sub(self.applied), "record"),
             self.last_lsn.saturating_sub(self.final_lsn),
             secs
         );
         self.n_applied = 0;
         self.last_report = Some(now);
     }
+}
+
+/// `1 table`, `2 tables`.
+fn counted(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }

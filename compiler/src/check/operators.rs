@@ -173,8 +173,15 @@ impl<'a> Checker<'a> {
                         "`..` joins texts; the numbers from a to b - 1 are `range(a, b)`: `for i in range(0, 10) { … }`",
                     );
                 }
+                let relational = matches!(op, B::Lt | B::Le | B::Gt | B::Ge);
                 let fallback = "a `?T` may be nil: narrow it first, or use `??`";
-                if lt.is_nullable() {
+                if relational && (lt == Ty::Nil || rt == Ty::Nil) {
+                    // `where t.due < nil` (helper-111): no order has nil in it.
+                    d = d.with_note("nil is neither less nor greater than a value: test for it with `== nil` or `!= nil`");
+                } else if relational && self.ctx.in_where > 0 {
+                    // A `where` takes a `?T` in `<`: the types are what differ, and
+                    // the nil note would send the user the wrong way (helper-111).
+                } else if lt.is_nullable() {
                     d = d.with_note(self.nil_note_of(&l, fallback));
                 } else if rt.is_nullable() {
                     d = d.with_note(self.nil_note_of(&r, fallback));

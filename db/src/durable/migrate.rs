@@ -637,7 +637,32 @@ pub(crate) fn plan(
                         .and_then(|e| e.default.clone())
                         .or_else(|| pc.nullable.then_some(Cell::Nil));
                     let ty = describe(program, pc);
+                    // One value for every stored row under a unique index of this
+                    // column alone repeats as soon as there are two: refused here,
+                    // where the advice can fit (the rows' refusal would say to mend
+                    // them with the old program, which has no such column).
+                    let unique_alone = pt
+                        .indexes
+                        .iter()
+                        .any(|ix| ix.kind == IndexKind::Unique && ix.columns == [c]);
                     match fill {
+                        Some(v) if unique_alone && rows >= 2 && v != Cell::Nil => {
+                            steps.push(Step {
+                                what: format!(
+                                    "`{t}`: new column `{}` {ty} is unique, but its default {} would be every stored row's value, and the table has rows",
+                                    pc.name,
+                                    cell_text(&v)
+                                ),
+                                rows,
+                                kind: StepKind::Refused,
+                                hint: Some(format!(
+                                    "add it as `{}: {}` without a default (nils may repeat under `@unique`) and give each row its value with a program, or add it without `@unique` first",
+                                    pc.name,
+                                    if pc.nullable { ty.clone() } else { format!("?{ty}") }
+                                )),
+                            });
+                            cols.push(ColSource::Fill(v));
+                        }
                         Some(v) => {
                             steps.push(Step {
                                 what: format!(
@@ -906,13 +931,54 @@ pub(crate) fn refusal(plan: &Plan, apply: bool, dir: &Path, program: &str) -> Op
 
 /// Carries out the plan in memory: the database's schema and data become the new
 /// ones, or nothing changes (a unique index over repeated values, a nil where no nil
-/// may be: the message names the value or the row).
+/// may be: the message names the value or the row, every one of them).
 pub(crate) fn restructure(db: &mut Db, plan: &Plan, dir: &Path) -> Result<(), OpenError> {
-    db.restructure(plan.schema.clone(), plan.sources.clone())
-        .map_err(|e| match e.kind {
-            crate::ErrorKind::Unique => super::unique_conflict(dir, &e.message),
-            _ => OpenError::Schema {
-                message: format!("{}: the migration is refused: {}", dir.display(), e.message),
-            },
-        })
+    let Err(e) = db.restructure(plan.schema.clone(), plan.sources.clone()) else {
+        return Ok(());
+    };
+    // (The database is as it was: the refusals are tried on it, all at once.)
+    let all = rows_refuse(db, plan);
+    Err(match e.kind {
+        crate::ErrorKind::Unique if all.len() <= 1 => super::unique_conflict(dir, &e.message),
+        _ => OpenError::Schema {
+            message: format!(
+                "{}: the migration is refused: {}",
+                dir.display(),
+                if all.is_empty() {
+                    e.message
+                } else {
+                    all.join("; ")
+                }
+            ),
+        },
+    })
+}
+
+/// What the stored rows refuse of `plan`, every refusal at once, tried in memory on
+/// `db` (left restructured, perhaps to a relaxed schema, unless something other than
+/// a nil or a repeated value is refused): each column's first nil where none may be;
+/// then, the rows loaded with those columns nullable and the rebuilt tables' unique
+/// indexes plain, each unique index's first repeated value. (helper-109, helper-111:
+/// one refusal hid the next, found only once the first was mended.)
+pub(crate) fn rows_refuse(db: &mut Db, plan: &Plan) -> Vec<String> {
+    let mut relaxed = plan.schema.clone();
+    let mut refusals = Vec::new();
+    for (t, c, message) in db.nils_refused(&plan.schema, &plan.sources) {
+        relaxed.tables[t].columns[c].nullable = true;
+        refusals.push(message);
+    }
+    for (def, src) in relaxed.tables.iter_mut().zip(&plan.sources) {
+        if matches!(src, crate::TableSource::Rebuild { .. }) {
+            for ix in &mut def.indexes {
+                if ix.kind == crate::IndexKind::Unique {
+                    ix.kind = crate::IndexKind::Hash;
+                }
+            }
+        }
+    }
+    match db.restructure(relaxed, plan.sources.clone()) {
+        Ok(()) => refusals.extend(db.unique_clashes(&plan.schema)),
+        Err(e) => refusals.push(e.message),
+    }
+    refusals
 }

@@ -471,24 +471,6 @@ pub fn migrate(
     Ok(plan)
 }
 
-/// What the stored rows refuse of `plan`, every refusal at once, tried in memory on
-/// `db` (which is left restructured when nothing is refused): each column's first nil
-/// where none may be, then what the rest refuses (a repeated value under a new unique
-/// index) with those columns taken as nullable. (helper-109: the repeated value showed
-/// only once the nil was mended and the plan made again.)
-fn rows_refuse(db: &mut Db, plan: &Plan) -> Vec<String> {
-    let mut schema = plan.schema.clone();
-    let mut refusals = Vec::new();
-    for (t, c, message) in db.nils_refused(&plan.schema, &plan.sources) {
-        schema.tables[t].columns[c].nullable = true;
-        refusals.push(message);
-    }
-    if let Err(e) = db.restructure(schema, plan.sources.clone()) {
-        refusals.push(e.message);
-    }
-    refusals
-}
-
 /// [`open`] and [`migrate`]: `req` is `None` for `open`. Returns no [`DataDir`] for a
 /// plan that is not applied.
 fn open_as(
@@ -564,7 +546,7 @@ fn open_as(
         let refusals = if refused {
             Vec::new()
         } else {
-            rows_refuse(&mut db, &plan)
+            migrate::rows_refuse(&mut db, &plan)
         };
         for message in refusals {
             plan.steps.push(migrate::Step {
@@ -587,7 +569,7 @@ fn open_as(
             .iter()
             .all(|s| s.kind != migrate::StepKind::Refused);
         if !apply && only_apply {
-            let rows = rows_refuse(&mut db, &plan);
+            let rows = migrate::rows_refuse(&mut db, &plan);
             if let (false, OpenError::Schema { message }) = (rows.is_empty(), &e) {
                 return Err(OpenError::Schema {
                     message: format!(
