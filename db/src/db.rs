@@ -1,13 +1,12 @@
 //! The database: schema validation, row operations, the undo log, aggregates.
 
 use std::collections::hash_map::Entry;
-use std::collections::BTreeSet;
 use std::mem::size_of;
 
 use ahash::AHashMap;
 use bumpalo::Bump;
 
-use crate::index::{Index, Posting};
+use crate::index::{Index, Posting, Sorted};
 use crate::query::{self, Mode};
 use crate::table::{Generations, Table};
 use crate::undo::Change;
@@ -1475,9 +1474,8 @@ fn build_index(tab: &Table, ix: &IndexDef) -> Result<Index, (usize, RowId)> {
                     .map(|pos| (col.key(pos, false), pos as RowId + 1))
                     .collect()
             };
-            // `from_iter` sorts its input (one pass over a sorted run, so the order
-            // above is only a speed-up) and builds the B-tree bottom-up.
-            Index::Sorted(v.into_iter().collect::<BTreeSet<_>>())
+            // The order above is only a speed-up: the build sorts its input.
+            Index::Sorted(Sorted::of(v))
         }
     })
 }

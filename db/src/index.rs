@@ -81,7 +81,36 @@ pub(crate) enum Index {
     /// Only rows whose key is not exempt (no `nil`, no NaN): those never collide.
     Unique(AHashMap<KeyVal, RowId>),
     /// Every row, by `(key, id)`.
-    Sorted(BTreeSet<(KeyVal, RowId)>),
+    Sorted(Sorted),
+}
+
+/// A sorted index: every row by `(key, id)`, and how many of those keys are `nil`:
+/// the planner's one statistic, the exact size of the part an `== nil` or a `!= nil`
+/// walks (`query::nil_plan`).
+#[derive(Debug, Default)]
+pub(crate) struct Sorted {
+    pub(crate) set: BTreeSet<(KeyVal, RowId)>,
+    pub(crate) nils: usize,
+}
+
+impl Sorted {
+    /// The index of `entries` (a bulk build).
+    pub(crate) fn of(entries: impl IntoIterator<Item = (KeyVal, RowId)>) -> Sorted {
+        // `from_iter` sorts its input (one pass over a sorted run) and builds the
+        // B-tree bottom-up.
+        // B-tree bottom-up. Ids are distinct, so every entry stays.
+        let mut nils = 0;
+        let set = entries
+            .into_iter()
+            .inspect(|(k, _)| nils += usize::from(*k == KeyVal::Nil))
+            .collect();
+        Sorted { set, nils }
+    }
+
+    /// How many entries are not `nil`.
+    pub(crate) fn not_nil(&self) -> usize {
+        self.set.len() - self.nils
+    }
 }
 
 impl Index {
@@ -89,7 +118,7 @@ impl Index {
         match kind {
             IndexKind::Hash => Index::Hash(AHashMap::default()),
             IndexKind::Unique => Index::Unique(AHashMap::default()),
-            IndexKind::Sorted => Index::Sorted(BTreeSet::new()),
+            IndexKind::Sorted => Index::Sorted(Sorted::default()),
         }
     }
 
@@ -98,7 +127,7 @@ impl Index {
         match self {
             Index::Hash(m) => *m = AHashMap::default(),
             Index::Unique(m) => *m = AHashMap::default(),
-            Index::Sorted(s) => s.clear(),
+            Index::Sorted(s) => *s = Sorted::default(),
         }
     }
 
@@ -116,7 +145,10 @@ impl Index {
                 }
             }
             Index::Sorted(s) => {
-                s.insert((key, id));
+                let nil = key == KeyVal::Nil;
+                if s.set.insert((key, id)) && nil {
+                    s.nils += 1;
+                }
             }
         }
     }
@@ -136,7 +168,10 @@ impl Index {
                 }
             }
             Index::Sorted(s) => {
-                s.remove(&(key, id));
+                let nil = key == KeyVal::Nil;
+                if s.set.remove(&(key, id)) && nil {
+                    s.nils -= 1;
+                }
             }
         }
     }
@@ -170,8 +205,8 @@ impl Index {
             }
             // B-tree nodes hold up to 11 entries and are about 2/3 full on average.
             Index::Sorted(s) => {
-                s.len() * size_of::<(KeyVal, RowId)>() * 3 / 2
-                    + s.iter().map(|(k, _)| key_heap(k)).sum::<usize>()
+                s.set.len() * size_of::<(KeyVal, RowId)>() * 3 / 2
+                    + s.set.iter().map(|(k, _)| key_heap(k)).sum::<usize>()
             }
         }
     }

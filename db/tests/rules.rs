@@ -1132,6 +1132,97 @@ fn min_and_max_through_a_sorted_index_are_the_scans() {
 /// `min`/`max` use, so a mostly-nil column is not read through per call): the same
 /// rows as the scan, in order either way, with `skip`/`take`, beside a range and
 /// another `!=`.
+/// A sorted index counts its nil keys, and the count picks the path a plan's shape
+/// cannot: a `!= nil` walks the few keys that are not nil (an optional column,
+/// mostly unset) and scans when they are many; an `== nil` walks the nil keys when
+/// they are few and scans when they are most of the table, unless the walk gives
+/// the order. The counts follow inserts, updates, deletes, a rollback and a load.
+#[test]
+fn the_nil_count_of_a_sorted_index_chooses_walk_or_scan() {
+    let s = Schema {
+        tables: vec![TableDef {
+            name: "t".into(),
+            columns: vec![col("n", ColType::Int, true), col("k", ColType::Int, false)],
+            indexes: vec![IndexDef {
+                columns: vec![0],
+                kind: IndexKind::Sorted,
+            }],
+            durable: true,
+        }],
+    };
+    let n = Col::At(0);
+    let not_nil = q(0, vec![p(n, CmpOp::Ne, 0)]);
+    let nil = q(0, vec![p(n, CmpOp::Eq, 0)]);
+    let mut nil_in_order = nil.clone();
+    nil_in_order.order = vec![(n, false)];
+    let mut not_nil_and_k = not_nil.clone();
+    not_nil_and_k.preds.push(p(Col::At(1), CmpOp::Gt, 1));
+    let paths = |db: &mut Db| {
+        let args = [Cell::Nil, Cell::Int(5)];
+        [&not_nil, &nil, &nil_in_order, &not_nil_and_k].map(|q| run(db, q, &args).1)
+    };
+    let (walk, scan) = (Plan::SortedWalk(0), Plan::Scan);
+
+    let mut db = Db::new(s.clone()).unwrap();
+    for i in 0..40i64 {
+        let v = if i % 10 == 0 { Cell::Int(i) } else { Cell::Nil };
+        db.insert(0, vec![v, Cell::Int(i)]).unwrap();
+    }
+    // 4 values, 36 nils.
+    assert_eq!(
+        paths(&mut db),
+        [walk.clone(), scan.clone(), walk.clone(), walk.clone()]
+    );
+    let (ids, _) = run(&mut db, &not_nil_and_k, &[Cell::Nil, Cell::Int(5)]);
+    assert_eq!(ids, vec![11, 21, 31]);
+
+    // 35 values, 5 nils; then back, in a rollback.
+    let sp = db.savepoint();
+    for id in 1..=40 {
+        if id % 10 != 1 && id > 6 {
+            db.update(0, id, 0, Cell::Int(id)).unwrap();
+        }
+    }
+    assert_eq!(
+        paths(&mut db),
+        [scan.clone(), walk.clone(), walk.clone(), scan.clone()]
+    );
+    db.rollback_to(sp);
+    assert_eq!(
+        paths(&mut db),
+        [walk.clone(), scan.clone(), walk.clone(), walk.clone()]
+    );
+
+    // Deleting nils: 4 values, 2 nils left, of 6 rows.
+    for id in 1..=40 {
+        if id % 10 != 1 && id > 3 {
+            db.delete(0, id).unwrap();
+        }
+    }
+    assert_eq!(
+        paths(&mut db),
+        [scan.clone(), walk.clone(), walk.clone(), scan.clone()]
+    );
+
+    // A load builds the index in bulk and counts the same.
+    let mut loaded = Db::new(s).unwrap();
+    loaded
+        .load_table(
+            0,
+            41,
+            (1..=40).map(|id| {
+                let v = if id % 10 == 1 {
+                    Cell::Int(id)
+                } else {
+                    Cell::Nil
+                };
+                (id, vec![v, Cell::Int(id)])
+            }),
+        )
+        .unwrap();
+    assert_eq!(paths(&mut loaded), [walk.clone(), scan, walk.clone(), walk]);
+}
+
 #[test]
 fn not_nil_over_a_sorted_index_walks_only_the_values() {
     let s = Schema {
