@@ -252,6 +252,16 @@ impl FnGen {
         self.code.len() - 1
     }
 
+    /// A `JUMP_IF_NIL` (to be patched) for each side of a comparison whose type is
+    /// nullable (`BinOp::CmpOrNil`: a nil side makes it false).
+    fn nil_tests(&mut self, sides: [(&Expr, Reg); 2]) -> Vec<usize> {
+        sides
+            .into_iter()
+            .filter(|(e, _)| e.ty.is_nullable())
+            .map(|(_, reg)| self.emit(Op::JumpIfNil { a: reg, t: Pc(0) }))
+            .collect()
+    }
+
     fn here(&self) -> Pc {
         Pc(idx32(self.code.len()))
     }
@@ -1164,11 +1174,7 @@ impl<'a> Gen<'a> {
                 let b = self.expr(f, l, None);
                 let c = self.expr(f, r, None);
                 f.next = mark;
-                let nils: Vec<usize> = [(l, b), (r, c)]
-                    .into_iter()
-                    .filter(|(e, _)| e.ty.is_nullable())
-                    .map(|(_, reg)| f.emit(Op::JumpIfNil { a: reg, t: Pc(0) }))
-                    .collect();
+                let nils = f.nil_tests([(l, b), (r, c)]);
                 let cmp = if when { negate(*op) } else { *op };
                 let j = f.emit(Op::JumpUnlessCmpInt {
                     b,
@@ -1584,11 +1590,7 @@ impl<'a> Gen<'a> {
                 let b = self.expr(f, l, None);
                 let c = self.expr(f, r, None);
                 let a = f.target(dst);
-                let nil_tests: Vec<usize> = [(l, b), (r, c)]
-                    .into_iter()
-                    .filter(|(e, _)| e.ty.is_nullable())
-                    .map(|(_, reg)| f.emit(Op::JumpIfNil { a: reg, t: Pc(0) }))
-                    .collect();
+                let nil_tests = f.nil_tests([(l, b), (r, c)]);
                 f.emit(match l.ty.strip() {
                     Ty::Float => Op::CmpFloat { a, b, c, op },
                     Ty::Text => Op::CmpText { a, b, c, op },

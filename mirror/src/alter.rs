@@ -170,9 +170,11 @@ fn alter_table(
         .collect();
     // A mirror made before December 6 also holds a plain btree for each of wo's
     // indexes `pg_indexes` now leaves out: such an index may be there or not.
-    let mut maybe: Vec<Vec<String>> = sql::wo_indexes(old, &renamed)
-        .into_iter()
+    let old_wo = sql::wo_indexes(old, &renamed);
+    let mut maybe: Vec<Vec<String>> = old_wo
+        .iter()
         .filter(|(cols, _)| live(cols))
+        .cloned()
         .map(|(cols, _)| cols)
         .collect();
     for (cols, _) in &before {
@@ -201,11 +203,9 @@ fn alter_table(
     // Such a mirror's extra copy goes with the wo index it stood for: when fewer of
     // wo's plain indexes cover its columns now and none of PostgreSQL's plain ones
     // does (the oldest plain btree is what a drop takes, and it may be the one kept).
-    let plain_over = |t: &Table, rename: &dyn Fn(&str) -> String, cols: &Vec<String>| {
-        sql::wo_indexes(t, rename)
-            .iter()
-            .filter(|(c, u)| !u && c == cols)
-            .count()
+    let new_wo = sql::wo_indexes(new, &|c: &str| c.to_string());
+    let plain_over = |ixs: &[(Vec<String>, bool)], cols: &Vec<String>| {
+        ixs.iter().filter(|(c, u)| !u && c == cols).count()
     };
     let mut seen: Vec<&Vec<String>> = Vec::new();
     for cols in &maybe {
@@ -213,11 +213,7 @@ fn alter_table(
             continue;
         }
         seen.push(cols);
-        let gone = plain_over(old, &renamed, cols).saturating_sub(plain_over(
-            new,
-            &|c: &str| c.to_string(),
-            cols,
-        ));
+        let gone = plain_over(&old_wo, cols).saturating_sub(plain_over(&new_wo, cols));
         let extra = maybe.iter().filter(|c| *c == cols).count();
         for _ in 0..gone.min(extra) {
             out.push(drop_index(&new.name, cols, false));
