@@ -417,6 +417,32 @@ impl Checker<'_> {
         checked
     }
 
+    /// A query's `order by` keys and its selection.
+    fn keys_and_selection(&mut self, q: &ast::Query) -> (Vec<(Expr, bool)>, Expr) {
+        let mut order = Vec::new();
+        for k in &q.order {
+            let e = self.expr(&k.expr, None);
+            if !matches!(
+                e.ty.strip(),
+                Ty::Int | Ty::Float | Ty::Text | Ty::Bool | Ty::Nil | Ty::Unknown
+            ) && self.table_of(e.ty.strip()).is_none()
+            {
+                let t = self.tyname(&e.ty);
+                self.err(
+                    "type",
+                    k.expr.span,
+                    format!("cannot order by a value of type {t}"),
+                );
+            }
+            order.push((e, k.desc));
+        }
+        let select = self.expr(&q.select, None);
+        if select.ty == Ty::Void {
+            self.err("type", q.select.span, "`select` needs a value");
+        }
+        (order, select)
+    }
+
     fn query_parts(&mut self, q: &ast::Query, span: Span) -> Checked {
         // The source: a table class, or a list.
         let (table, var_ty, list) = match &q.source.kind {
@@ -467,33 +493,19 @@ impl Checker<'_> {
         self.ctx.scopes.push(HashMap::new());
         let var = self.new_local(&q.var.name, q.var.span, var_ty.clone());
         let mut wheres = Vec::new();
+        // What the `where`s prove of the nullable locals (the query's variable among
+        // them) holds in the `where`s after them, as in the right operand of `and`,
+        // and in the keys and the selection, which see only the values that passed
+        // (not in `skip` and `take`, evaluated once, whatever passes).
+        let mut proven = Vec::new();
         self.ctx.in_where += 1;
         for w in &q.wheres {
-            let c = self.cond(w);
+            let c = self.with_facts(&proven, |this| this.cond(w));
+            proven.extend(self.facts(w).0);
             split_and(c, &mut wheres);
         }
         self.ctx.in_where -= 1;
-        let mut order = Vec::new();
-        for k in &q.order {
-            let e = self.expr(&k.expr, None);
-            if !matches!(
-                e.ty.strip(),
-                Ty::Int | Ty::Float | Ty::Text | Ty::Bool | Ty::Nil | Ty::Unknown
-            ) && self.table_of(e.ty.strip()).is_none()
-            {
-                let t = self.tyname(&e.ty);
-                self.err(
-                    "type",
-                    k.expr.span,
-                    format!("cannot order by a value of type {t}"),
-                );
-            }
-            order.push((e, k.desc));
-        }
-        let select = self.expr(&q.select, None);
-        if select.ty == Ty::Void {
-            self.err("type", q.select.span, "`select` needs a value");
-        }
+        let (order, select) = self.with_facts(&proven, |this| this.keys_and_selection(q));
         self.ctx.scopes.pop();
         self.ctx.ended_queries.push((q.var.name.clone(), span));
         let count = |this: &mut Self, e: &Option<ast::Expr>, what: &str| {
