@@ -1199,6 +1199,31 @@ impl Gen<'_, '_> {
                     self.expr(Ty::Int, d)?
                 ),
                 7 => format!("(from r in Row where {} select r.k)", self.on_k("r", d)?),
+                9 => {
+                    // `where v != nil` narrows `v` in the `select` (LANGUAGE.md §3 as
+                    // docs/language.md extends it); the `0` gives the list a type
+                    // when both values are a `nil`.
+                    let v = self.fresh("v");
+                    let a = self.expr(Ty::OptInt, d)?;
+                    let b = self.expr(Ty::OptInt, d)?;
+                    self.vars.push(Var {
+                        name: v.clone(),
+                        ty: Ty::Int,
+                        fixed: true,
+                        task: false,
+                    });
+                    let sel = if self.u.arbitrary()? {
+                        let op = *self.u.choose(&["+", "-", "*"])?;
+                        self.expr(Ty::Int, d).map(|e| format!("{v} {op} {e}"))
+                    } else {
+                        self.expr(Ty::Int, d)
+                    };
+                    self.vars.pop();
+                    format!(
+                        "(from {v} in [{a}, {b}, 0] where {v} != nil select {})",
+                        sel?
+                    )
+                }
                 10 => format!("values({})", self.expr(Ty::Map, d)?),
                 13 => format!("({}.xs)", self.expr(Ty::Obj, d)?),
                 15 => format!(
