@@ -88,6 +88,10 @@ struct FnCtx {
     /// The `?T` locals assigned a value that is not nil (`st = Stat {}`), which does
     /// not narrow them: a nil error on one gets a note saying so.
     filled: HashSet<LocalId>,
+    /// Each bare `return` refused for its missing value whose value went to the
+    /// next line (the error's note says so): that line's expression is not also
+    /// reported as doing nothing, nor as unreachable at the function's end.
+    bare_returns: Vec<Span>,
 }
 
 pub(crate) struct Checker<'a> {

@@ -59,6 +59,20 @@ impl<'a> Checker<'a> {
             .is_some_and(|f| f.starts_line(sp.lo))
     }
 
+    /// Whether only blank space and comments lie between `a` and `b`, in one file.
+    fn only_blank_between(&self, a: Span, b: Span) -> bool {
+        a.file == b.file
+            && self
+                .sources
+                .files
+                .get(a.file.0 as usize)
+                .and_then(|f| f.src.get(a.hi as usize..b.lo as usize))
+                .is_some_and(|gap| {
+                    gap.lines()
+                        .all(|l| l.split("--").next().unwrap_or("").trim().is_empty())
+                })
+    }
+
     /// Whether `sp` ends its line (blank space or a comment after it) and a line
     /// other than a closing `}` comes next: a bare `return` whose value went there.
     fn value_on_next_line(&self, sp: Span) -> bool {
@@ -102,6 +116,12 @@ impl<'a> Checker<'a> {
         };
         if self.diags.iter().any(overlaps) {
             return; // what is left of a token the lexer already refused
+        }
+        // The value of a bare `return` on the line before, refused with a note
+        // saying where its value went.
+        let bare = &self.ctx.bare_returns;
+        if bare.iter().any(|&r| self.only_blank_between(r, sp)) {
+            return;
         }
         // A word alone that names nothing (`end`, `pass`): the unknown name is the
         // error, with its hint.
@@ -228,14 +248,18 @@ impl<'a> Checker<'a> {
                             {
                                 self.diags.remove(diags_before + p);
                             }
-                            self.err(
+                            // (A bare `return` whose value went to the next line has
+                            // its error, which says so.)
+                            if !self.ctx.bare_returns.contains(&stmts[i].span) {
+                                self.err(
                             "return",
-                            stmts[i + 1].span,
+                            at,
                             format!(
                                 "unreachable: the statement on line {} ends function `{name}`, so this one can never run; remove it",
                                 self.sources.line_col(stmts[i].span).0
                             ),
                         );
+                            }
                         }
                         _ => self.err(
                             "return",
@@ -438,6 +462,7 @@ impl<'a> Checker<'a> {
                         format!("this function must return a value of type {t}"),
                     );
                     if self.value_on_next_line(span) {
+                        self.ctx.bare_returns.push(span);
                         d = d.with_note("a line break ends the `return`: the value on the next line is a statement of its own; write it on the line of `return` (`return x`)");
                     }
                     self.diags.push(d);
