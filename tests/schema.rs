@@ -1461,6 +1461,30 @@ fn the_plan_names_every_refusal_of_the_stored_rows() {
     run(&dir, "v1.wo").expect_status(0);
 }
 
+/// A refusal of the stored rows names a renamed column by its new name and by the
+/// name it is stored under, which the program it advises ("the program as it was
+/// first") knows it by.
+#[test]
+fn a_refusal_names_a_renamed_column_by_its_stored_name_too() {
+    let v1 = "@table(name: \"people\")\nclass Person {\n  name: Text\n  age: ?Int\n}\nfn main() {\n  insert Person { name: \"bo\", age: nil }\n  insert Person { name: \"bo\", age: 4 }\n}\n";
+    let v2 = "@table(name: \"persons\", was: \"people\")\nclass Person {\n  who: Text @unique @was(\"name\")\n  years: Int @was(\"age\")\n}\nfn main() {}\n";
+    let (dir, plan) = planned("schema-renamed-refusals", v1, v2);
+    for said in [
+        "[refused] the stored rows refuse it: persons.years (stored as `people.age`) would be nil in row 1 (years is not nullable)",
+        "[refused] the stored rows refuse it: duplicate value \"bo\" for unique column persons.who (stored as `people.name`) (rows 1 and 2)",
+    ] {
+        assert!(plan.stdout.contains(said), "{said}:\n{}", plan.stdout);
+    }
+    let res = run(&dir, "v2.wo");
+    res.expect_status(65);
+    assert!(
+        res.stderr
+            .contains("persons.years (stored as `people.age`) would be nil in row 1"),
+        "{}",
+        res.stderr
+    );
+}
+
 /// A new column with a literal default under `@unique`, on a table with two rows or
 /// more, would repeat its default: refused as a change, with advice that fits (the
 /// rows' refusal said to mend them with the old program, which has no such column:
