@@ -1483,6 +1483,17 @@ fn a_refusal_names_a_renamed_column_by_its_stored_name_too() {
         "{}",
         res.stderr
     );
+    // The note goes with the column it is about, not with a name that ends alike
+    // (`my-people.years`) or a value that spells it (helper-112).
+    let v1 = "@table(name: \"my-people\")\nclass Q {\n  years: ?Int\n}\n@table(name: \"people\")\nclass P {\n  name: Text\n  age: ?Int\n}\nfn main() {\n  insert Q { years: nil }\n  insert P { name: \"people.nm\", age: nil }\n  insert P { name: \"people.nm\", age: 1 }\n}\n";
+    let v2 = "@table(name: \"my-people\")\nclass Q {\n  years: Int\n}\n@table(name: \"people\")\nclass P {\n  nm: Text @unique @was(\"name\")\n  years: ?Int @was(\"age\")\n}\nfn main() {}\n";
+    let (_, plan) = planned("schema-renamed-refusals-alike", v1, v2);
+    for said in [
+        "[refused] the stored rows refuse it: my-people.years would be nil in row 1 (years is not nullable)",
+        "[refused] the stored rows refuse it: duplicate value \"people.nm\" for unique column people.nm (stored as `people.name`) (rows 1 and 2)",
+    ] {
+        assert!(plan.stdout.contains(said), "{said}:\n{}", plan.stdout);
+    }
 }
 
 /// A new column with a literal default under `@unique`, on a table with two rows or

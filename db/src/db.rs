@@ -280,7 +280,10 @@ impl Db {
                 // The two rows are named: values that print alike (`0.0` and `-0.0`
                 // are one key) are otherwise hard to find.
                 tab.indexes[i] = build_index(tab, ix).map_err(|(pos, first)| {
-                    err(ErrorKind::Unique, clash(def, ix, tab, pos, first))
+                    err(
+                        ErrorKind::Unique,
+                        clash(def, ix, tab, (pos, first), &|_| None),
+                    )
                 })?;
             }
         }
@@ -484,6 +487,45 @@ impl Db {
         Ok(())
     }
 
+    /// For each table of `schema` and each of its columns, the name it is stored under
+    /// here (`T.c`) when `sources` keep it under another name (its own or its table's
+    /// renamed by a migration), else `None`: a refusal names both, since its advice
+    /// sends the user back to the program that knew the stored name.
+    pub fn stored_names(
+        &self,
+        schema: &Schema,
+        sources: &[TableSource],
+    ) -> Vec<Vec<Option<String>>> {
+        schema
+            .tables
+            .iter()
+            .zip(sources)
+            .map(|(def, src)| {
+                let was = match src {
+                    TableSource::Rebuild { from, cols } => {
+                        self.schema.tables.get(*from as usize).map(|w| (w, cols))
+                    }
+                    _ => None,
+                };
+                def.columns
+                    .iter()
+                    .enumerate()
+                    .map(|(c, col)| {
+                        let (w, cols) = was?;
+                        let ColSource::From(k) = cols.get(c)? else {
+                            return None;
+                        };
+                        let (now, then) = (
+                            format!("{}.{}", def.name, col.name),
+                            format!("{}.{}", w.name, w.columns.get(*k)?.name),
+                        );
+                        (now != then).then_some(then)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// The columns of `schema` that are not nullable but would hold a nil once
     /// `sources` rebuilt their tables, each as (table, column, what
     /// [`restructure`](Self::restructure) refuses, naming its first such row).
@@ -492,6 +534,7 @@ impl Db {
         schema: &Schema,
         sources: &[TableSource],
     ) -> Vec<(usize, usize, String)> {
+        let stored = self.stored_names(schema, sources);
         let mut out = Vec::new();
         for (i, src) in sources.iter().enumerate() {
             let (TableSource::Rebuild { from, cols }, Some(def)) = (src, schema.tables.get(i))
@@ -518,9 +561,13 @@ impl Db {
                         i,
                         c,
                         format!(
-                            "{}.{} would be nil in row {} ({} is not nullable)",
+                            "{}.{}{} would be nil in row {} ({} is not nullable)",
                             def.name,
                             col.name,
+                            stored[i][c]
+                                .as_ref()
+                                .map(|w| format!(" (stored as `{w}`)"))
+                                .unwrap_or_default(),
                             p + 1,
                             col.name
                         ),
@@ -535,12 +582,15 @@ impl Db {
     /// holds, one message per index (the value and both rows, as a load says it):
     /// `target` is this database's schema with some indexes unique that are plain
     /// here, so each is checked apart (a migration's plan names them all at once).
-    pub fn unique_clashes(&self, target: &Schema) -> Vec<String> {
+    /// `stored` names the renamed columns as [`Db::stored_names`] did before the
+    /// rebuild.
+    pub fn unique_clashes(&self, target: &Schema, stored: &[Vec<Option<String>>]) -> Vec<String> {
         let mut out = Vec::new();
-        for (def, tab) in target.tables.iter().zip(&self.tables) {
+        for (t, (def, tab)) in target.tables.iter().zip(&self.tables).enumerate() {
+            let was = |c: usize| stored.get(t)?.get(c)?.clone();
             for ix in def.indexes.iter().filter(|ix| ix.kind == IndexKind::Unique) {
-                if let Err((pos, first)) = build_index(tab, ix) {
-                    out.push(clash(def, ix, tab, pos, first));
+                if let Err(at) = build_index(tab, ix) {
+                    out.push(clash(def, ix, tab, at, &was));
                 }
             }
         }
@@ -1377,13 +1427,28 @@ fn key_of(_def: &TableDef, columns: &[usize], f: impl Fn(usize) -> KeyVal) -> Ke
 }
 
 fn unique_error(def: &TableDef, columns: &[usize], cell: impl Fn(usize) -> Cell) -> DbError {
+    named_unique_error(def, columns, cell, &|_| None)
+}
+
+/// [`unique_error`], each column `c` followed by ``(stored as `T.c`)`` where
+/// `stored(c)` gives its stored name (a migration that renames it).
+fn named_unique_error(
+    def: &TableDef,
+    columns: &[usize],
+    cell: impl Fn(usize) -> Cell,
+    stored: &dyn Fn(usize) -> Option<String>,
+) -> DbError {
+    let name = |c: usize| {
+        let mut n = format!("{}.{}", def.name, def.columns[c].name);
+        if let Some(was) = stored(c) {
+            n.push_str(&format!(" (stored as `{was}`)"));
+        }
+        n
+    };
     let mut m = String::from("duplicate value ");
     if let [c] = columns {
         write_cell(&mut m, &cell(*c));
-        m.push_str(&format!(
-            " for unique column {}.{}",
-            def.name, def.columns[*c].name
-        ));
+        m.push_str(&format!(" for unique column {}", name(*c)));
     } else {
         m.push('(');
         for (i, &c) in columns.iter().enumerate() {
@@ -1397,7 +1462,7 @@ fn unique_error(def: &TableDef, columns: &[usize], cell: impl Fn(usize) -> Cell)
             if i > 0 {
                 m.push_str(", ");
             }
-            m.push_str(&format!("{}.{}", def.name, def.columns[c].name));
+            m.push_str(&name(c));
         }
     }
     err(ErrorKind::Unique, m)
@@ -1406,8 +1471,14 @@ fn unique_error(def: &TableDef, columns: &[usize], cell: impl Fn(usize) -> Cell)
 /// What a unique index `ix` of `def` refuses when row position `pos` of `tab` repeats
 /// the key of row `first`: the value and both rows (values that print alike, `0.0`
 /// and `-0.0`, are one key and hard to find otherwise).
-fn clash(def: &TableDef, ix: &IndexDef, tab: &Table, pos: usize, first: RowId) -> String {
-    let e = unique_error(def, &ix.columns, |c| tab.cols[c].cell(pos));
+fn clash(
+    def: &TableDef,
+    ix: &IndexDef,
+    tab: &Table,
+    (pos, first): (usize, RowId),
+    stored: &dyn Fn(usize) -> Option<String>,
+) -> String {
+    let e = named_unique_error(def, &ix.columns, |c| tab.cols[c].cell(pos), stored);
     format!("{} (rows {first} and {})", e.message, pos as RowId + 1)
 }
 

@@ -59,6 +59,33 @@ impl<'a> Checker<'a> {
             .is_some_and(|f| f.starts_line(sp.lo))
     }
 
+    /// Whether `block` would end the function if each bare `return` whose value went
+    /// to the next line (`ctx.bare_returns`) had that value: the function's own
+    /// error (its end reached, or a statement after a `return` at its end) would
+    /// only repeat theirs (helper-112: one in each branch of an `if`).
+    fn diverges_but_for_bare_returns(&self, block: &[ast::Stmt]) -> bool {
+        let noted = |s: &ast::Stmt| {
+            matches!(s.kind, S::Return(None)) && self.ctx.bare_returns.contains(&s.span)
+        };
+        if block.iter().any(noted) {
+            return true;
+        }
+        let both = |a: &[ast::Stmt], b: &[ast::Stmt]| {
+            self.diverges_but_for_bare_returns(a) && self.diverges_but_for_bare_returns(b)
+        };
+        match block.last().map(|s| &s.kind) {
+            Some(S::If {
+                then,
+                els: Some(els),
+                ..
+            }) => both(&then.stmts, &els.stmts),
+            Some(S::Try { body, handler, .. }) => both(&body.stmts, &handler.stmts),
+            Some(S::Transaction(b)) => self.diverges_but_for_bare_returns(&b.stmts),
+            Some(_) => diverges(block),
+            None => false,
+        }
+    }
+
     /// Whether only blank space and comments lie between `a` and `b`, in one file.
     fn only_blank_between(&self, a: Span, b: Span) -> bool {
         a.file == b.file
@@ -91,7 +118,25 @@ impl<'a> Checker<'a> {
         let next = lines
             .map(str::trim_start)
             .find(|l| !l.is_empty() && !l.starts_with("--"));
-        line.trim().is_empty() && next.is_some_and(|l| !l.starts_with('}'))
+        // (A line that begins a statement is no value: `return` then `let y = 2`.)
+        let statement = |l: &str| {
+            let word = l.split(|c: char| !c.is_alphanumeric() && c != '_').next();
+            matches!(
+                word,
+                Some(
+                    "let"
+                        | "if"
+                        | "while"
+                        | "for"
+                        | "return"
+                        | "break"
+                        | "continue"
+                        | "transaction"
+                        | "delete"
+                )
+            )
+        };
+        line.trim().is_empty() && next.is_some_and(|l| !l.starts_with('}') && !statement(l))
     }
 
     /// Whether a comment (`--`) follows `sp` with no space between (`x--`).
@@ -235,7 +280,11 @@ impl<'a> Checker<'a> {
                         && d.body.span.lo <= x.span.lo
                         && x.span.lo <= d.body.span.hi
                 });
-                if sig_ret != Ty::Void && !skipped && !diverges(&d.body.stmts) {
+                if sig_ret != Ty::Void
+                    && !skipped
+                    && !diverges(&d.body.stmts)
+                    && !self.diverges_but_for_bare_returns(&d.body.stmts)
+                {
                     // `return 1; print(x)`: the statement after the `return` is why.
                     let stmts = &d.body.stmts;
                     match stmts.iter().position(crate::check::flow::stmt_diverges) {
@@ -248,10 +297,7 @@ impl<'a> Checker<'a> {
                             {
                                 self.diags.remove(diags_before + p);
                             }
-                            // (A bare `return` whose value went to the next line has
-                            // its error, which says so.)
-                            if !self.ctx.bare_returns.contains(&stmts[i].span) {
-                                self.err(
+                            self.err(
                             "return",
                             at,
                             format!(
@@ -259,7 +305,6 @@ impl<'a> Checker<'a> {
                                 self.sources.line_col(stmts[i].span).0
                             ),
                         );
-                            }
                         }
                         _ => self.err(
                             "return",

@@ -961,7 +961,7 @@ pub(crate) fn restructure(db: &mut Db, plan: &Plan, dir: &Path) -> Result<(), Op
 /// indexes plain, each unique index's first repeated value. (helper-109, helper-111:
 /// one refusal hid the next, found only once the first was mended.)
 pub(crate) fn rows_refuse(db: &mut Db, plan: &Plan) -> Vec<String> {
-    let stored = stored_names(db.schema(), plan);
+    let stored = db.stored_names(&plan.schema, &plan.sources);
     let mut relaxed = plan.schema.clone();
     let mut refusals = Vec::new();
     for (t, c, message) in db.nils_refused(&plan.schema, &plan.sources) {
@@ -978,59 +978,8 @@ pub(crate) fn rows_refuse(db: &mut Db, plan: &Plan) -> Vec<String> {
         }
     }
     match db.restructure(relaxed, plan.sources.clone()) {
-        Ok(()) => refusals.extend(db.unique_clashes(&plan.schema)),
+        Ok(()) => refusals.extend(db.unique_clashes(&plan.schema, &stored)),
         Err(e) => refusals.push(e.message),
     }
     refusals
-        .into_iter()
-        .map(|r| with_stored_names(r, &stored))
-        .collect()
-}
-
-/// `("Person.years", "Person.age")` for each column the plan keeps under another
-/// name (its own or its table's renamed): a refusal names the new schema's columns,
-/// while its advice sends the user back to the program that knew the old names.
-fn stored_names(old: &Schema, plan: &Plan) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for (def, src) in plan.schema.tables.iter().zip(&plan.sources) {
-        let crate::TableSource::Rebuild { from, cols } = src else {
-            continue;
-        };
-        let Some(was) = old.tables.get(*from as usize) else {
-            continue;
-        };
-        for (col, cs) in def.columns.iter().zip(cols) {
-            let crate::ColSource::From(k) = cs else {
-                continue;
-            };
-            let Some(was_col) = was.columns.get(*k) else {
-                continue;
-            };
-            let (now, then) = (
-                format!("{}.{}", def.name, col.name),
-                format!("{}.{}", was.name, was_col.name),
-            );
-            if now != then {
-                out.push((now, then));
-            }
-        }
-    }
-    out
-}
-
-/// `refusal` with the first mention of each renamed column followed by its stored
-/// name: "Person.years (stored as `Person.age`) would be nil in row 1".
-fn with_stored_names(mut refusal: String, stored: &[(String, String)]) -> String {
-    for (now, then) in stored {
-        let at = refusal.match_indices(now.as_str()).find(|(i, _)| {
-            let before = refusal[..*i].chars().next_back();
-            let after = refusal[i + now.len()..].chars().next();
-            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-            !word(before) && !word(after) && after != Some('.')
-        });
-        if let Some((i, _)) = at {
-            refusal.insert_str(i + now.len(), &format!(" (stored as `{then}`)"));
-        }
-    }
-    refusal
 }
