@@ -1494,6 +1494,17 @@ fn a_refusal_names_a_renamed_column_by_its_stored_name_too() {
     ] {
         assert!(plan.stdout.contains(said), "{said}:\n{}", plan.stdout);
     }
+    // `--apply` refused for one repeated value names it so too (helper-113).
+    let v1 = "@table(name: \"people\")\nclass P {\n  name: Text\n}\nfn main() {\n  insert P { name: \"bo\" }\n  insert P { name: \"bo\" }\n}\n";
+    let v2 = "@table(name: \"persons\", was: \"people\")\nclass P {\n  who: Text @unique @was(\"name\")\n}\nfn main() {}\n";
+    let (dir, _) = planned("schema-renamed-refusal-apply", v1, v2);
+    let res = run_wo(&dir, &["db", "migrate", "d", "v2.wo", "--apply"]);
+    res.expect_status(65);
+    assert!(
+        res.stderr.contains("duplicate value \"bo\" for unique column persons.who (stored as `people.name`) (rows 1 and 2)"),
+        "{}",
+        res.stderr
+    );
 }
 
 /// A new column with a literal default under `@unique`, on a table with two rows or

@@ -92,6 +92,9 @@ struct FnCtx {
     /// next line (the error's note says so): that line's expression is not also
     /// reported as doing nothing, nor as unreachable at the function's end.
     bare_returns: Vec<Span>,
+    /// Whether the statement after the one being checked, in its block, is an
+    /// expression (what a bare `return`'s value on the next line parses as).
+    value_follows: bool,
 }
 
 pub(crate) struct Checker<'a> {

@@ -1125,10 +1125,10 @@ impl Db {
                 return Ok(found.map_or(Cell::Nil, |p| tab.cols[c].cell(p)));
             }
         }
-        let mode = if q.skip.is_none() && q.take.is_none() {
-            Mode::Unordered
-        } else {
-            Mode::Query
+        let mode = match agg {
+            _ if q.skip.is_some() || q.take.is_some() => Mode::Query,
+            Agg::Exists => Mode::First,
+            _ => Mode::Unordered,
         };
         let val = |pos: usize| match col {
             Some(Col::At(c)) => tab.cols[c].val(pos),

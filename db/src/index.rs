@@ -1,8 +1,10 @@
 //! Secondary indexes: hash (equality, one or more columns), unique hash, and sorted
 //! (one column, ordered by the `order by` order, ties by id).
 
+use std::collections::btree_set::Range;
 use std::collections::{BTreeSet, VecDeque};
 use std::mem::size_of;
+use std::ops::Bound;
 
 use ahash::AHashMap;
 
@@ -84,20 +86,24 @@ pub(crate) enum Index {
     Sorted(Sorted),
 }
 
+/// A sorted index's entry: a key and the id of its row.
+type Entry = (KeyVal, RowId);
+
 /// A sorted index: every row by `(key, id)`, and how many of those keys are `nil`:
 /// the planner's one statistic, the exact size of the part an `== nil` or a `!= nil`
 /// walks (`query::nil_plan`).
 #[derive(Debug, Default)]
 pub(crate) struct Sorted {
-    pub(crate) set: BTreeSet<(KeyVal, RowId)>,
-    pub(crate) nils: usize,
+    set: BTreeSet<(KeyVal, RowId)>,
+    /// Kept exact by [`Index::insert`], [`Index::remove`] and [`Sorted::of`], the
+    /// only ways in.
+    nils: usize,
 }
 
 impl Sorted {
     /// The index of `entries` (a bulk build).
     pub(crate) fn of(entries: impl IntoIterator<Item = (KeyVal, RowId)>) -> Sorted {
         // `from_iter` sorts its input (one pass over a sorted run) and builds the
-        // B-tree bottom-up.
         // B-tree bottom-up. Ids are distinct, so every entry stays.
         let mut nils = 0;
         let set = entries
@@ -110,6 +116,16 @@ impl Sorted {
     /// How many entries are not `nil`.
     pub(crate) fn not_nil(&self) -> usize {
         self.set.len() - self.nils
+    }
+
+    /// How many entries are `nil`.
+    pub(crate) fn nils(&self) -> usize {
+        self.nils
+    }
+
+    /// The entries within `bounds`, in order.
+    pub(crate) fn range(&self, lo: Bound<Entry>, hi: Bound<Entry>) -> Range<'_, Entry> {
+        self.set.range((lo, hi))
     }
 }
 

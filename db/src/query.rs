@@ -27,6 +27,8 @@ pub(crate) enum Mode {
     Scan,
     /// Id order whatever `order` says (aggregates without skip/take).
     Unordered,
+    /// [`Mode::Unordered`] for a caller that stops at the first row (`exists`).
+    First,
 }
 
 fn is_range(op: CmpOp) -> bool {
@@ -110,9 +112,9 @@ const WALK_COST: usize = 2;
 fn nil_plan(
     def: &TableDef,
     tab: &Table,
-    preds: &[Pred],
-    args: &[Cell],
+    (preds, args): (&[Pred], &[Cell]),
     order: &[(Col, bool)],
+    stops_early: bool,
     plan: Plan,
 ) -> Plan {
     let sorted = |i: usize| match &tab.indexes[i] {
@@ -121,7 +123,13 @@ fn nil_plan(
     };
     let nil_test = |p: &Pred, op: CmpOp| p.op == op && args[p.arg] == Cell::Nil;
     match plan {
+        Plan::Scan if stops_early => plan,
         Plan::Scan => {
+            // The scan reads the rows of its id range (a `where t.id > n` narrows it).
+            let Some((lo, hi)) = id_range(tab, preds, args) else {
+                return plan;
+            };
+            let scanned = usize::try_from(hi - lo + 1).map_or(0, |n| n.min(tab.live_count));
             let mut best: Option<(usize, usize)> = None;
             for p in preds.iter().filter(|p| nil_test(p, CmpOp::Ne)) {
                 for (i, ix) in def.indexes.iter().enumerate() {
@@ -131,7 +139,7 @@ fn nil_plan(
                     let Some(walk) = sorted(i).map(|s| s.not_nil()) else {
                         continue;
                     };
-                    if walk * WALK_COST < tab.live_count && best.is_none_or(|(w, _)| walk < w) {
+                    if walk * WALK_COST < scanned && best.is_none_or(|(w, _)| walk < w) {
                         best = Some((walk, i));
                     }
                 }
@@ -144,7 +152,7 @@ fn nil_plan(
             let serves_order = order.first().is_some_and(|(o, _)| *o == c);
             let nil_group = on_c().any(|p| nil_test(p, CmpOp::Eq))
                 && on_c().all(|p| p.op == CmpOp::Ne || nil_test(p, CmpOp::Eq));
-            let many = sorted(i).is_some_and(|s| s.nils * WALK_COST > tab.live_count);
+            let many = sorted(i).is_some_and(|s| s.nils() * WALK_COST > tab.live_count);
             if nil_group && many && !serves_order {
                 Plan::Scan
             } else {
@@ -264,7 +272,7 @@ pub(crate) fn exec(
 
     // Normalize the order: keys after `id` cannot matter; a trailing `id asc` is the
     // tie-break every order has anyway.
-    let mut order: &[(Col, bool)] = if mode == Mode::Unordered {
+    let mut order: &[(Col, bool)] = if matches!(mode, Mode::Unordered | Mode::First) {
         &[]
     } else {
         &q.order
@@ -294,7 +302,11 @@ pub(crate) fn exec(
         }
     }
     if mode != Mode::Scan {
-        plan = nil_plan(def, tab, &q.preds, args, order, plan);
+        // A scan in id order stops at the `take`-th match, or at the first for
+        // `exists`: a walk would collect and sort all its rows first.
+        let streams = matches!(order, [] | [(Col::Id, true)]);
+        let stops_early = streams && (take.is_some() || mode == Mode::First);
+        plan = nil_plan(def, tab, (&q.preds, args), order, stops_early, plan);
     }
     if take == Some(0) {
         return Ok(plan);
@@ -481,7 +493,7 @@ fn candidates(
                     Some(h) => Bound::Included(h.clone()),
                     None => Bound::Unbounded,
                 };
-                sorted.set.range((Bound::Included(lo.clone()), upper))
+                sorted.range(Bound::Included(lo.clone()), upper)
             };
             if !desc {
                 for (_, id) in range(&lo, &hi) {
@@ -530,28 +542,9 @@ fn candidates(
             }
         }
         Plan::Scan => {
-            let (mut lo, mut hi): (i64, i64) = (1, tab.n as i64);
-            for p in preds.iter().filter(|p| p.col == Col::Id) {
-                let a = match args[p.arg] {
-                    Cell::Int(a) | Cell::Ref(a) => a,
-                    Cell::Nil if p.op == CmpOp::Ne => continue,
-                    _ => return,
-                };
-                match p.op {
-                    CmpOp::Eq => {
-                        lo = lo.max(a);
-                        hi = hi.min(a);
-                    }
-                    CmpOp::Gt => lo = lo.max(a.saturating_add(1)),
-                    CmpOp::Ge => lo = lo.max(a),
-                    CmpOp::Lt => hi = hi.min(a.saturating_sub(1)),
-                    CmpOp::Le => hi = hi.min(a),
-                    CmpOp::Ne => {}
-                }
-            }
-            if lo > hi {
+            let Some((lo, hi)) = id_range(tab, preds, args) else {
                 return;
-            }
+            };
             let (lo, hi) = (lo as usize - 1, hi as usize);
             if desc {
                 for p in tab.live.ones_rev(lo, hi) {
@@ -568,6 +561,31 @@ fn candidates(
             }
         }
     }
+}
+
+/// The ids `lo..=hi` a scan reads: all of them, narrowed by the predicates on `id`
+/// (`None`: no row can match).
+fn id_range(tab: &Table, preds: &[Pred], args: &[Cell]) -> Option<(i64, i64)> {
+    let (mut lo, mut hi): (i64, i64) = (1, tab.n as i64);
+    for p in preds.iter().filter(|p| p.col == Col::Id) {
+        let a = match args[p.arg] {
+            Cell::Int(a) | Cell::Ref(a) => a,
+            Cell::Nil if p.op == CmpOp::Ne => continue,
+            _ => return None,
+        };
+        match p.op {
+            CmpOp::Eq => {
+                lo = lo.max(a);
+                hi = hi.min(a);
+            }
+            CmpOp::Gt => lo = lo.max(a.saturating_add(1)),
+            CmpOp::Ge => lo = lo.max(a),
+            CmpOp::Lt => hi = hi.min(a.saturating_sub(1)),
+            CmpOp::Le => hi = hi.min(a),
+            CmpOp::Ne => {}
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// A position in a sorted index.

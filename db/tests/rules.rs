@@ -1128,10 +1128,6 @@ fn min_and_max_through_a_sorted_index_are_the_scans() {
     }
 }
 
-/// `where x != nil` over a sorted index starts its walk past the nil keys (the bound
-/// `min`/`max` use, so a mostly-nil column is not read through per call): the same
-/// rows as the scan, in order either way, with `skip`/`take`, beside a range and
-/// another `!=`.
 /// A sorted index counts its nil keys, and the count picks the path a plan's shape
 /// cannot: a `!= nil` walks the few keys that are not nil (an optional column,
 /// mostly unset) and scans when they are many; an `== nil` walks the nil keys when
@@ -1175,6 +1171,25 @@ fn the_nil_count_of_a_sorted_index_chooses_walk_or_scan() {
     );
     let (ids, _) = run(&mut db, &not_nil_and_k, &[Cell::Nil, Cell::Int(5)]);
     assert_eq!(ids, vec![11, 21, 31]);
+    // A scan that can stop early stays one (helper-113): with `take` in id order it
+    // stops at the take-th match; and a scan narrowed to a few ids reads only them.
+    let mut first = not_nil.clone();
+    first.take = Some(1);
+    let (ids, plan) = run(&mut db, &first, &[Cell::Nil, Cell::Int(1)]);
+    assert_eq!((ids, plan), (vec![1], scan.clone()));
+    first.order = vec![(Col::At(1), true)];
+    let (ids, plan) = run(&mut db, &first, &[Cell::Nil, Cell::Int(1)]);
+    assert_eq!((ids, plan), (vec![31], walk.clone()));
+    let mut last_ids = not_nil.clone();
+    last_ids.preds.push(p(Col::Id, CmpOp::Gt, 1));
+    let (ids, plan) = run(&mut db, &last_ids, &[Cell::Nil, Cell::Int(35)]);
+    assert_eq!((ids, plan), (vec![], scan.clone()));
+    let (ids, plan) = run(&mut db, &last_ids, &[Cell::Nil, Cell::Int(5)]);
+    assert_eq!((ids, plan), (vec![11, 21, 31], walk.clone()));
+    assert_eq!(
+        db.aggregate(&not_nil, Agg::Exists, &[Cell::Nil]).unwrap(),
+        Cell::Bool(true)
+    );
 
     // 35 values, 5 nils; then back, in a rollback.
     let sp = db.savepoint();
@@ -1223,6 +1238,10 @@ fn the_nil_count_of_a_sorted_index_chooses_walk_or_scan() {
     assert_eq!(paths(&mut loaded), [walk.clone(), scan, walk.clone(), walk]);
 }
 
+/// `where x != nil` over a sorted index starts its walk past the nil keys (the bound
+/// `min`/`max` use, so a mostly-nil column is not read through per call): the same
+/// rows as the scan, in order either way, with `skip`/`take`, beside a range and
+/// another `!=`.
 #[test]
 fn not_nil_over_a_sorted_index_walks_only_the_values() {
     let s = Schema {

@@ -65,7 +65,8 @@ impl<'a> Checker<'a> {
         }
         self.warn_unreachable(stmts);
         let mut out = Vec::new();
-        for s in stmts {
+        for (i, s) in stmts.iter().enumerate() {
+            self.ctx.value_follows = matches!(stmts.get(i + 1).map(|n| &n.kind), Some(S::Expr(_)));
             self.stmt(s, &mut out);
         }
         if declares {

@@ -118,25 +118,11 @@ impl<'a> Checker<'a> {
         let next = lines
             .map(str::trim_start)
             .find(|l| !l.is_empty() && !l.starts_with("--"));
-        // (A line that begins a statement is no value: `return` then `let y = 2`.)
-        let statement = |l: &str| {
-            let word = l.split(|c: char| !c.is_alphanumeric() && c != '_').next();
-            matches!(
-                word,
-                Some(
-                    "let"
-                        | "if"
-                        | "while"
-                        | "for"
-                        | "return"
-                        | "break"
-                        | "continue"
-                        | "transaction"
-                        | "delete"
-                )
-            )
-        };
-        line.trim().is_empty() && next.is_some_and(|l| !l.starts_with('}') && !statement(l))
+        // (The statement after it must be an expression, not `let y = 2` or `x = 3`:
+        // `ctx.value_follows`, from the block.)
+        self.ctx.value_follows
+            && line.trim().is_empty()
+            && next.is_some_and(|l| !l.starts_with('}'))
     }
 
     /// Whether a comment (`--`) follows `sp` with no space between (`x--`).

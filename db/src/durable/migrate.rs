@@ -939,7 +939,10 @@ pub(crate) fn restructure(db: &mut Db, plan: &Plan, dir: &Path) -> Result<(), Op
     // (The database is as it was: the refusals are tried on it, all at once.)
     let all = rows_refuse(db, plan);
     Err(match e.kind {
-        crate::ErrorKind::Unique if all.len() <= 1 => super::unique_conflict(dir, &e.message),
+        // (The rows' refusal names a renamed column by its stored name too.)
+        crate::ErrorKind::Unique if all.len() <= 1 => {
+            super::unique_conflict(dir, all.first().unwrap_or(&e.message))
+        }
         _ => OpenError::Schema {
             message: format!(
                 "{}: the migration is refused: {}",
