@@ -174,8 +174,7 @@ fn alter_table(
     let mut maybe: Vec<Vec<String>> = old_wo
         .iter()
         .filter(|(cols, _)| live(cols))
-        .cloned()
-        .map(|(cols, _)| cols)
+        .map(|(cols, _)| cols.clone())
         .collect();
     for (cols, _) in &before {
         if let Some(at) = maybe.iter().position(|c| c == cols) {
