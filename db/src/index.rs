@@ -87,7 +87,7 @@ pub(crate) enum Index {
 }
 
 /// A sorted index's entry: a key and the id of its row.
-type Entry = (KeyVal, RowId);
+pub(crate) type Entry = (KeyVal, RowId);
 
 /// A sorted index: every row by `(key, id)`, and how many of those keys are `nil`:
 /// the planner's one statistic, the exact size of the part an `== nil` or a `!= nil`

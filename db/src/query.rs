@@ -11,7 +11,7 @@ use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
 
 use crate::db::{err, ty_name};
-use crate::index::Index;
+use crate::index::{Entry, Index};
 use crate::table::Table;
 use crate::value::{canon_bits, sort_cmp, val_eq, val_ord, KeyVal, ValRef};
 use crate::{
@@ -587,9 +587,6 @@ fn id_range(tab: &Table, preds: &[Pred], args: &[Cell]) -> Option<(i64, i64)> {
     }
     (lo <= hi).then_some((lo, hi))
 }
-
-/// A position in a sorted index.
-type Entry = (KeyVal, RowId);
 
 /// The `(key, id)` range of a sorted index on column `c` that contains every row the
 /// predicates on `c` can match (`None`: no row can match). Bounds are inclusive, with
