@@ -95,8 +95,8 @@ pub(crate) type Entry = (KeyVal, RowId);
 #[derive(Debug, Default)]
 pub(crate) struct Sorted {
     set: BTreeSet<(KeyVal, RowId)>,
-    /// Kept exact by [`Index::insert`], [`Index::remove`] and [`Sorted::of`], the
-    /// only ways in.
+    /// Kept exact by [`Sorted::of`], [`Sorted::insert`] and [`Sorted::remove`], the
+    /// only ways to change `set`.
     nils: usize,
 }
 
@@ -111,6 +111,22 @@ impl Sorted {
             .inspect(|(k, _)| nils += usize::from(*k == KeyVal::Nil))
             .collect();
         Sorted { set, nils }
+    }
+
+    /// Adds `(key, id)`; counts it if it is new and its key is `nil`.
+    fn insert(&mut self, key: KeyVal, id: RowId) {
+        let nil = key == KeyVal::Nil;
+        if self.set.insert((key, id)) && nil {
+            self.nils += 1;
+        }
+    }
+
+    /// Removes `(key, id)`; uncounts it if it was there and its key is `nil`.
+    fn remove(&mut self, key: KeyVal, id: RowId) {
+        let nil = key == KeyVal::Nil;
+        if self.set.remove(&(key, id)) && nil {
+            self.nils -= 1;
+        }
     }
 
     /// How many entries are not `nil`.
@@ -160,12 +176,7 @@ impl Index {
                     m.insert(key, id);
                 }
             }
-            Index::Sorted(s) => {
-                let nil = key == KeyVal::Nil;
-                if s.set.insert((key, id)) && nil {
-                    s.nils += 1;
-                }
-            }
+            Index::Sorted(s) => s.insert(key, id),
         }
     }
 
@@ -183,12 +194,7 @@ impl Index {
                     m.remove(&key);
                 }
             }
-            Index::Sorted(s) => {
-                let nil = key == KeyVal::Nil;
-                if s.set.remove(&(key, id)) && nil {
-                    s.nils -= 1;
-                }
-            }
+            Index::Sorted(s) => s.remove(key, id),
         }
     }
 
