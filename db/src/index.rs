@@ -94,7 +94,7 @@ pub(crate) type Entry = (KeyVal, RowId);
 /// walks (`query::nil_plan`).
 #[derive(Debug, Default)]
 pub(crate) struct Sorted {
-    set: BTreeSet<(KeyVal, RowId)>,
+    set: BTreeSet<Entry>,
     /// Kept exact by [`Sorted::of`], [`Sorted::insert`] and [`Sorted::remove`], the
     /// only ways to change `set`.
     nils: usize,
@@ -102,7 +102,7 @@ pub(crate) struct Sorted {
 
 impl Sorted {
     /// The index of `entries` (a bulk build).
-    pub(crate) fn of(entries: impl IntoIterator<Item = (KeyVal, RowId)>) -> Sorted {
+    pub(crate) fn of(entries: impl IntoIterator<Item = Entry>) -> Sorted {
         // `from_iter` sorts its input (one pass over a sorted run) and builds the
         // B-tree bottom-up. Ids are distinct, so every entry stays.
         let mut nils = 0;
@@ -227,7 +227,7 @@ impl Index {
             }
             // B-tree nodes hold up to 11 entries and are about 2/3 full on average.
             Index::Sorted(s) => {
-                s.set.len() * size_of::<(KeyVal, RowId)>() * 3 / 2
+                s.set.len() * size_of::<Entry>() * 3 / 2
                     + s.set.iter().map(|(k, _)| key_heap(k)).sum::<usize>()
             }
         }

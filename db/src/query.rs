@@ -488,7 +488,7 @@ fn candidates(
             let Some((lo, hi)) = sorted_bounds(def.columns[c].ty, c, preds, args) else {
                 return;
             };
-            let range = |lo: &(KeyVal, RowId), hi: &Option<(KeyVal, RowId)>| {
+            let range = |lo: &Entry, hi: &Option<Entry>| {
                 let upper = match hi {
                     Some(h) => Bound::Included(h.clone()),
                     None => Bound::Unbounded,
@@ -598,13 +598,13 @@ fn sorted_bounds(
     args: &[Cell],
 ) -> Option<(Entry, Option<Entry>)> {
     let mut lo = (KeyVal::Nil, RowId::MIN);
-    let mut hi: Option<(KeyVal, RowId)> = None;
-    let mut lower = |b: (KeyVal, RowId)| {
+    let mut hi: Option<Entry> = None;
+    let mut lower = |b: Entry| {
         if b > lo {
             lo = b;
         }
     };
-    let mut uppers: Vec<(KeyVal, RowId)> = Vec::new();
+    let mut uppers: Vec<Entry> = Vec::new();
     for p in preds.iter().filter(|p| p.col == Col::At(c)) {
         let a = &args[p.arg];
         match (p.op, a) {
